@@ -1,0 +1,132 @@
+//! Jobs: what a caller asks of the engine, and what it gets back. Plain Rust
+//! data in both directions; the caller supplies the completion callback.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::error::{Error, Result};
+use crate::sql::Sql;
+use crate::value::{BindOptions, Params, RowSet};
+
+/// One statement execution: the SQL, its parameters and how to bind them.
+#[derive(Debug, Clone)]
+pub struct Call {
+    pub sql: Arc<Sql>,
+    pub params: Params,
+    pub bind: BindOptions,
+}
+
+/// Which thread holds an open cursor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    Writer,
+    Reader(usize),
+}
+
+/// A cursor left open by `Iterate`, to be continued by `NextChunk`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CursorRef {
+    pub role: Role,
+    pub id: u64,
+}
+
+#[derive(Debug)]
+pub enum Request {
+    /// Runs every statement of the text (`sqlite3_exec`), results discarded.
+    Exec(String),
+    /// Steps to the end; returns the change count and last rowid.
+    Run(Call),
+    /// The first row, or none.
+    Get(Call),
+    /// Every row.
+    All(Call),
+    /// Up to `chunk_rows` rows, and a cursor if more remain.
+    Iterate { call: Call, chunk_rows: usize },
+    /// The next rows of an open cursor.
+    NextChunk {
+        cursor: CursorRef,
+        chunk_rows: usize,
+    },
+    /// Finishes a cursor early.
+    CloseCursor(CursorRef),
+    /// Column metadata of the statement (`columns()`).
+    Columns(Arc<Sql>),
+    /// The SQL with the parameters substituted (`expandedSQL`).
+    Expand(Call),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnInfo {
+    pub name: String,
+    pub column: Option<String>,
+    pub database: Option<String>,
+    pub table: Option<String>,
+    pub decl_type: Option<String>,
+}
+
+#[derive(Debug, PartialEq)]
+pub enum Outcome {
+    Done,
+    Run {
+        changes: i64,
+        last_insert_rowid: i64,
+    },
+    Rows(RowSet),
+    Chunk {
+        rows: RowSet,
+        cursor: Option<CursorRef>,
+    },
+    Columns(Vec<ColumnInfo>),
+    Text(Option<String>),
+}
+
+/// Called exactly once, on a SQLite thread, with the job's result.
+pub type Done = Box<dyn FnOnce(Result<Outcome>) + Send>;
+
+/// A request on its way to a thread. A job dropped without running (its
+/// database closed under it) reports `ERR_INVALID_STATE`, so no caller is
+/// left waiting.
+pub struct Job {
+    pub request: Request,
+    done: Option<Done>,
+    pub enqueued: Instant,
+}
+
+impl Job {
+    pub fn new(request: Request, done: Done) -> Self {
+        Job {
+            request,
+            done: Some(done),
+            enqueued: Instant::now(),
+        }
+    }
+
+    /// Splits the job into its request and its completion.
+    pub fn take(mut self) -> (Request, Done) {
+        let done = self.done.take().expect("a job completes once");
+        let request = std::mem::replace(&mut self.request, Request::Exec(String::new()));
+        (request, done)
+    }
+
+    pub fn fail(self, error: Error) {
+        let (_, done) = self.take();
+        done(Err(error));
+    }
+
+    /// The cursor this job continues, if any: it must go to that cursor's
+    /// thread, and does not make the thread give its cursors up.
+    pub fn cursor(&self) -> Option<CursorRef> {
+        match self.request {
+            Request::NextChunk { cursor, .. } | Request::CloseCursor(cursor) => Some(cursor),
+            _ => None,
+        }
+    }
+}
+
+impl Drop for Job {
+    fn drop(&mut self) {
+        if let Some(done) = self.done.take() {
+            done(Err(Error::closed()));
+        }
+    }
+}

@@ -1,0 +1,79 @@
+//! Start-up ordering: readers wait until the writer has opened (and set WAL),
+//! and the caller hears once when every connection is open, or the first
+//! failure.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
+
+use crate::error::{Error, Result};
+use crate::job::{Done, Outcome};
+
+/// Opened once by the writer; readers block on it before opening.
+#[derive(Default)]
+pub struct WriterGate {
+    state: Mutex<Option<bool>>,
+    changed: Condvar,
+}
+
+impl WriterGate {
+    pub fn open(&self, writer_opened: bool) {
+        *self.state.lock().unwrap_or_else(|e| e.into_inner()) = Some(writer_opened);
+        self.changed.notify_all();
+    }
+
+    /// True when the writer opened; false when it failed (do not open).
+    pub fn wait(&self) -> bool {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(opened) = *state {
+                return opened;
+            }
+            state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+/// Counts connections as they open and reports the result exactly once.
+pub struct OpenLatch {
+    remaining: AtomicUsize,
+    done: Mutex<Option<Done>>,
+}
+
+impl OpenLatch {
+    pub fn new(connections: usize, done: Done) -> Self {
+        OpenLatch {
+            remaining: AtomicUsize::new(connections),
+            done: Mutex::new(Some(done)),
+        }
+    }
+
+    pub fn arrive(&self, result: Result<()>) {
+        let finished = match result {
+            Err(e) => Some(Err(e)),
+            Ok(()) if self.remaining.fetch_sub(1, Ordering::AcqRel) == 1 => Some(Ok(Outcome::Done)),
+            Ok(()) => None,
+        };
+        if let Some(result) = finished {
+            let done = self.done.lock().unwrap_or_else(|e| e.into_inner()).take();
+            if let Some(done) = done {
+                done(result);
+            }
+        }
+    }
+}
+
+impl Drop for OpenLatch {
+    fn drop(&mut self) {
+        // Every thread left without arriving (it could not even start).
+        if let Some(done) = self
+            .done
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
+            done(Err(Error::invalid_state(
+                "database closed before it opened",
+            )));
+        }
+    }
+}

@@ -1,0 +1,47 @@
+//! The engine behind offloop: SQLite on threads of its own, driven by plain
+//! Rust messages. It knows nothing of Node; the addon turns JS calls into
+//! [`Request`]s and [`Outcome`]s back into JS values.
+//!
+//! # Design
+//!
+//! Each open [`Database`] owns one writer thread with the read-write
+//! connection, which runs writes in arrival order, and N reader threads with
+//! read-only `query_only` connections that take read-only queries from one
+//! shared queue (first free reader wins). A SQL text is routed by what
+//! `sqlite3_stmt_readonly` said the first time any connection prepared it;
+//! until then it goes to the writer. Every job carries its completion
+//! callback, called exactly once on the thread that ran it; a job dropped
+//! unrun (its database closed) completes with `ERR_INVALID_STATE`. Nothing in
+//! this crate blocks the caller's thread: `close` joins on a thread of its
+//! own.
+
+mod cache;
+mod codes;
+mod connection;
+mod database;
+mod error;
+mod job;
+mod latch;
+mod reader;
+mod session;
+mod settings;
+mod sql;
+mod statement;
+mod stats;
+mod value;
+mod worker;
+mod writer;
+
+pub use codes::result_code_name;
+pub use database::Database;
+pub use error::{Error, Result};
+pub use job::{Call, ColumnInfo, CursorRef, Done, Outcome, Request, Role};
+pub use settings::{Settings, DEFAULT_BUSY_TIMEOUT, DEFAULT_READERS};
+pub use sql::{Route, Sql};
+pub use stats::{RoleStats, Stats};
+pub use value::{BindOptions, Params, RowSet, Value};
+
+/// The version of the bundled SQLite.
+pub fn sqlite_version() -> &'static str {
+    rusqlite::version()
+}

@@ -1,0 +1,91 @@
+//! A reader thread: one read-only connection serving the shared reader queue,
+//! plus a private queue for the cursors it holds open.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crossbeam_channel::{select, Receiver, RecvTimeoutError};
+
+use crate::connection::open_reader;
+use crate::job::{Job, Role};
+use crate::latch::{OpenLatch, WriterGate};
+use crate::session::Session;
+use crate::settings::Settings;
+use crate::stats::RoleCounters;
+use crate::worker::run_job;
+
+/// How long a reader pinned by an open cursor waits on its own queue before
+/// checking whether the shared queue is starving. Two checks in a row that
+/// find work waiting make it buffer its cursors and help out, which turns a
+/// caller holding more half-read iterators than there are readers from a
+/// deadlock into memory use.
+const PINNED_POLL: Duration = Duration::from_millis(20);
+
+pub struct ReaderThread {
+    pub index: usize,
+    pub settings: Arc<Settings>,
+    pub shared: Receiver<Job>,
+    pub private: Receiver<Job>,
+    pub gate: Arc<WriterGate>,
+    pub latch: Arc<OpenLatch>,
+    pub counters: Arc<RoleCounters>,
+}
+
+impl ReaderThread {
+    pub fn run(self) {
+        if !self.gate.wait() {
+            return;
+        }
+        let conn = match open_reader(&self.settings) {
+            Ok(conn) => conn,
+            Err(error) => {
+                self.latch.arrive(Err(error));
+                return;
+            }
+        };
+        self.latch.arrive(Ok(()));
+        let mut session = Session::new(conn, Role::Reader(self.index));
+        let mut starving_polls = 0;
+        loop {
+            let next = if session.has_live_cursors() {
+                // A connection with an open statement keeps its snapshot, and
+                // a new query would read that old snapshot: serve only the
+                // cursors' own queue while any is open.
+                match self.private.recv_timeout(PINNED_POLL) {
+                    Ok(job) => Some(job),
+                    Err(RecvTimeoutError::Timeout) => {
+                        starving_polls = if self.shared.is_empty() {
+                            0
+                        } else {
+                            starving_polls + 1
+                        };
+                        if starving_polls >= 2 {
+                            session.park_cursors();
+                            starving_polls = 0;
+                        }
+                        continue;
+                    }
+                    Err(RecvTimeoutError::Disconnected) => None,
+                }
+            } else {
+                select! {
+                    recv(self.private) -> job => job.ok(),
+                    recv(self.shared) -> job => job.ok(),
+                }
+            };
+            match next {
+                Some(job) => run_job(&mut session, job, &self.counters),
+                None => break,
+            }
+        }
+        // The database is closing. Queued reads still run (close lets queued
+        // work finish); the senders are gone, so this ends when it is empty.
+        // Open cursors would pin an old snapshot, and nobody can continue
+        // them now.
+        session.finish();
+        for job in self.shared.iter() {
+            run_job(&mut session, job, &self.counters);
+        }
+        session.finish();
+    }
+}

@@ -1,0 +1,346 @@
+//! `Session`: one connection, its statement cache and its open cursors, and
+//! the code that runs a `Request` against them. A session lives and dies on
+//! its own thread; writer and readers differ only in what they feed it.
+
+use std::collections::{HashMap, VecDeque};
+use std::ffi::CString;
+use std::sync::Arc;
+
+use rusqlite::{ffi, Connection};
+
+use crate::cache::{StatementCache, STATEMENT_CACHE_CAPACITY};
+use crate::error::{Error, Result};
+use crate::job::{Call, ColumnInfo, CursorRef, Outcome, Request, Role};
+use crate::sql::Sql;
+use crate::statement::RawStatement;
+use crate::value::{RowSet, Value};
+
+enum Cursor {
+    /// Still stepping its statement, which holds a read snapshot open.
+    Live {
+        sql: Arc<Sql>,
+        stmt: RawStatement,
+        columns: Arc<[String]>,
+    },
+    /// Stepped to the end ahead of the consumer so the connection could do
+    /// other work (see `Session::park_cursors`).
+    Buffered {
+        columns: Arc<[String]>,
+        values: VecDeque<Value>,
+        error: Option<Error>,
+    },
+}
+
+pub struct Session {
+    // Field order is drop order: statements are finalized before the
+    // connection closes.
+    cursors: HashMap<u64, Cursor>,
+    cache: StatementCache,
+    next_cursor: u64,
+    role: Role,
+    conn: Connection,
+}
+
+impl Session {
+    pub fn new(conn: Connection, role: Role) -> Self {
+        Session {
+            cursors: HashMap::new(),
+            cache: StatementCache::new(STATEMENT_CACHE_CAPACITY),
+            next_cursor: 1,
+            role,
+            conn,
+        }
+    }
+
+    fn handle(&self) -> *mut ffi::sqlite3 {
+        // SAFETY: the handle is only used on this thread while `self.conn`
+        // lives; rusqlite keeps ownership.
+        unsafe { self.conn.handle() }
+    }
+
+    pub fn has_live_cursors(&self) -> bool {
+        self.cursors
+            .values()
+            .any(|c| matches!(c, Cursor::Live { .. }))
+    }
+
+    pub fn execute(&mut self, request: Request) -> Result<Outcome> {
+        match request {
+            Request::Exec(sql) => self.exec(&sql).map(|()| Outcome::Done),
+            Request::Run(call) => self.with_statement(&call, |stmt| {
+                while stmt.step()? {}
+                let (changes, last_insert_rowid) = stmt.changes();
+                Ok(Outcome::Run {
+                    changes,
+                    last_insert_rowid,
+                })
+            }),
+            Request::Get(call) => self.with_statement(&call, |stmt| {
+                let mut rows = RowSet::new(stmt.column_names().into());
+                if stmt.step()? {
+                    read_row(stmt, &mut rows);
+                }
+                Ok(Outcome::Rows(rows))
+            }),
+            Request::All(call) => self.with_statement(&call, |stmt| {
+                let mut rows = RowSet::new(stmt.column_names().into());
+                while stmt.step()? {
+                    read_row(stmt, &mut rows);
+                }
+                Ok(Outcome::Rows(rows))
+            }),
+            Request::Iterate { call, chunk_rows } => self.iterate(call, chunk_rows),
+            Request::NextChunk { cursor, chunk_rows } => self.next_chunk(cursor, chunk_rows),
+            Request::CloseCursor(cursor) => {
+                self.close_cursor(cursor.id);
+                Ok(Outcome::Done)
+            }
+            Request::Columns(sql) => {
+                let call = Call {
+                    sql,
+                    params: Default::default(),
+                    bind: Default::default(),
+                };
+                self.with_prepared(&call.sql, |stmt| {
+                    let names = stmt.column_names();
+                    let columns = names
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, name)| {
+                            let [database, table, column, decl_type] = stmt.column_origin(i);
+                            ColumnInfo {
+                                name,
+                                column,
+                                database,
+                                table,
+                                decl_type,
+                            }
+                        })
+                        .collect();
+                    Ok(Outcome::Columns(columns))
+                })
+            }
+            Request::Expand(call) => {
+                self.with_statement(&call, |stmt| Ok(Outcome::Text(stmt.expanded_sql())))
+            }
+        }
+    }
+
+    fn exec(&mut self, sql: &str) -> Result<()> {
+        let sql = CString::new(sql)
+            .map_err(|_| Error::sqlite(ffi::SQLITE_ERROR, "SQL text contains a NUL character"))?;
+        let db = self.handle();
+        // SAFETY: `db` is this session's live connection; no callback and no
+        // error-message out-pointer are passed, so SQLite only reads `sql`.
+        let rc = unsafe {
+            ffi::sqlite3_exec(
+                db,
+                sql.as_ptr(),
+                None,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            )
+        };
+        if rc == ffi::SQLITE_OK {
+            Ok(())
+        } else {
+            // SAFETY: same live handle, error of the call above.
+            Err(unsafe { Error::from_handle(db) })
+        }
+    }
+
+    /// A prepared statement for `sql`, from the cache or freshly prepared;
+    /// a fresh one teaches `sql` its route.
+    fn obtain(&mut self, sql: &Sql) -> Result<RawStatement> {
+        if let Some(stmt) = self.cache.take(sql.text()) {
+            return Ok(stmt);
+        }
+        // SAFETY: the handle is live; the statement is kept only in this
+        // session (cache, cursors, locals), all dropped before `conn`.
+        match unsafe { RawStatement::prepare(self.handle(), sql.text()) }? {
+            Some(stmt) => {
+                sql.learn(stmt.readonly(), || {
+                    (1..=stmt.parameter_count())
+                        .map(|i| stmt.parameter_name(i))
+                        .collect()
+                });
+                Ok(stmt)
+            }
+            None => Err(Error::Misuse {
+                code: "ERR_INVALID_ARG_VALUE",
+                message: "The SQL query contains no statements.".into(),
+            }),
+        }
+    }
+
+    fn with_prepared<T>(
+        &mut self,
+        sql: &Sql,
+        f: impl FnOnce(&mut RawStatement) -> Result<T>,
+    ) -> Result<T> {
+        let mut stmt = self.obtain(sql)?;
+        let result = f(&mut stmt);
+        self.cache.put(sql.text(), stmt);
+        result
+    }
+
+    fn with_statement<T>(
+        &mut self,
+        call: &Call,
+        f: impl FnOnce(&mut RawStatement) -> Result<T>,
+    ) -> Result<T> {
+        self.with_prepared(&call.sql, |stmt| {
+            stmt.bind(&call.params, call.bind)?;
+            f(stmt)
+        })
+    }
+
+    fn iterate(&mut self, call: Call, chunk_rows: usize) -> Result<Outcome> {
+        let mut stmt = self.obtain(&call.sql)?;
+        if let Err(e) = stmt.bind(&call.params, call.bind) {
+            self.cache.put(call.sql.text(), stmt);
+            return Err(e);
+        }
+        let columns: Arc<[String]> = stmt.column_names().into();
+        let mut rows = RowSet::new(columns.clone());
+        match step_rows(&mut stmt, &mut rows, chunk_rows) {
+            Err(e) => {
+                self.cache.put(call.sql.text(), stmt);
+                Err(e)
+            }
+            Ok(true) => {
+                self.cache.put(call.sql.text(), stmt);
+                Ok(Outcome::Chunk { rows, cursor: None })
+            }
+            Ok(false) => {
+                let id = self.next_cursor;
+                self.next_cursor += 1;
+                self.cursors.insert(
+                    id,
+                    Cursor::Live {
+                        sql: call.sql,
+                        stmt,
+                        columns,
+                    },
+                );
+                Ok(Outcome::Chunk {
+                    rows,
+                    cursor: Some(CursorRef {
+                        role: self.role,
+                        id,
+                    }),
+                })
+            }
+        }
+    }
+
+    fn next_chunk(&mut self, cursor: CursorRef, chunk_rows: usize) -> Result<Outcome> {
+        let Some(state) = self.cursors.get_mut(&cursor.id) else {
+            return Err(Error::invalid_state("the iterator is already finished"));
+        };
+        let (rows, finished) = match state {
+            Cursor::Live { stmt, columns, .. } => {
+                let mut rows = RowSet::new(columns.clone());
+                match step_rows(stmt, &mut rows, chunk_rows) {
+                    Ok(done) => (Ok(rows), done),
+                    Err(e) => (Err(e), true),
+                }
+            }
+            Cursor::Buffered {
+                columns,
+                values,
+                error,
+            } => {
+                let take = (chunk_rows * columns.len()).min(values.len());
+                let rows = RowSet {
+                    columns: columns.clone(),
+                    values: values.drain(..take).collect(),
+                };
+                if values.is_empty() {
+                    match error.take() {
+                        Some(e) if rows.values.is_empty() => (Err(e), true),
+                        Some(e) => {
+                            *error = Some(e);
+                            (Ok(rows), false)
+                        }
+                        None => (Ok(rows), true),
+                    }
+                } else {
+                    (Ok(rows), false)
+                }
+            }
+        };
+        if finished {
+            self.close_cursor(cursor.id);
+        }
+        rows.map(|rows| Outcome::Chunk {
+            rows,
+            cursor: (!finished).then_some(cursor),
+        })
+    }
+
+    fn close_cursor(&mut self, id: u64) {
+        if let Some(Cursor::Live { sql, stmt, .. }) = self.cursors.remove(&id) {
+            self.cache.put(sql.text(), stmt);
+        }
+    }
+
+    /// Steps every live cursor to its end and keeps the rows in memory, so
+    /// the connection holds no read snapshot. Needed before the writer runs
+    /// another job (an open statement would defer its autocommit) and when a
+    /// pinned reader must serve a starving queue.
+    pub fn park_cursors(&mut self) {
+        let ids: Vec<u64> = self
+            .cursors
+            .iter()
+            .filter(|(_, c)| matches!(c, Cursor::Live { .. }))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in ids {
+            let Some(Cursor::Live {
+                sql,
+                mut stmt,
+                columns,
+            }) = self.cursors.remove(&id)
+            else {
+                continue;
+            };
+            let mut rows = RowSet::new(columns.clone());
+            let error = step_rows(&mut stmt, &mut rows, usize::MAX).err();
+            self.cache.put(sql.text(), stmt);
+            self.cursors.insert(
+                id,
+                Cursor::Buffered {
+                    columns,
+                    values: rows.values.into(),
+                    error,
+                },
+            );
+        }
+    }
+
+    /// Drops every cached statement and cursor (before closing).
+    pub fn finish(&mut self) {
+        self.cursors.clear();
+        self.cache.clear();
+    }
+}
+
+fn read_row(stmt: &RawStatement, rows: &mut RowSet) {
+    for i in 0..rows.columns.len() {
+        rows.values.push(stmt.column_value(i));
+    }
+}
+
+/// Steps up to `limit` rows into `rows`; `Ok(true)` when the statement ended.
+fn step_rows(stmt: &mut RawStatement, rows: &mut RowSet, limit: usize) -> Result<bool> {
+    let mut count = 0;
+    while count < limit {
+        if !stmt.step()? {
+            return Ok(true);
+        }
+        read_row(stmt, rows);
+        count += 1;
+    }
+    Ok(false)
+}

@@ -1,0 +1,54 @@
+//! Counters each thread updates as it works, and the snapshot `stats()`
+//! returns. Relaxed atomics: the numbers are for people and tests, not for
+//! synchronisation.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+#[derive(Default, Debug)]
+pub struct RoleCounters {
+    executed: AtomicU64,
+    wait_total_ns: AtomicU64,
+    wait_max_ns: AtomicU64,
+}
+
+impl RoleCounters {
+    pub fn record(&self, waited: Duration) {
+        let ns = u64::try_from(waited.as_nanos()).unwrap_or(u64::MAX);
+        self.executed.fetch_add(1, Ordering::Relaxed);
+        self.wait_total_ns.fetch_add(ns, Ordering::Relaxed);
+        self.wait_max_ns.fetch_max(ns, Ordering::Relaxed);
+    }
+
+    pub fn snapshot(&self, queued: usize) -> RoleStats {
+        let executed = self.executed.load(Ordering::Relaxed);
+        let total = self.wait_total_ns.load(Ordering::Relaxed);
+        RoleStats {
+            executed,
+            queued,
+            wait_mean: Duration::from_nanos(total.checked_div(executed).unwrap_or(0)),
+            wait_max: Duration::from_nanos(self.wait_max_ns.load(Ordering::Relaxed)),
+        }
+    }
+}
+
+/// One thread's work so far.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RoleStats {
+    /// Jobs this thread has run.
+    pub executed: u64,
+    /// Jobs waiting now in this thread's own queue (for readers: jobs only
+    /// this reader can run, such as the next chunk of its open cursor).
+    pub queued: usize,
+    /// Time from submission until this thread started the job.
+    pub wait_mean: Duration,
+    pub wait_max: Duration,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stats {
+    pub writer: RoleStats,
+    pub readers: Vec<RoleStats>,
+    /// Jobs waiting in the queue every reader takes from.
+    pub reader_queue: usize,
+}

@@ -1,0 +1,8 @@
+//! offloop: SQLite for Node.js servers, run on threads of its own.
+//!
+//! The engine (the `offloop-engine` crate) owns the threads and the SQLite
+//! connections; `node` is the Node-API boundary. This file only wires them.
+
+mod node;
+
+pub use node::*;

@@ -1,0 +1,39 @@
+//! The Node boundary: converts JS calls into engine requests and engine
+//! results into JS values. It knows nothing of how threads are scheduled.
+
+mod completion;
+mod database;
+mod js;
+mod outcome;
+mod params;
+
+use napi::{Env, Result};
+use napi_derive::napi;
+
+use js::{Cx, Js};
+
+pub use database::NativeDatabase;
+
+/// Creates this JS environment's completion queue; `drain` is called (with
+/// no arguments) whenever completions wait.
+#[napi]
+pub fn init(env: Env, drain: Js) -> Result<()> {
+    completion::init(Cx(env.raw()), drain)
+}
+
+/// Every completion queued so far, as `[id, ok, payload, ...]`.
+#[napi]
+pub fn take_completions(env: Env) -> Result<Js> {
+    outcome::completions_to_js(Cx(env.raw()), completion::take())
+}
+
+/// Referenced while calls are pending, so they keep the process alive.
+#[napi]
+pub fn set_keep_alive(env: Env, keep_alive: bool) -> Result<()> {
+    completion::set_keep_alive(Cx(env.raw()), keep_alive)
+}
+
+#[napi]
+pub fn sqlite_version() -> String {
+    offloop_engine::sqlite_version().to_string()
+}
