@@ -143,6 +143,12 @@ function decodeAll([columns, values], arrays) {
   return rows;
 }
 
+const CHECKPOINT_MODES = { __proto__: null, PASSIVE: 0, FULL: 1, RESTART: 2, TRUNCATE: 3 };
+
+function decodeCheckpoint([logFrames, checkpointedFrames]) {
+  return { logFrames, checkpointedFrames };
+}
+
 function decodeColumns(flat) {
   const out = [];
   for (let i = 0; i < flat.length; i += 5) {
@@ -174,6 +180,7 @@ const BOOLEAN_OPTIONS = [
 
 const DEFAULT_READERS = 4;
 const DEFAULT_TIMEOUT_MS = 5000;
+const DEFAULT_JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024;
 // More reader threads than this only add connections and memory.
 const MAX_READERS = 64;
 
@@ -203,7 +210,38 @@ function readOptions(options) {
       `The value of "options.readers" is out of range. It must be >= 0 && <= ${MAX_READERS}. Received ${readers}`,
     );
   } else out.readers = readers;
+  out.journalSizeLimit = readInteger(options, 'journalSizeLimit', DEFAULT_JOURNAL_SIZE_LIMIT, -1, Number.MAX_SAFE_INTEGER);
+  out.checkpoint = readCheckpointOptions(options.checkpoint);
   return out;
+}
+
+function readInteger(options, name, fallback, min, max) {
+  const value = options[name];
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value)) throw argType(`options.${name}`, 'an integer');
+  if (value < min || value > max) {
+    throw nodeError(
+      RangeError,
+      'ERR_OUT_OF_RANGE',
+      `The value of "options.${name}" is out of range. It must be >= ${min} && <= ${max}. Received ${value}`,
+    );
+  }
+  return value;
+}
+
+// `checkpoint: false` turns the checkpointer thread off; an object tunes it.
+function readCheckpointOptions(value) {
+  if (value === undefined || value === true) value = {};
+  if (value === false) return { enabled: false, thresholdFrames: 1000, idleMs: 100, backstopFrames: 10000 };
+  if (value === null || typeof value !== 'object') {
+    throw argType('options.checkpoint', 'a boolean or an object');
+  }
+  return {
+    enabled: true,
+    thresholdFrames: readInteger(value, 'thresholdFrames', 1000, 1, 0x7fffffff),
+    idleMs: readInteger(value, 'idleMs', 100, 1, 0x7fffffff),
+    backstopFrames: readInteger(value, 'backstopFrames', 10000, 1, 0x7fffffff),
+  };
 }
 
 function readPath(location) {
@@ -263,6 +301,11 @@ class Database {
           enableForeignKeyConstraints: this.#options.enableForeignKeyConstraints,
           enableDoubleQuotedStringLiterals: this.#options.enableDoubleQuotedStringLiterals,
           defensive: this.#options.defensive,
+          journalSizeLimit: this.#options.journalSizeLimit,
+          checkpoint: this.#options.checkpoint.enabled,
+          checkpointThresholdFrames: this.#options.checkpoint.thresholdFrames,
+          checkpointIdleMs: this.#options.checkpoint.idleMs,
+          checkpointBackstopFrames: this.#options.checkpoint.backstopFrames,
         },
         id,
       );
@@ -351,7 +394,33 @@ class Database {
   stats() {
     if (this.#state === CLOSED) throw notOpen();
     const s = this.#native.stats();
-    return { writer: s.writer, readers: s.readers, readerQueue: s.readerQueue };
+    return {
+      writer: s.writer,
+      readers: s.readers,
+      readerQueue: s.readerQueue,
+      checkpoint: { ...s.checkpoint, error: s.checkpoint.error ?? null },
+    };
+  }
+
+  /**
+   * Runs a WAL checkpoint on the checkpointer thread (on the writer when the
+   * checkpointer is off). Resolves to SQLite's counts:
+   * `{ logFrames, checkpointedFrames }`.
+   */
+  checkpoint(mode = 'PASSIVE') {
+    if (this.#state >= CLOSING) return Promise.reject(notOpen());
+    if (typeof mode !== 'string') throw argType('mode', 'a string');
+    const code = CHECKPOINT_MODES[mode.toUpperCase()];
+    if (code === undefined) {
+      throw nodeError(
+        TypeError,
+        'ERR_INVALID_ARG_VALUE',
+        `The argument 'mode' must be one of PASSIVE, FULL, RESTART, TRUNCATE. Received '${mode}'`,
+      );
+    }
+    const { id, promise } = track(decodeCheckpoint, null);
+    this.#native.checkpoint(id, code);
+    return promise;
   }
 
   /**

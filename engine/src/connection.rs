@@ -36,6 +36,33 @@ pub fn open_writer(settings: &Settings) -> Result<Connection> {
         // Readers need WAL to read while the writer writes.
         conn.pragma_update(None, "journal_mode", "wal")?;
         conn.pragma_update(None, "synchronous", "normal")?;
+        conn.pragma_update(None, "journal_size_limit", settings.journal_size_limit)?;
+        if settings.runs_checkpointer() {
+            conn.pragma_update(
+                None,
+                "wal_autocheckpoint",
+                settings.checkpoint.backstop_frames as i64,
+            )?;
+        }
+    }
+    Ok(conn)
+}
+
+/// The checkpointer's connection: read-write, so it can take the checkpoint
+/// lock and reset the WAL. It runs nothing but checkpoints.
+pub fn open_checkpointer(settings: &Settings) -> Result<Connection> {
+    let flags = base_flags() | OpenFlags::SQLITE_OPEN_READ_WRITE;
+    let conn = Connection::open_with_flags(&settings.path, flags)?;
+    conn.busy_timeout(settings.busy_timeout)?;
+    conn.pragma_update(None, "journal_size_limit", settings.journal_size_limit)?;
+    // Reading the journal mode opens the WAL on this connection; until then
+    // SQLite treats the connection as not in WAL mode and every checkpoint
+    // is a no-op.
+    let mode: String = conn.pragma_query_value(None, "journal_mode", |row| row.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        return Err(crate::error::Error::invalid_state(format!(
+            "the database is in {mode} mode, not WAL"
+        )));
     }
     Ok(conn)
 }

@@ -8,6 +8,7 @@ use std::thread::{self, JoinHandle};
 
 use crossbeam_channel::{unbounded, Sender};
 
+use crate::checkpoint::{nudge_channel, CheckpointerThread, WalControl};
 use crate::error::{Error, Result};
 use crate::job::{Done, Job, Outcome, Request, Role};
 use crate::latch::{OpenLatch, WriterGate};
@@ -23,6 +24,8 @@ struct Queues {
     readers: Option<Sender<Job>>,
     /// One per reader, for jobs only that reader can run (its cursors).
     private: Vec<Sender<Job>>,
+    /// `db.checkpoint()` requests, when a checkpointer runs.
+    checkpointer: Option<Sender<Job>>,
 }
 
 pub struct Database {
@@ -33,6 +36,7 @@ pub struct Database {
     writer_counters: Arc<RoleCounters>,
     reader_counters: Vec<Arc<RoleCounters>>,
     location: Arc<OnceLock<Option<String>>>,
+    wal: Arc<WalControl>,
 }
 
 impl Database {
@@ -43,7 +47,14 @@ impl Database {
         let settings = Arc::new(settings);
         let reader_count = settings.reader_count();
         let gate = Arc::new(WriterGate::default());
-        let latch = Arc::new(OpenLatch::new(1 + reader_count, opened));
+        let checkpointer = settings.runs_checkpointer();
+        let latch = Arc::new(OpenLatch::new(
+            1 + reader_count + usize::from(checkpointer),
+            opened,
+        ));
+        let wal = Arc::new(WalControl::default());
+        let (nudge, nudges) = nudge_channel();
+        let (checkpoint_tx, checkpoint_rx) = unbounded();
         let writer_counters = Arc::new(RoleCounters::default());
         let reader_counters: Vec<_> = (0..reader_count)
             .map(|_| Arc::new(RoleCounters::default()))
@@ -60,6 +71,7 @@ impl Database {
                 latch: latch.clone(),
                 counters: writer_counters.clone(),
                 location: location.clone(),
+                wal: checkpointer.then(|| (nudge, wal.clone())),
             };
             move || thread.run()
         })?);
@@ -83,6 +95,20 @@ impl Database {
             })?);
         }
 
+        if checkpointer {
+            let thread = CheckpointerThread {
+                settings: settings.clone(),
+                control: wal.clone(),
+                nudges,
+                requests: checkpoint_rx,
+                gate: gate.clone(),
+                latch: latch.clone(),
+            };
+            threads.push(spawn("offloop-checkpointer".to_string(), move || {
+                thread.run()
+            })?);
+        }
+
         Ok(Database {
             settings,
             sqls: SqlRegistry::default(),
@@ -90,11 +116,13 @@ impl Database {
                 writer: writer_tx,
                 readers: (reader_count > 0).then_some(readers_tx),
                 private,
+                checkpointer: checkpointer.then_some(checkpoint_tx),
             })),
             threads: Mutex::new(threads),
             writer_counters,
             reader_counters,
             location,
+            wal,
         })
     }
 
@@ -143,6 +171,10 @@ impl Database {
             | Request::Iterate { call, .. } => route(queues, call.sql.route()),
             Request::Columns(sql) => route(queues, sql.route()),
             Request::Exec(_) => &queues.writer,
+            Request::Checkpoint(_) => match &queues.checkpointer {
+                Some(checkpointer) if self.wal.is_active() => checkpointer,
+                _ => &queues.writer,
+            },
         };
         // A send fails only when the thread is gone; the returned job then
         // drops and reports the database closed.
@@ -203,6 +235,7 @@ impl Database {
                 .as_ref()
                 .and_then(|q| q.readers.as_ref())
                 .map_or(0, |r| r.len()),
+            checkpoint: self.wal.snapshot(),
         }
     }
 }

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::checkpoint::CheckpointMode;
 use crate::error::{Error, Result};
 use crate::sql::Sql;
 use crate::value::{BindOptions, Params, RowSet};
@@ -53,6 +54,9 @@ pub enum Request {
     Columns(Arc<Sql>),
     /// The SQL with the parameters substituted (`expandedSQL`).
     Expand(Call),
+    /// A WAL checkpoint (`db.checkpoint(mode)`), on the checkpointer when it
+    /// runs, else on the writer.
+    Checkpoint(CheckpointMode),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -78,6 +82,10 @@ pub enum Outcome {
     },
     Columns(Vec<ColumnInfo>),
     Text(Option<String>),
+    Checkpoint {
+        log_frames: u64,
+        checkpointed_frames: u64,
+    },
 }
 
 /// Called exactly once, on a SQLite thread, with the job's result.

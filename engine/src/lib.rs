@@ -16,6 +16,7 @@
 //! own.
 
 mod cache;
+mod checkpoint;
 mod codes;
 mod connection;
 mod database;
@@ -32,11 +33,14 @@ mod value;
 mod worker;
 mod writer;
 
+pub use checkpoint::{CheckpointMode, CheckpointStats};
 pub use codes::result_code_name;
 pub use database::Database;
 pub use error::{Error, Result};
 pub use job::{Call, ColumnInfo, CursorRef, Done, Outcome, Request, Role};
-pub use settings::{Settings, DEFAULT_BUSY_TIMEOUT, DEFAULT_READERS};
+pub use settings::{
+    CheckpointSettings, Settings, DEFAULT_BUSY_TIMEOUT, DEFAULT_JOURNAL_SIZE_LIMIT, DEFAULT_READERS,
+};
 pub use sql::{Route, Sql};
 pub use stats::{RoleStats, Stats};
 pub use value::{BindOptions, Params, RowSet, Value};

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use rusqlite::{ffi, Connection};
 
 use crate::cache::{StatementCache, STATEMENT_CACHE_CAPACITY};
+use crate::checkpoint::checkpoint;
 use crate::error::{Error, Result};
 use crate::job::{Call, ColumnInfo, CursorRef, Outcome, Request, Role};
 use crate::sql::Sql;
@@ -50,6 +51,10 @@ impl Session {
             role,
             conn,
         }
+    }
+
+    pub fn connection(&self) -> &Connection {
+        &self.conn
     }
 
     fn handle(&self) -> *mut ffi::sqlite3 {
@@ -122,6 +127,13 @@ impl Session {
             }
             Request::Expand(call) => {
                 self.with_statement(&call, |stmt| Ok(Outcome::Text(stmt.expanded_sql())))
+            }
+            Request::Checkpoint(mode) => {
+                let counts = checkpoint(&self.conn, Some(mode))?;
+                Ok(Outcome::Checkpoint {
+                    log_frames: counts.log_frames,
+                    checkpointed_frames: counts.checkpointed_frames,
+                })
             }
         }
     }

@@ -9,6 +9,38 @@ pub const DEFAULT_READERS: usize = 4;
 /// `node:sqlite`'s default busy timeout is 0; a server wants to wait for a
 /// competing writer instead, and here the wait is on a SQLite thread.
 pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_millis(5000);
+/// After the WAL is reset, its file is cut back to this size. 64 MiB keeps
+/// a burst's WAL around for reuse without letting one spike hold disk.
+pub const DEFAULT_JOURNAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
+
+/// How the checkpointer thread paces WAL checkpoints.
+#[derive(Debug, Clone)]
+pub struct CheckpointSettings {
+    /// Run the checkpointer thread at all.
+    pub enabled: bool,
+    /// Frames waiting in the WAL that trigger a PASSIVE checkpoint; also the
+    /// WAL length past which the writer is asked to catch up. SQLite's own
+    /// automatic checkpoint uses 1000 frames (4 MiB at 4 KiB pages).
+    pub threshold_frames: u64,
+    /// A pause in writes this long makes the checkpointer copy what is left,
+    /// so the next write restarts the WAL.
+    pub idle: Duration,
+    /// The writer's own `wal_autocheckpoint` while the checkpointer runs: a
+    /// backstop for when the checkpointer cannot keep up, high enough that it
+    /// never fires in normal operation.
+    pub backstop_frames: u64,
+}
+
+impl Default for CheckpointSettings {
+    fn default() -> Self {
+        CheckpointSettings {
+            enabled: true,
+            threshold_frames: 1000,
+            idle: Duration::from_millis(100),
+            backstop_frames: 10_000,
+        }
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -22,6 +54,9 @@ pub struct Settings {
     /// SQLITE_DBCONFIG_DEFENSIVE: no writes to the schema through
     /// `writable_schema` and other ways to corrupt the file from SQL.
     pub defensive: bool,
+    /// `PRAGMA journal_size_limit` in bytes (-1: no limit).
+    pub journal_size_limit: i64,
+    pub checkpoint: CheckpointSettings,
 }
 
 impl Settings {
@@ -34,6 +69,8 @@ impl Settings {
             foreign_keys: true,
             double_quoted_string_literals: false,
             defensive: true,
+            journal_size_limit: DEFAULT_JOURNAL_SIZE_LIMIT,
+            checkpoint: CheckpointSettings::default(),
         }
     }
 
@@ -45,6 +82,11 @@ impl Settings {
             || p == ":memory:"
             || p.starts_with("file::memory:")
             || (p.starts_with("file:") && p.contains("mode=memory"))
+    }
+
+    /// Whether a checkpointer thread runs: only for a writable WAL file.
+    pub fn runs_checkpointer(&self) -> bool {
+        self.checkpoint.enabled && !self.read_only && !self.is_private()
     }
 
     /// Reader threads actually started.

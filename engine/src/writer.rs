@@ -1,10 +1,12 @@
 //! The writer thread: owns the one read-write connection and runs its queue
 //! in arrival order. Shutdown is the queue's senders all dropping.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use crossbeam_channel::Receiver;
 
+use crate::checkpoint::{checkpoint, CheckpointMode, Nudge, WalControl};
 use crate::connection::open_writer;
 use crate::job::{Job, Role};
 use crate::latch::{OpenLatch, WriterGate};
@@ -20,11 +22,17 @@ pub struct WriterThread {
     pub latch: Arc<OpenLatch>,
     pub counters: Arc<RoleCounters>,
     pub location: Arc<OnceLock<Option<String>>>,
+    /// Present when a checkpointer thread runs.
+    pub wal: Option<(Nudge, Arc<WalControl>)>,
 }
+
+/// SQLite's default `wal_autocheckpoint`, restored when the checkpointer
+/// stops so the WAL stays bounded without it.
+const SQLITE_DEFAULT_AUTOCHECKPOINT: i64 = 1000;
 
 impl WriterThread {
     pub fn run(self) {
-        let conn = match open_writer(&self.settings) {
+        let mut conn = match open_writer(&self.settings) {
             Ok(conn) => conn,
             Err(error) => {
                 self.gate.open(false);
@@ -40,7 +48,18 @@ impl WriterThread {
         self.gate.open(true);
         self.latch.arrive(Ok(()));
         drop(self.latch);
+        let committed = Arc::new(AtomicBool::new(false));
+        if self.wal.is_some() {
+            let flag = committed.clone();
+            // Only sets a flag: the nudge goes out after the job, once the
+            // commit is complete. Registering a hook cannot fail.
+            let _ = conn.commit_hook(Some(move || {
+                flag.store(true, Ordering::Relaxed);
+                false
+            }));
+        }
         let mut session = Session::new(conn, Role::Writer);
+        let mut handed_back = false;
         for job in self.queue.iter() {
             // An open statement would defer this job's autocommit until the
             // cursor ends, so a resolved write would not yet be committed.
@@ -48,6 +67,28 @@ impl WriterThread {
                 session.park_cursors();
             }
             run_job(&mut session, job, &self.counters);
+            let Some((nudge, control)) = &self.wal else {
+                continue;
+            };
+            if committed.swap(false, Ordering::Relaxed) {
+                nudge.send();
+            }
+            if control.take_catch_up_request() && !session.has_live_cursors() {
+                // Copy the frames that arrived during the checkpointer's last
+                // pass, so the next commit can restart the WAL. Busy means a
+                // checkpoint is running already; it will ask again.
+                if checkpoint(session.connection(), Some(CheckpointMode::Passive)).is_ok() {
+                    control.record_writer_catch_up();
+                }
+            }
+            if !handed_back && control.is_stopped() {
+                handed_back = true;
+                let _ = session.connection().pragma_update(
+                    None,
+                    "wal_autocheckpoint",
+                    SQLITE_DEFAULT_AUTOCHECKPOINT,
+                );
+            }
         }
         session.finish();
     }

@@ -10,7 +10,9 @@ use std::time::Duration;
 use napi::bindgen_prelude::External;
 use napi::{Env, Error, Result, Status};
 use napi_derive::napi;
-use offloop_engine::{self as engine, BindOptions, Call, CursorRef, Request, Role, Settings, Sql};
+use offloop_engine::{
+    self as engine, BindOptions, Call, CheckpointMode, CursorRef, Request, Role, Settings, Sql,
+};
 
 use super::completion::{self, Completion, CompletionQueue};
 use super::js::{Cx, Js};
@@ -34,6 +36,13 @@ pub struct OpenOptions {
     pub enable_foreign_key_constraints: bool,
     pub enable_double_quoted_string_literals: bool,
     pub defensive: bool,
+    /// `PRAGMA journal_size_limit` in bytes; negative for none.
+    pub journal_size_limit: f64,
+    /// Run the checkpointer thread.
+    pub checkpoint: bool,
+    pub checkpoint_threshold_frames: u32,
+    pub checkpoint_idle_ms: u32,
+    pub checkpoint_backstop_frames: u32,
 }
 
 /// What a statement call does (index.js uses the same numbers).
@@ -102,6 +111,11 @@ impl NativeDatabase {
         settings.foreign_keys = options.enable_foreign_key_constraints;
         settings.double_quoted_string_literals = options.enable_double_quoted_string_literals;
         settings.defensive = options.defensive;
+        settings.journal_size_limit = options.journal_size_limit as i64;
+        settings.checkpoint.enabled = options.checkpoint;
+        settings.checkpoint.threshold_frames = options.checkpoint_threshold_frames.into();
+        settings.checkpoint.idle = Duration::from_millis(options.checkpoint_idle_ms.into());
+        settings.checkpoint.backstop_frames = options.checkpoint_backstop_frames.into();
         let db = engine::Database::open(settings, done_for(&queue, open_id, 0))
             .map_err(|e| Error::new(Status::GenericFailure, e.to_string()))?;
         Ok(NativeDatabase { db, queue })
@@ -182,6 +196,21 @@ impl NativeDatabase {
         );
     }
 
+    /// A WAL checkpoint in `mode` (0 passive, 1 full, 2 restart, 3 truncate).
+    #[napi]
+    pub fn checkpoint(&self, id: f64, mode: u32) -> Result<()> {
+        let mode = match mode {
+            0 => CheckpointMode::Passive,
+            1 => CheckpointMode::Full,
+            2 => CheckpointMode::Restart,
+            3 => CheckpointMode::Truncate,
+            _ => return Err(Error::new(Status::InvalidArg, "unknown checkpoint mode")),
+        };
+        self.db
+            .submit(Request::Checkpoint(mode), done_for(&self.queue, id, 0));
+        Ok(())
+    }
+
     #[napi]
     pub fn close(&self, id: f64) {
         self.db.close(done_for(&self.queue, id, 0));
@@ -199,6 +228,7 @@ impl NativeDatabase {
             writer: stats.writer.into(),
             readers: stats.readers.into_iter().map(Into::into).collect(),
             reader_queue: stats.reader_queue as u32,
+            checkpoint: stats.checkpoint.into(),
         }
     }
 }
@@ -227,4 +257,34 @@ pub struct DatabaseStats {
     pub writer: RoleStats,
     pub readers: Vec<RoleStats>,
     pub reader_queue: u32,
+    pub checkpoint: CheckpointStats,
+}
+
+#[napi(object)]
+pub struct CheckpointStats {
+    pub active: bool,
+    pub runs: f64,
+    pub frames_copied: f64,
+    pub last_ms: f64,
+    pub max_ms: f64,
+    pub wal_frames: f64,
+    pub wal_bytes: f64,
+    pub writer_catch_ups: f64,
+    pub error: Option<String>,
+}
+
+impl From<engine::CheckpointStats> for CheckpointStats {
+    fn from(s: engine::CheckpointStats) -> Self {
+        CheckpointStats {
+            active: s.active,
+            runs: s.runs as f64,
+            frames_copied: s.frames_copied as f64,
+            last_ms: s.last_duration.as_secs_f64() * 1000.0,
+            max_ms: s.max_duration.as_secs_f64() * 1000.0,
+            wal_frames: s.wal_frames as f64,
+            wal_bytes: s.wal_bytes as f64,
+            writer_catch_ups: s.writer_catch_ups as f64,
+            error: s.error,
+        }
+    }
 }

@@ -99,6 +99,15 @@ fn outcome_to_js(cx: Cx, outcome: Outcome, flags: u32) -> Result<engine::Result<
             flat
         }
         Outcome::Text(text) => cx.opt_string(text.as_deref())?,
+        Outcome::Checkpoint {
+            log_frames,
+            checkpointed_frames,
+        } => {
+            let pair = cx.array(2)?;
+            cx.set_element(pair, 0, cx.number(log_frames as f64)?)?;
+            cx.set_element(pair, 1, cx.number(checkpointed_frames as f64)?)?;
+            pair
+        }
     }))
 }
 
