@@ -407,6 +407,18 @@ class Database {
    * checkpointer is off). Resolves to SQLite's counts:
    * `{ logFrames, checkpointedFrames }`.
    */
+  /**
+   * Stops the checkpointer thread, as if it had failed: SQLite's automatic
+   * checkpoint on the writer takes over (`wal_autocheckpoint` 1000) and
+   * `stats().checkpoint.active` turns false.
+   */
+  stopCheckpointer() {
+    if (this.#state >= CLOSING) return Promise.reject(notOpen());
+    const { id, promise } = track(null, null);
+    this.#native.stopCheckpointer(id);
+    return promise;
+  }
+
   checkpoint(mode = 'PASSIVE') {
     if (this.#state >= CLOSING) return Promise.reject(notOpen());
     if (typeof mode !== 'string') throw argType('mode', 'a string');

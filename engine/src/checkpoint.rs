@@ -33,6 +33,13 @@ use crate::job::{Job, Outcome, Request};
 use crate::latch::{OpenLatch, WriterGate};
 use crate::settings::Settings;
 
+/// Passes one round may run before giving up on a short tail (writes
+/// outrun the copy); the next nudge starts a new round.
+const MAX_PASSES_PER_ROUND: usize = 4;
+/// A tail this short (about 400 KiB at 4 KiB pages) the writer copies in
+/// well under a millisecond of page-cache I/O plus one small sync.
+const CATCH_UP_FRAMES: u64 = 100;
+
 /// SQLite's checkpoint modes, as `db.checkpoint(mode)` names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CheckpointMode {
@@ -101,6 +108,9 @@ pub struct WalControl {
     wal_frames: AtomicU64,
     wal_bytes: AtomicU64,
     writer_catch_ups: AtomicU64,
+    writer_catch_up_max_ns: AtomicU64,
+    backstops: AtomicU64,
+    backstop_max_ns: AtomicU64,
     error: Mutex<Option<String>>,
 }
 
@@ -117,8 +127,14 @@ pub struct CheckpointStats {
     /// WAL length in frames at the last count, and the file's size.
     pub wal_frames: u64,
     pub wal_bytes: u64,
-    /// Short catch-ups the writer ran between jobs to let the WAL restart.
+    /// Short catch-ups the writer ran between jobs to let the WAL restart,
+    /// and the longest one (the job after it waited that long).
     pub writer_catch_ups: u64,
+    pub writer_catch_up_max: Duration,
+    /// Checkpoints the writer had to wait for because the WAL outgrew the
+    /// backstop (the checkpointer could not keep up), and the longest wait.
+    pub backstops: u64,
+    pub backstop_max: Duration,
     /// Why the checkpointer stopped, if it did.
     pub error: Option<String>,
 }
@@ -134,13 +150,23 @@ impl WalControl {
         self.state.load(Ordering::Acquire) == STOPPED
     }
 
-    /// True once per request from the checkpointer.
-    pub fn take_catch_up_request(&self) -> bool {
-        self.catch_up.load(Ordering::Relaxed) && self.catch_up.swap(false, Ordering::AcqRel)
+    /// The checkpointer asked the writer to copy the WAL's last frames.
+    pub fn catch_up_requested(&self) -> bool {
+        self.catch_up.load(Ordering::Acquire)
     }
 
-    pub fn record_writer_catch_up(&self) {
+    pub fn record_backstop(&self, took: Duration) {
+        let ns = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+        self.backstops.fetch_add(1, Ordering::Relaxed);
+        self.backstop_max_ns.fetch_max(ns, Ordering::Relaxed);
+    }
+
+    /// The writer copied them: the request is met.
+    pub fn record_writer_catch_up(&self, took: Duration) {
+        self.catch_up.store(false, Ordering::Release);
+        let ns = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
         self.writer_catch_ups.fetch_add(1, Ordering::Relaxed);
+        self.writer_catch_up_max_ns.fetch_max(ns, Ordering::Relaxed);
     }
 
     fn fail(&self, error: String) {
@@ -170,6 +196,11 @@ impl WalControl {
             wal_frames: self.wal_frames.load(Ordering::Relaxed),
             wal_bytes: self.wal_bytes.load(Ordering::Relaxed),
             writer_catch_ups: self.writer_catch_ups.load(Ordering::Relaxed),
+            writer_catch_up_max: Duration::from_nanos(
+                self.writer_catch_up_max_ns.load(Ordering::Relaxed),
+            ),
+            backstops: self.backstops.load(Ordering::Relaxed),
+            backstop_max: Duration::from_nanos(self.backstop_max_ns.load(Ordering::Relaxed)),
             error: self.error.lock().unwrap_or_else(|e| e.into_inner()).clone(),
         }
     }
@@ -269,83 +300,179 @@ impl CheckpointerThread {
                         break;
                     }
                     pending = true;
-                    let counts = checkpoint(conn, None)?;
-                    self.control.wal_frames.store(counts.log_frames, Ordering::Relaxed);
-                    if counts.log_frames.saturating_sub(counts.checkpointed_frames) >= threshold {
-                        self.automatic(conn, wal_path, counts)?;
-                    }
+                    // Enough new frames to copy, or a long WAL that only a
+                    // copy down to a short tail lets restart.
+                    self.automatic(conn, wal_path, |c| {
+                        let waiting = c.log_frames.saturating_sub(c.checkpointed_frames);
+                        waiting >= threshold || (c.log_frames >= threshold && waiting > 0)
+                    })?;
                 }
                 recv(self.requests) -> msg => {
                     let Ok(job) = msg else { break };
                     let (request, done) = job.take();
-                    let Request::Checkpoint(mode) = request else {
-                        done(Err(Error::invalid_state("not a checkpoint request")));
-                        continue;
+                    let mode = match request {
+                        Request::Checkpoint(mode) => mode,
+                        Request::StopCheckpointer => {
+                            done(Ok(Outcome::Done));
+                            return Err(Error::invalid_state("stopped by request"));
+                        }
+                        _ => {
+                            done(Err(Error::invalid_state("not a checkpoint request")));
+                            continue;
+                        }
                     };
-                    let result = checkpoint(conn, None)
-                        .and_then(|before| self.pass(conn, wal_path, mode, before));
+                    let result = self.pass(conn, wal_path, mode);
                     done(result.map(|c| Outcome::Checkpoint {
                         log_frames: c.log_frames,
                         checkpointed_frames: c.checkpointed_frames,
                     }));
                 }
                 default(timeout) => {
-                    let before = checkpoint(conn, None)?;
-                    if before.checkpointed_frames < before.log_frames {
-                        self.automatic(conn, wal_path, before)?;
-                    }
+                    self.automatic(conn, wal_path, |c| c.checkpointed_frames < c.log_frames)?;
+                    self.shrink(conn, wal_path)?;
                     pending = false;
                 }
             }
         }
         // The database is closing and the writer is gone: leave an empty WAL.
-        let before = checkpoint(conn, None)?;
-        self.pass(conn, wal_path, CheckpointMode::Truncate, before)
-            .map(|_| ())
-            .or_else(|e| if is_busy(&e) { Ok(()) } else { Err(e) })
+        tolerate_busy(
+            self.pass(conn, wal_path, CheckpointMode::Truncate)
+                .map(|_| ()),
+        )
     }
 
-    /// A PASSIVE pass nobody asked for: busy means another checkpoint is
-    /// running, which is fine; anything else stops the thread.
+    /// Counts the WAL and, when `due` says so, copies it with PASSIVE passes.
+    /// While the writer has a catch-up to do, the checkpointer leaves the WAL
+    /// to it. Busy (a lock another connection holds for a moment) skips this
+    /// round; any other error stops the thread.
     fn automatic(
         &self,
         conn: &Connection,
         wal_path: Option<&str>,
-        before: WalCounts,
+        due: impl FnOnce(WalCounts) -> bool,
     ) -> Result<()> {
-        match self.pass(conn, wal_path, CheckpointMode::Passive, before) {
-            Err(e) if !is_busy(&e) => Err(e),
-            _ => Ok(()),
+        if self.control.catch_up_requested() {
+            return Ok(());
         }
+        let threshold = self.settings.checkpoint.threshold_frames;
+        let result = (|| {
+            let counts = checkpoint(conn, None)?;
+            self.control
+                .wal_frames
+                .store(counts.log_frames, Ordering::Relaxed);
+            if !due(counts) {
+                return Ok(());
+            }
+            // Each pass copies what arrived during the one before; while the
+            // copy outruns the writes, the tail shrinks. Once it is short,
+            // the writer copies it between two jobs and the WAL restarts.
+            for _ in 0..MAX_PASSES_PER_ROUND {
+                let done = self.pass(conn, wal_path, CheckpointMode::Passive)?;
+                let now = checkpoint(conn, None)?;
+                self.control
+                    .wal_frames
+                    .store(now.log_frames, Ordering::Relaxed);
+                if now.log_frames < threshold || now.log_frames == done.checkpointed_frames {
+                    // Short, or copied entirely: the next commit restarts it.
+                    break;
+                }
+                if now.log_frames - done.checkpointed_frames <= CATCH_UP_FRAMES {
+                    self.control.catch_up.store(true, Ordering::Release);
+                    break;
+                }
+            }
+            Ok(())
+        })();
+        tolerate_busy(result)
     }
 
-    /// One checkpoint, recorded in the stats.
+    /// Writes paused with the WAL file past `journal_size_limit` (a burst
+    /// grew it): TRUNCATE it now rather than at the next write. Everything
+    /// is copied already, so this only needs the locks; it takes them
+    /// without waiting, so a reader or an arriving write is never held up,
+    /// and simply tries again at the next pause.
+    fn shrink(&self, conn: &Connection, wal_path: Option<&str>) -> Result<()> {
+        let limit = self.settings.journal_size_limit;
+        let Some(path) = wal_path else { return Ok(()) };
+        let size = std::fs::metadata(path).map_or(0, |m| m.len());
+        if limit < 0 || size <= limit as u64 {
+            return Ok(());
+        }
+        conn.busy_timeout(Duration::ZERO)?;
+        let result = self
+            .pass(conn, wal_path, CheckpointMode::Truncate)
+            .map(|_| ());
+        conn.busy_timeout(self.settings.busy_timeout)?;
+        tolerate_busy(result)
+    }
+
+    /// One checkpoint, recorded in the stats. After a pass that copied
+    /// frames, the database file is synced here, so the writer's catch-up
+    /// later syncs only the few pages it copies itself (SQLite syncs the
+    /// file only when a pass reaches the end of the WAL, which under
+    /// constant writes is never the checkpointer's).
     fn pass(
         &self,
         conn: &Connection,
         wal_path: Option<&str>,
         mode: CheckpointMode,
-        before: WalCounts,
     ) -> Result<WalCounts> {
+        let before = checkpoint(conn, None)?;
         let started = Instant::now();
         let counts = checkpoint(conn, Some(mode))?;
+        if counts.checkpointed_frames > before.checkpointed_frames {
+            sync_database_file(conn)?;
+        }
         self.control
             .record_run(started.elapsed(), before.checkpointed_frames, counts);
         if let Some(path) = wal_path {
             let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
             self.control.wal_bytes.store(bytes, Ordering::Relaxed);
         }
-        if mode == CheckpointMode::Passive
-            && counts.log_frames >= self.settings.checkpoint.threshold_frames
-        {
-            self.control.catch_up.store(true, Ordering::Release);
-        }
         Ok(counts)
     }
 }
 
-fn is_busy(error: &Error) -> bool {
-    matches!(error, Error::Sqlite { code, .. } if code & 0xff == ffi::SQLITE_BUSY)
+/// Syncs the main database file through SQLite's own file handle (closing
+/// a second descriptor of our own would drop the process's POSIX locks on
+/// the file).
+fn sync_database_file(conn: &Connection) -> Result<()> {
+    let mut file: *mut ffi::sqlite3_file = std::ptr::null_mut();
+    // SAFETY: live handle used on its own thread; FILE_POINTER writes the
+    // connection's `sqlite3_file*` for "main" into `file`, which stays valid
+    // while the connection is open and is used only during this call.
+    let rc = unsafe {
+        ffi::sqlite3_file_control(
+            conn.handle(),
+            c"main".as_ptr(),
+            ffi::SQLITE_FCNTL_FILE_POINTER,
+            &mut file as *mut *mut ffi::sqlite3_file as *mut std::ffi::c_void,
+        )
+    };
+    if rc != ffi::SQLITE_OK || file.is_null() {
+        return Ok(());
+    }
+    // SAFETY: `file` is the open main-database file of this connection; its
+    // methods table is SQLite's VFS, whose xSync is safe to call from the
+    // connection's thread between calls on that connection.
+    let rc = unsafe {
+        match (*file).pMethods.as_ref().and_then(|m| m.xSync) {
+            Some(sync) => sync(file, ffi::SQLITE_SYNC_NORMAL),
+            None => ffi::SQLITE_OK,
+        }
+    };
+    if rc == ffi::SQLITE_OK {
+        Ok(())
+    } else {
+        Err(Error::sqlite(rc, Error::errstr(rc)))
+    }
+}
+
+fn tolerate_busy(result: Result<()>) -> Result<()> {
+    match result {
+        Err(Error::Sqlite { code, .. }) if code & 0xff == ffi::SQLITE_BUSY => Ok(()),
+        other => other,
+    }
 }
 
 fn wal_path(conn: &Connection) -> Option<String> {

@@ -37,13 +37,6 @@ pub fn open_writer(settings: &Settings) -> Result<Connection> {
         conn.pragma_update(None, "journal_mode", "wal")?;
         conn.pragma_update(None, "synchronous", "normal")?;
         conn.pragma_update(None, "journal_size_limit", settings.journal_size_limit)?;
-        if settings.runs_checkpointer() {
-            conn.pragma_update(
-                None,
-                "wal_autocheckpoint",
-                settings.checkpoint.backstop_frames as i64,
-            )?;
-        }
     }
     Ok(conn)
 }

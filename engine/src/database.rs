@@ -171,7 +171,7 @@ impl Database {
             | Request::Iterate { call, .. } => route(queues, call.sql.route()),
             Request::Columns(sql) => route(queues, sql.route()),
             Request::Exec(_) => &queues.writer,
-            Request::Checkpoint(_) => match &queues.checkpointer {
+            Request::Checkpoint(_) | Request::StopCheckpointer => match &queues.checkpointer {
                 Some(checkpointer) if self.wal.is_active() => checkpointer,
                 _ => &queues.writer,
             },

@@ -57,6 +57,9 @@ pub enum Request {
     /// A WAL checkpoint (`db.checkpoint(mode)`), on the checkpointer when it
     /// runs, else on the writer.
     Checkpoint(CheckpointMode),
+    /// Ends the checkpointer thread; automatic checkpoints go back to the
+    /// writer's connection.
+    StopCheckpointer,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -32,6 +32,7 @@ mod stats;
 mod value;
 mod worker;
 mod writer;
+mod writer_wal;
 
 pub use checkpoint::{CheckpointMode, CheckpointStats};
 pub use codes::result_code_name;

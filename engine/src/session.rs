@@ -128,6 +128,8 @@ impl Session {
             Request::Expand(call) => {
                 self.with_statement(&call, |stmt| Ok(Outcome::Text(stmt.expanded_sql())))
             }
+            // Reaches a session only when no checkpointer runs.
+            Request::StopCheckpointer => Ok(Outcome::Done),
             Request::Checkpoint(mode) => {
                 let counts = checkpoint(&self.conn, Some(mode))?;
                 Ok(Outcome::Checkpoint {

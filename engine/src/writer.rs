@@ -1,12 +1,11 @@
 //! The writer thread: owns the one read-write connection and runs its queue
 //! in arrival order. Shutdown is the queue's senders all dropping.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use crossbeam_channel::Receiver;
 
-use crate::checkpoint::{checkpoint, CheckpointMode, Nudge, WalControl};
+use crate::checkpoint::{Nudge, WalControl};
 use crate::connection::open_writer;
 use crate::job::{Job, Role};
 use crate::latch::{OpenLatch, WriterGate};
@@ -14,6 +13,7 @@ use crate::session::Session;
 use crate::settings::Settings;
 use crate::stats::RoleCounters;
 use crate::worker::run_job;
+use crate::writer_wal::WriterWal;
 
 pub struct WriterThread {
     pub settings: Arc<Settings>,
@@ -25,10 +25,6 @@ pub struct WriterThread {
     /// Present when a checkpointer thread runs.
     pub wal: Option<(Nudge, Arc<WalControl>)>,
 }
-
-/// SQLite's default `wal_autocheckpoint`, restored when the checkpointer
-/// stops so the WAL stays bounded without it.
-const SQLITE_DEFAULT_AUTOCHECKPOINT: i64 = 1000;
 
 impl WriterThread {
     pub fn run(self) {
@@ -48,18 +44,18 @@ impl WriterThread {
         self.gate.open(true);
         self.latch.arrive(Ok(()));
         drop(self.latch);
-        let committed = Arc::new(AtomicBool::new(false));
-        if self.wal.is_some() {
-            let flag = committed.clone();
-            // Only sets a flag: the nudge goes out after the job, once the
-            // commit is complete. Registering a hook cannot fail.
-            let _ = conn.commit_hook(Some(move || {
-                flag.store(true, Ordering::Relaxed);
-                false
-            }));
-        }
+        let mut wal = match self.wal {
+            Some((nudge, control)) => WriterWal::install(
+                &mut conn,
+                nudge,
+                control,
+                self.settings.checkpoint.backstop_frames,
+                self.settings.busy_timeout,
+            )
+            .ok(),
+            None => None,
+        };
         let mut session = Session::new(conn, Role::Writer);
-        let mut handed_back = false;
         for job in self.queue.iter() {
             // An open statement would defer this job's autocommit until the
             // cursor ends, so a resolved write would not yet be committed.
@@ -67,27 +63,8 @@ impl WriterThread {
                 session.park_cursors();
             }
             run_job(&mut session, job, &self.counters);
-            let Some((nudge, control)) = &self.wal else {
-                continue;
-            };
-            if committed.swap(false, Ordering::Relaxed) {
-                nudge.send();
-            }
-            if control.take_catch_up_request() && !session.has_live_cursors() {
-                // Copy the frames that arrived during the checkpointer's last
-                // pass, so the next commit can restart the WAL. Busy means a
-                // checkpoint is running already; it will ask again.
-                if checkpoint(session.connection(), Some(CheckpointMode::Passive)).is_ok() {
-                    control.record_writer_catch_up();
-                }
-            }
-            if !handed_back && control.is_stopped() {
-                handed_back = true;
-                let _ = session.connection().pragma_update(
-                    None,
-                    "wal_autocheckpoint",
-                    SQLITE_DEFAULT_AUTOCHECKPOINT,
-                );
+            if let Some(wal) = &mut wal {
+                wal.after_job(session.connection(), !session.has_live_cursors());
             }
         }
         session.finish();

@@ -212,6 +212,12 @@ impl NativeDatabase {
     }
 
     #[napi]
+    pub fn stop_checkpointer(&self, id: f64) {
+        self.db
+            .submit(Request::StopCheckpointer, done_for(&self.queue, id, 0));
+    }
+
+    #[napi]
     pub fn close(&self, id: f64) {
         self.db.close(done_for(&self.queue, id, 0));
     }
@@ -270,6 +276,9 @@ pub struct CheckpointStats {
     pub wal_frames: f64,
     pub wal_bytes: f64,
     pub writer_catch_ups: f64,
+    pub writer_catch_up_max_ms: f64,
+    pub backstops: f64,
+    pub backstop_max_ms: f64,
     pub error: Option<String>,
 }
 
@@ -284,6 +293,9 @@ impl From<engine::CheckpointStats> for CheckpointStats {
             wal_frames: s.wal_frames as f64,
             wal_bytes: s.wal_bytes as f64,
             writer_catch_ups: s.writer_catch_ups as f64,
+            writer_catch_up_max_ms: s.writer_catch_up_max.as_secs_f64() * 1000.0,
+            backstops: s.backstops as f64,
+            backstop_max_ms: s.backstop_max.as_secs_f64() * 1000.0,
             error: s.error,
         }
     }

@@ -1,0 +1,118 @@
+//! The writer's side of checkpointing, while a checkpointer thread runs.
+//!
+//! SQLite's automatic checkpoint is replaced by a WAL hook that records the
+//! WAL length after each commit. Between two jobs the writer then:
+//! - nudges the checkpointer when something was committed;
+//! - copies the WAL's last few frames when the checkpointer asks (so the
+//!   next commit restarts the WAL under constant writes);
+//! - when the WAL has outgrown the backstop anyway (the disk cannot keep up
+//!   with the writes), waits for a checkpoint of its own: backpressure on
+//!   the writer thread, never on the event loop;
+//! - hands automatic checkpoints back to SQLite if the checkpointer stops.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rusqlite::{ffi, Connection};
+
+use crate::checkpoint::{checkpoint, CheckpointMode, Nudge, WalControl};
+use crate::error::Error;
+
+/// SQLite's default `wal_autocheckpoint`, restored when the checkpointer
+/// stops so the WAL stays bounded without it.
+const SQLITE_DEFAULT_AUTOCHECKPOINT: i64 = 1000;
+
+/// Between retries of a backstop checkpoint that found another one running.
+const BACKSTOP_RETRY: Duration = Duration::from_millis(1);
+
+pub struct WriterWal {
+    nudge: Nudge,
+    control: Arc<WalControl>,
+    /// WAL frames after the last commit, written by the WAL hook; 0 when
+    /// nothing was committed since the writer last looked.
+    committed_frames: Arc<AtomicU64>,
+    backstop_frames: u64,
+    busy_timeout: Duration,
+    handed_back: bool,
+}
+
+impl WriterWal {
+    /// Installs the WAL hook on the writer's connection.
+    pub fn install(
+        conn: &mut Connection,
+        nudge: Nudge,
+        control: Arc<WalControl>,
+        backstop_frames: u64,
+        busy_timeout: Duration,
+    ) -> crate::error::Result<Self> {
+        let committed_frames = Arc::new(AtomicU64::new(0));
+        let hook_frames = committed_frames.clone();
+        conn.wal_hook(Some(
+            move |_: &mut rusqlite::hooks::Wal, frames: std::os::raw::c_int| {
+                hook_frames.store(frames.max(1) as u64, Ordering::Relaxed);
+                Ok(())
+            },
+        ))?;
+        Ok(WriterWal {
+            nudge,
+            control,
+            committed_frames,
+            backstop_frames,
+            busy_timeout,
+            handed_back: false,
+        })
+    }
+
+    /// Runs after every job. `idle_connection` is false while a cursor holds
+    /// the connection inside a read, when no checkpoint can run on it.
+    pub fn after_job(&mut self, conn: &Connection, idle_connection: bool) {
+        if self.handed_back {
+            return;
+        }
+        if self.control.is_stopped() {
+            self.handed_back = true;
+            // Replaces our WAL hook with SQLite's own automatic checkpoint.
+            let _ = conn.pragma_update(None, "wal_autocheckpoint", SQLITE_DEFAULT_AUTOCHECKPOINT);
+            return;
+        }
+        let frames = self.committed_frames.swap(0, Ordering::Relaxed);
+        if frames > 0 {
+            self.nudge.send();
+        }
+        if !idle_connection {
+            return;
+        }
+        if frames >= self.backstop_frames {
+            self.backstop(conn);
+        } else if self.control.catch_up_requested() {
+            // Busy (a lock another connection holds for a moment) leaves the
+            // request standing for after the next job; a failed PASSIVE
+            // returns at once.
+            let started = Instant::now();
+            if checkpoint(conn, Some(CheckpointMode::Passive)).is_ok() {
+                self.control.record_writer_catch_up(started.elapsed());
+            }
+        }
+    }
+
+    /// The WAL passed the backstop: copy it here, waiting out a checkpoint
+    /// in progress, up to the busy timeout.
+    fn backstop(&self, conn: &Connection) {
+        let started = Instant::now();
+        loop {
+            match checkpoint(conn, Some(CheckpointMode::Passive)) {
+                Ok(_) => {
+                    self.control.record_backstop(started.elapsed());
+                    return;
+                }
+                Err(Error::Sqlite { code, .. })
+                    if code & 0xff == ffi::SQLITE_BUSY && started.elapsed() < self.busy_timeout =>
+                {
+                    std::thread::sleep(BACKSTOP_RETRY);
+                }
+                Err(_) => return,
+            }
+        }
+    }
+}
