@@ -31,6 +31,7 @@ use crate::connection::open_checkpointer;
 use crate::error::{Error, Result};
 use crate::job::{Job, Outcome, Request};
 use crate::latch::{OpenLatch, WriterGate};
+use crate::pragmas;
 use crate::settings::Settings;
 
 /// Passes one round may run before giving up on a short tail (writes
@@ -251,7 +252,19 @@ impl CheckpointerThread {
             return;
         }
         let conn = match open_checkpointer(&self.settings) {
-            Ok(conn) => conn,
+            Ok((conn, settings)) => {
+                self.latch.record(settings);
+                conn
+            }
+            // A setting that is not what was asked, under strictSettings:
+            // the open fails as it would for any other connection.
+            Err(error) if pragmas::is_strict_error(&error) => {
+                self.control
+                    .fail(format!("the checkpointer could not open: {error}"));
+                self.latch.arrive(Err(error));
+                self.fail_requests();
+                return;
+            }
             Err(error) => {
                 // Not fatal for the database: the writer takes over.
                 self.control
@@ -315,6 +328,15 @@ impl CheckpointerThread {
                         Request::StopCheckpointer => {
                             done(Ok(Outcome::Done));
                             return Err(Error::invalid_state("stopped by request"));
+                        }
+                        Request::ReadSettings(settings) => {
+                            let role = pragmas::ConnectionRole::Checkpointer;
+                            done(pragmas::read_back(conn, role, &settings).map(|c| {
+                                let mut report = pragmas::SettingsReport::default();
+                                report.insert(c);
+                                Outcome::Settings(Box::new(report))
+                            }));
+                            continue;
                         }
                         _ => {
                             done(Err(Error::invalid_state("not a checkpoint request")));

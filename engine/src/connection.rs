@@ -1,11 +1,13 @@
 //! Opening and configuring a connection for its role. Runs on the thread
-//! that will own the connection.
+//! that will own the connection. Each returns the connection with its
+//! settings as read back once applied (see `pragmas`).
 
 use rusqlite::config::DbConfig;
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 use rusqlite::{Connection, OpenFlags};
 
 use crate::error::Result;
+use crate::pragmas::{self, ConnectionRole, ConnectionSettings, Key, SettingValue};
 use crate::settings::Settings;
 
 fn base_flags() -> OpenFlags {
@@ -13,63 +15,58 @@ fn base_flags() -> OpenFlags {
     OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX
 }
 
-fn apply_common(conn: &Connection, settings: &Settings) -> Result<()> {
-    conn.busy_timeout(settings.busy_timeout)?;
+/// The connection-level switches that are not pragmas.
+fn apply_db_config(conn: &Connection, settings: &Settings) -> Result<()> {
     let dqs = settings.double_quoted_string_literals;
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DQS_DML, dqs)?;
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DQS_DDL, dqs)?;
     conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, settings.defensive)?;
-    conn.pragma_update(None, "foreign_keys", settings.foreign_keys)?;
     Ok(())
 }
 
 /// The writer's read-write connection (read-only when the database is).
-pub fn open_writer(settings: &Settings) -> Result<Connection> {
+/// It sets the journal mode (WAL by default, which readers need to read
+/// while the writer writes).
+pub fn open_writer(settings: &Settings) -> Result<(Connection, ConnectionSettings)> {
     let flags = if settings.read_only {
         OpenFlags::SQLITE_OPEN_READ_ONLY
     } else {
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE
     };
     let conn = Connection::open_with_flags(&settings.path, base_flags() | flags)?;
-    apply_common(&conn, settings)?;
-    if !settings.read_only && !settings.is_private() {
-        // Readers need WAL to read while the writer writes.
-        conn.pragma_update(None, "journal_mode", "wal")?;
-        conn.pragma_update(None, "synchronous", "normal")?;
-        conn.pragma_update(None, "journal_size_limit", settings.journal_size_limit)?;
-    }
-    Ok(conn)
+    apply_db_config(&conn, settings)?;
+    let report = pragmas::apply(&conn, ConnectionRole::Writer, settings)?;
+    Ok((conn, report))
 }
 
 /// The checkpointer's connection: read-write, so it can take the checkpoint
 /// lock and reset the WAL. It runs nothing but checkpoints.
-pub fn open_checkpointer(settings: &Settings) -> Result<Connection> {
+pub fn open_checkpointer(settings: &Settings) -> Result<(Connection, ConnectionSettings)> {
     let flags = base_flags() | OpenFlags::SQLITE_OPEN_READ_WRITE;
     let conn = Connection::open_with_flags(&settings.path, flags)?;
-    conn.busy_timeout(settings.busy_timeout)?;
-    conn.pragma_update(None, "journal_size_limit", settings.journal_size_limit)?;
-    // Reading the journal mode opens the WAL on this connection; until then
-    // SQLite treats the connection as not in WAL mode and every checkpoint
-    // is a no-op.
-    let mode: String = conn.pragma_query_value(None, "journal_mode", |row| row.get(0))?;
-    if !mode.eq_ignore_ascii_case("wal") {
-        return Err(crate::error::Error::invalid_state(format!(
-            "the database is in {mode} mode, not WAL"
-        )));
+    // Reading the journal mode (which applying the settings does) opens the
+    // WAL on this connection; until then SQLite treats the connection as
+    // not in WAL mode and every checkpoint is a no-op.
+    let report = pragmas::apply(&conn, ConnectionRole::Checkpointer, settings)?;
+    match report.get(Key::JournalMode) {
+        SettingValue::Text(mode) if mode == "wal" => Ok((conn, report)),
+        mode => Err(crate::error::Error::invalid_state(format!(
+            "the database is in {mode} journal mode, not WAL"
+        ))),
     }
-    Ok(conn)
 }
 
 /// A reader's connection: opened read-only, `query_only`, and an authorizer
 /// that refuses anything but reading, so a misrouted statement fails loudly
 /// instead of writing behind the writer's back.
-pub fn open_reader(settings: &Settings) -> Result<Connection> {
+pub fn open_reader(settings: &Settings, index: usize) -> Result<(Connection, ConnectionSettings)> {
     let flags = base_flags() | OpenFlags::SQLITE_OPEN_READ_ONLY;
     let mut conn = Connection::open_with_flags(&settings.path, flags)?;
-    apply_common(&conn, settings)?;
+    apply_db_config(&conn, settings)?;
+    let report = pragmas::apply(&conn, ConnectionRole::Reader(index), settings)?;
     conn.pragma_update(None, "query_only", true)?;
     conn.authorizer(Some(reader_authorizer))?;
-    Ok(conn)
+    Ok((conn, report))
 }
 
 fn reader_authorizer(ctx: AuthContext<'_>) -> Authorization {

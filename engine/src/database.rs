@@ -3,8 +3,10 @@
 //! and shuts the threads down. It never touches a connection itself, so
 //! every method is safe to call from an event loop.
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::{self, JoinHandle};
+use std::time::Duration;
 
 use crossbeam_channel::{unbounded, Sender};
 
@@ -12,6 +14,8 @@ use crate::checkpoint::{nudge_channel, CheckpointerThread, WalControl};
 use crate::error::{Error, Result};
 use crate::job::{Done, Job, Outcome, Request, Role};
 use crate::latch::{OpenLatch, WriterGate};
+use crate::pinned::{PinKind, PinnedSession};
+use crate::pragmas::SettingsReport;
 use crate::reader::ReaderThread;
 use crate::settings::Settings;
 use crate::sql::{Route, Sql, SqlRegistry};
@@ -37,6 +41,8 @@ pub struct Database {
     reader_counters: Vec<Arc<RoleCounters>>,
     location: Arc<OnceLock<Option<String>>>,
     wal: Arc<WalControl>,
+    /// Set by the writer while its connection is inside a transaction.
+    writer_in_transaction: Arc<AtomicBool>,
 }
 
 impl Database {
@@ -62,6 +68,7 @@ impl Database {
 
         let location = Arc::new(OnceLock::new());
         let (writer_tx, writer_rx) = unbounded();
+        let writer_in_transaction = Arc::new(AtomicBool::new(false));
         let mut threads = Vec::with_capacity(1 + reader_count);
         threads.push(spawn("offloop-writer".to_string(), {
             let thread = WriterThread {
@@ -72,11 +79,13 @@ impl Database {
                 counters: writer_counters.clone(),
                 location: location.clone(),
                 wal: checkpointer.then(|| (nudge, wal.clone())),
+                in_transaction: writer_in_transaction.clone(),
             };
             move || thread.run()
         })?);
 
         let (readers_tx, readers_rx) = unbounded();
+        let shared_taken = Arc::new(AtomicU64::new(0));
         let mut private = Vec::with_capacity(reader_count);
         for (index, counters) in reader_counters.iter().enumerate() {
             let (tx, rx) = unbounded();
@@ -89,6 +98,7 @@ impl Database {
                 gate: gate.clone(),
                 latch: latch.clone(),
                 counters: counters.clone(),
+                shared_taken: shared_taken.clone(),
             };
             threads.push(spawn(format!("offloop-reader-{index}"), move || {
                 thread.run()
@@ -123,6 +133,7 @@ impl Database {
             reader_counters,
             location,
             wal,
+            writer_in_transaction,
         })
     }
 
@@ -152,13 +163,18 @@ impl Database {
     /// Queues a request. `done` runs on a SQLite thread with the result, or
     /// at once with `ERR_INVALID_STATE` when the database is closed.
     pub fn submit(&self, request: Request, done: Done) {
-        let job = Job::new(request, done);
+        self.submit_job(Job::new(request, done));
+    }
+
+    /// `submit` for a job built by the caller (one that can be cancelled).
+    pub fn submit_job(&self, job: Job) {
         let queues = self.lock_queues();
         let Some(queues) = queues.as_ref() else {
             drop(queues);
             job.fail(Error::closed());
             return;
         };
+        let in_transaction = self.writer_in_transaction.load(Ordering::Acquire);
         let target = match &job.request {
             Request::NextChunk { cursor, .. } | Request::CloseCursor(cursor) => match cursor.role {
                 Role::Writer => &queues.writer,
@@ -168,9 +184,17 @@ impl Database {
             | Request::Get(call)
             | Request::All(call)
             | Request::Expand(call)
-            | Request::Iterate { call, .. } => route(queues, call.sql.route()),
-            Request::Columns(sql) => route(queues, sql.route()),
-            Request::Exec(_) => &queues.writer,
+            | Request::Iterate { call, .. } => route(queues, call.sql.route(), in_transaction),
+            Request::Columns(sql) => route(queues, sql.route(), in_transaction),
+            Request::Exec(_)
+            | Request::Batch(_)
+            | Request::Commit
+            | Request::Rollback
+            | Request::ReadSettings(_) => &queues.writer,
+            Request::Pinned(pinned) => match (pinned.kind(), &queues.readers) {
+                (PinKind::Read, Some(readers)) => readers,
+                _ => &queues.writer,
+            },
             Request::Checkpoint(_) | Request::StopCheckpointer => match &queues.checkpointer {
                 Some(checkpointer) if self.wal.is_active() => checkpointer,
                 _ => &queues.writer,
@@ -179,6 +203,66 @@ impl Database {
         // A send fails only when the thread is gone; the returned job then
         // drops and reports the database closed.
         let _ = target.send(job);
+    }
+
+    /// Reads every connection's settings back, each on its own thread, and
+    /// calls `done` once with all of them (`Outcome::Settings`). A
+    /// connection busy with a job or held by a transaction answers when it
+    /// is free; the checkpointer answers only while it runs.
+    pub fn read_settings(&self, done: Done) {
+        let queues = self.lock_queues();
+        let Some(queues) = queues.as_ref() else {
+            drop(queues);
+            done(Err(Error::closed()));
+            return;
+        };
+        let mut targets: Vec<(&Sender<Job>, bool)> = vec![(&queues.writer, true)];
+        targets.extend(queues.private.iter().map(|reader| (reader, true)));
+        if let Some(checkpointer) = &queues.checkpointer {
+            if self.wal.is_active() {
+                // Optional: it may stop before it answers.
+                targets.push((checkpointer, false));
+            }
+        }
+        let gather = Arc::new(SettingsGather {
+            state: Mutex::new((targets.len(), Some(done), Ok(SettingsReport::default()))),
+        });
+        for (queue, required) in targets {
+            let gather = gather.clone();
+            let request = Request::ReadSettings(self.settings.clone());
+            let job = Job::new(
+                request,
+                Box::new(move |result| gather.arrive(result, required)),
+            );
+            // A failed send drops the job, which completes as closed.
+            let _ = queue.send(job);
+        }
+    }
+
+    /// Opens a pinned session: a write transaction (its BEGIN is queued on
+    /// the writer now, and `begun` hears how it went) or a read snapshot
+    /// (nothing happens until its first statement; `begun` then hears).
+    pub fn pin(&self, kind: PinKind, idle: Duration, begun: Done) -> PinnedSession {
+        let mut session = PinnedSession::new(kind, idle);
+        match kind {
+            PinKind::Write(_) => {
+                if let Some(start) = session.take_start() {
+                    self.submit(Request::Pinned(start), begun);
+                }
+            }
+            PinKind::Read => session.set_begun(begun),
+        }
+        session
+    }
+
+    /// Queues a job on a pinned session. A read snapshot's first job goes
+    /// into the session's queue before the session itself is routed, so the
+    /// reader that takes it finds the statement waiting.
+    pub fn submit_to(&self, session: &mut PinnedSession, job: Job) {
+        session.send(job);
+        if let Some((start, begun)) = session.take_start_with_begun() {
+            self.submit(Request::Pinned(start), begun);
+        }
     }
 
     /// Stops taking jobs, lets queued ones finish, closes every connection on
@@ -240,10 +324,41 @@ impl Database {
     }
 }
 
-fn route(queues: &Queues, route: Route) -> &Sender<Job> {
+/// Read-only statements go to the readers, unless the writer is inside a
+/// transaction: its uncommitted writes are visible on its connection only.
+fn route(queues: &Queues, route: Route, writer_in_transaction: bool) -> &Sender<Job> {
     match (route, &queues.readers) {
-        (Route::Reader, Some(readers)) => readers,
+        (Route::Reader, Some(readers)) if !writer_in_transaction => readers,
         _ => &queues.writer,
+    }
+}
+
+/// Collects the connections' answers to `read_settings`: remaining answers,
+/// the caller's completion, and the report so far (or the first error).
+struct SettingsGather {
+    state: Mutex<(usize, Option<Done>, Result<SettingsReport>)>,
+}
+
+impl SettingsGather {
+    fn arrive(&self, result: Result<Outcome>, required: bool) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let (remaining, done, report) = &mut *state;
+        match (result, report.as_mut()) {
+            (Ok(Outcome::Settings(answer)), Ok(report)) => report.merge(*answer),
+            (Ok(_), Ok(_)) => {
+                *report = Err(Error::invalid_state("unexpected answer to a settings read"));
+            }
+            (Err(error), Ok(_)) if required => *report = Err(error),
+            _ => {}
+        }
+        *remaining -= 1;
+        if *remaining == 0 {
+            let report = std::mem::replace(report, Ok(SettingsReport::default()));
+            if let Some(done) = done.take() {
+                drop(state);
+                done(report.map(|r| Outcome::Settings(Box::new(r))));
+            }
+        }
     }
 }
 

@@ -4,8 +4,12 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::cancel::CancelToken;
 use crate::checkpoint::CheckpointMode;
 use crate::error::{Error, Result};
+use crate::pinned::Pinned;
+use crate::pragmas::SettingsReport;
+use crate::settings::Settings;
 use crate::sql::Sql;
 use crate::value::{BindOptions, Params, RowSet};
 
@@ -60,6 +64,20 @@ pub enum Request {
     /// Ends the checkpointer thread; automatic checkpoints go back to the
     /// writer's connection.
     StopCheckpointer,
+    /// Several statements in one transaction (a SAVEPOINT inside an open
+    /// one): each returns its rows, or its run result when it has no
+    /// columns. The first failure rolls the whole batch back.
+    Batch(Vec<Call>),
+    /// Holds the thread that takes it for a transaction or a read snapshot,
+    /// serving only the session's own queue until it ends.
+    Pinned(Pinned),
+    /// Ends a pinned session: COMMIT (or, for a read snapshot, its end).
+    Commit,
+    /// Ends a pinned session with ROLLBACK.
+    Rollback,
+    /// Reads the connection's settings back and compares them with these
+    /// (`db.settings()` sends one to every connection).
+    ReadSettings(Arc<Settings>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -89,6 +107,16 @@ pub enum Outcome {
         log_frames: u64,
         checkpointed_frames: u64,
     },
+    /// Connection settings as read back: every connection's for an open
+    /// (with what differs from the request) and `db.settings()`; a single
+    /// thread answers `ReadSettings` with its own connection's.
+    Settings(Box<SettingsReport>),
+    /// Each statement's outcome, up to the one that failed (if any), whose
+    /// index and error are given; a failed batch was rolled back.
+    Batch {
+        results: Vec<Outcome>,
+        failed: Option<(usize, Error)>,
+    },
 }
 
 /// Called exactly once, on a SQLite thread, with the job's result.
@@ -101,6 +129,8 @@ pub struct Job {
     pub request: Request,
     done: Option<Done>,
     pub enqueued: Instant,
+    /// Set for calls that can be aborted or time out.
+    pub cancel: Option<Arc<CancelToken>>,
 }
 
 impl Job {
@@ -109,7 +139,13 @@ impl Job {
             request,
             done: Some(done),
             enqueued: Instant::now(),
+            cancel: None,
         }
+    }
+
+    pub fn with_cancel(mut self, token: Option<Arc<CancelToken>>) -> Self {
+        self.cancel = token;
+        self
     }
 
     /// Splits the job into its request and its completion.

@@ -1,12 +1,13 @@
 //! Start-up ordering: readers wait until the writer has opened (and set WAL),
-//! and the caller hears once when every connection is open, or the first
-//! failure.
+//! and the caller hears once when every connection is open, with the
+//! settings each one has in force, or the first failure.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 
 use crate::error::{Error, Result};
 use crate::job::{Done, Outcome};
+use crate::pragmas::{ConnectionSettings, SettingsReport};
 
 /// Opened once by the writer; readers block on it before opening.
 #[derive(Default)]
@@ -33,10 +34,12 @@ impl WriterGate {
     }
 }
 
-/// Counts connections as they open and reports the result exactly once.
+/// Counts connections as they open and reports the result exactly once:
+/// `Outcome::Settings` with every connection's settings, or the first error.
 pub struct OpenLatch {
     remaining: AtomicUsize,
     done: Mutex<Option<Done>>,
+    settings: Mutex<SettingsReport>,
 }
 
 impl OpenLatch {
@@ -44,13 +47,27 @@ impl OpenLatch {
         OpenLatch {
             remaining: AtomicUsize::new(connections),
             done: Mutex::new(Some(done)),
+            settings: Mutex::new(SettingsReport::default()),
         }
+    }
+
+    /// A connection's settings as read back when it opened; call before
+    /// that connection's `arrive`.
+    pub fn record(&self, settings: ConnectionSettings) {
+        self.settings
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(settings);
     }
 
     pub fn arrive(&self, result: Result<()>) {
         let finished = match result {
             Err(e) => Some(Err(e)),
-            Ok(()) if self.remaining.fetch_sub(1, Ordering::AcqRel) == 1 => Some(Ok(Outcome::Done)),
+            Ok(()) if self.remaining.fetch_sub(1, Ordering::AcqRel) == 1 => {
+                let settings =
+                    std::mem::take(&mut *self.settings.lock().unwrap_or_else(|e| e.into_inner()));
+                Some(Ok(Outcome::Settings(Box::new(settings))))
+            }
             Ok(()) => None,
         };
         if let Some(result) = finished {

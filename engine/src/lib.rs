@@ -16,6 +16,7 @@
 //! own.
 
 mod cache;
+mod cancel;
 mod checkpoint;
 mod codes;
 mod connection;
@@ -23,6 +24,8 @@ mod database;
 mod error;
 mod job;
 mod latch;
+mod pinned;
+mod pragmas;
 mod reader;
 mod session;
 mod settings;
@@ -34,11 +37,17 @@ mod worker;
 mod writer;
 mod writer_wal;
 
+pub use cancel::{CancelToken, Cancelled};
 pub use checkpoint::{CheckpointMode, CheckpointStats};
 pub use codes::result_code_name;
 pub use database::Database;
 pub use error::{Error, Result};
-pub use job::{Call, ColumnInfo, CursorRef, Done, Outcome, Request, Role};
+pub use job::{Call, ColumnInfo, CursorRef, Done, Job, Outcome, Request, Role};
+pub use pinned::{PinKind, PinnedSession, TransactionMode};
+pub use pragmas::{
+    compile_options, ConnectionRole, ConnectionSettings, JournalMode, Key, Mismatch, PragmaValue,
+    SettingValue, SettingsReport, Synchronous, TempStore, SETTING_ERROR_CODE,
+};
 pub use settings::{
     CheckpointSettings, Settings, DEFAULT_BUSY_TIMEOUT, DEFAULT_JOURNAL_SIZE_LIMIT, DEFAULT_READERS,
 };

@@ -1,6 +1,7 @@
 //! A reader thread: one read-only connection serving the shared reader queue,
 //! plus a private queue for the cursors it holds open.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,9 +17,10 @@ use crate::worker::run_job;
 
 /// How long a reader pinned by an open cursor waits on its own queue before
 /// checking whether the shared queue is starving. Two checks in a row that
-/// find work waiting make it buffer its cursors and help out, which turns a
-/// caller holding more half-read iterators than there are readers from a
-/// deadlock into memory use.
+/// find work waiting and no reader taking any make it buffer its cursors and
+/// help out, which turns a caller holding more half-read iterators than there
+/// are readers from a deadlock into memory use. While other readers keep
+/// taking jobs, the cursor stays live and streams.
 const PINNED_POLL: Duration = Duration::from_millis(20);
 
 pub struct ReaderThread {
@@ -29,6 +31,9 @@ pub struct ReaderThread {
     pub gate: Arc<WriterGate>,
     pub latch: Arc<OpenLatch>,
     pub counters: Arc<RoleCounters>,
+    /// Jobs taken from the shared queue by any reader: a pinned reader that
+    /// sees it stand still knows the queue is stalled, not just busy.
+    pub shared_taken: Arc<AtomicU64>,
 }
 
 impl ReaderThread {
@@ -36,8 +41,11 @@ impl ReaderThread {
         if !self.gate.wait() {
             return;
         }
-        let conn = match open_reader(&self.settings) {
-            Ok(conn) => conn,
+        let conn = match open_reader(&self.settings, self.index) {
+            Ok((conn, settings)) => {
+                self.latch.record(settings);
+                conn
+            }
             Err(error) => {
                 self.latch.arrive(Err(error));
                 return;
@@ -46,6 +54,7 @@ impl ReaderThread {
         self.latch.arrive(Ok(()));
         let mut session = Session::new(conn, Role::Reader(self.index));
         let mut starving_polls = 0;
+        let mut last_taken = self.shared_taken.load(Ordering::Relaxed);
         loop {
             let next = if session.has_live_cursors() {
                 // A connection with an open statement keeps its snapshot, and
@@ -54,11 +63,10 @@ impl ReaderThread {
                 match self.private.recv_timeout(PINNED_POLL) {
                     Ok(job) => Some(job),
                     Err(RecvTimeoutError::Timeout) => {
-                        starving_polls = if self.shared.is_empty() {
-                            0
-                        } else {
-                            starving_polls + 1
-                        };
+                        let taken = self.shared_taken.load(Ordering::Relaxed);
+                        let stalled = !self.shared.is_empty() && taken == last_taken;
+                        last_taken = taken;
+                        starving_polls = if stalled { starving_polls + 1 } else { 0 };
                         if starving_polls >= 2 {
                             session.park_cursors();
                             starving_polls = 0;
@@ -70,7 +78,10 @@ impl ReaderThread {
             } else {
                 select! {
                     recv(self.private) -> job => job.ok(),
-                    recv(self.shared) -> job => job.ok(),
+                    recv(self.shared) -> job => {
+                        self.shared_taken.fetch_add(1, Ordering::Relaxed);
+                        job.ok()
+                    }
                 }
             };
             match next {

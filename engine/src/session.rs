@@ -12,6 +12,7 @@ use crate::cache::{StatementCache, STATEMENT_CACHE_CAPACITY};
 use crate::checkpoint::checkpoint;
 use crate::error::{Error, Result};
 use crate::job::{Call, ColumnInfo, CursorRef, Outcome, Request, Role};
+use crate::pragmas::{self, ConnectionRole, SettingsReport};
 use crate::sql::Sql;
 use crate::statement::RawStatement;
 use crate::value::{RowSet, Value};
@@ -130,12 +131,26 @@ impl Session {
             }
             // Reaches a session only when no checkpointer runs.
             Request::StopCheckpointer => Ok(Outcome::Done),
+            Request::Batch(calls) => self.batch(&calls),
+            // The thread loops dispatch these; here they are a misuse.
+            Request::Pinned(_) | Request::Commit | Request::Rollback => {
+                Err(Error::invalid_state("no transaction is open"))
+            }
             Request::Checkpoint(mode) => {
                 let counts = checkpoint(&self.conn, Some(mode))?;
                 Ok(Outcome::Checkpoint {
                     log_frames: counts.log_frames,
                     checkpointed_frames: counts.checkpointed_frames,
                 })
+            }
+            Request::ReadSettings(settings) => {
+                let role = match self.role {
+                    Role::Writer => ConnectionRole::Writer,
+                    Role::Reader(i) => ConnectionRole::Reader(i),
+                };
+                let mut report = SettingsReport::default();
+                report.insert(pragmas::read_back(&self.conn, role, &settings)?);
+                Ok(Outcome::Settings(Box::new(report)))
             }
         }
     }
@@ -218,9 +233,23 @@ impl Session {
         let columns: Arc<[String]> = stmt.column_names().into();
         let mut rows = RowSet::new(columns.clone());
         match step_rows(&mut stmt, &mut rows, chunk_rows) {
-            Err(e) => {
+            Err(e) if rows.values.is_empty() => {
                 self.cache.put(call.sql.text(), stmt);
                 Err(e)
+            }
+            // The rows before the error come first; the error is the
+            // cursor's next chunk (node:sqlite throws it from the `next()`
+            // that reaches it).
+            Err(e) => {
+                self.cache.put(call.sql.text(), stmt);
+                let id = self.defer_error(columns, e);
+                Ok(Outcome::Chunk {
+                    rows,
+                    cursor: Some(CursorRef {
+                        role: self.role,
+                        id,
+                    }),
+                })
             }
             Ok(true) => {
                 self.cache.put(call.sql.text(), stmt);
@@ -252,12 +281,18 @@ impl Session {
         let Some(state) = self.cursors.get_mut(&cursor.id) else {
             return Err(Error::invalid_state("the iterator is already finished"));
         };
+        let mut deferred = None;
         let (rows, finished) = match state {
             Cursor::Live { stmt, columns, .. } => {
                 let mut rows = RowSet::new(columns.clone());
                 match step_rows(stmt, &mut rows, chunk_rows) {
                     Ok(done) => (Ok(rows), done),
-                    Err(e) => (Err(e), true),
+                    Err(e) if rows.values.is_empty() => (Err(e), true),
+                    // As in `iterate`: these rows now, the error next.
+                    Err(e) => {
+                        deferred = Some((columns.clone(), e));
+                        (Ok(rows), true)
+                    }
                 }
             }
             Cursor::Buffered {
@@ -287,10 +322,35 @@ impl Session {
         if finished {
             self.close_cursor(cursor.id);
         }
+        if let Some((columns, e)) = deferred {
+            let id = self.defer_error(columns, e);
+            return rows.map(|rows| Outcome::Chunk {
+                rows,
+                cursor: Some(CursorRef {
+                    role: cursor.role,
+                    id,
+                }),
+            });
+        }
         rows.map(|rows| Outcome::Chunk {
             rows,
             cursor: (!finished).then_some(cursor),
         })
+    }
+
+    /// A cursor whose next chunk is `error`.
+    fn defer_error(&mut self, columns: Arc<[String]>, error: Error) -> u64 {
+        let id = self.next_cursor;
+        self.next_cursor += 1;
+        self.cursors.insert(
+            id,
+            Cursor::Buffered {
+                columns,
+                values: VecDeque::new(),
+                error: Some(error),
+            },
+        );
+        id
     }
 
     fn close_cursor(&mut self, id: u64) {
@@ -331,6 +391,75 @@ impl Session {
                 },
             );
         }
+    }
+
+    /// Runs each call in one transaction (a SAVEPOINT when one is open
+    /// already). A statement with result columns returns its rows, others
+    /// their run result; the first failure rolls everything back.
+    fn batch(&mut self, calls: &[Call]) -> Result<Outcome> {
+        let nested = !self.conn.is_autocommit();
+        let (begin, commit, rollback) = if nested {
+            (
+                "SAVEPOINT offloop_batch",
+                "RELEASE offloop_batch",
+                "ROLLBACK TO offloop_batch; RELEASE offloop_batch",
+            )
+        } else {
+            ("BEGIN IMMEDIATE", "COMMIT", "ROLLBACK")
+        };
+        self.exec(begin)?;
+        let mut results = Vec::with_capacity(calls.len());
+        for (index, call) in calls.iter().enumerate() {
+            let outcome = self.with_statement(call, |stmt| {
+                if stmt.column_count() == 0 {
+                    while stmt.step()? {}
+                    let (changes, last_insert_rowid) = stmt.changes();
+                    return Ok(Outcome::Run {
+                        changes,
+                        last_insert_rowid,
+                    });
+                }
+                let mut rows = RowSet::new(stmt.column_names().into());
+                while stmt.step()? {
+                    read_row(stmt, &mut rows);
+                }
+                Ok(Outcome::Rows(rows))
+            });
+            match outcome {
+                Ok(outcome) => results.push(outcome),
+                Err(error) => {
+                    let _ = self.exec(rollback);
+                    return Ok(Outcome::Batch {
+                        results,
+                        failed: Some((index, error)),
+                    });
+                }
+            }
+        }
+        if let Err(error) = self.exec(commit) {
+            let _ = self.exec(rollback);
+            return Ok(Outcome::Batch {
+                results,
+                failed: Some((calls.len(), error)),
+            });
+        }
+        Ok(Outcome::Batch {
+            results,
+            failed: None,
+        })
+    }
+
+    /// Ends every cursor (a pinned session's cursors end with it).
+    pub fn close_cursors(&mut self) {
+        let ids: Vec<u64> = self.cursors.keys().copied().collect();
+        for id in ids {
+            self.close_cursor(id);
+        }
+    }
+
+    /// Stops whatever this connection runs; used by cancellation.
+    pub fn interrupt_handle(&self) -> rusqlite::InterruptHandle {
+        self.conn.get_interrupt_handle()
     }
 
     /// Drops every cached statement and cursor (before closing).

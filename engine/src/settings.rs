@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use crate::pragmas::{JournalMode, PragmaValue, Synchronous, TempStore};
+
 /// Reader threads when the caller does not say. Four keeps a 2-core server
 /// busy while one reader waits on I/O, and costs four connections.
 pub const DEFAULT_READERS: usize = 4;
@@ -57,6 +59,27 @@ pub struct Settings {
     /// `PRAGMA journal_size_limit` in bytes (-1: no limit).
     pub journal_size_limit: i64,
     pub checkpoint: CheckpointSettings,
+    /// `PRAGMA journal_mode`, set by the writer. `None`: WAL for a writable
+    /// file (readers need it to read while the writer writes), else left as
+    /// SQLite opens it.
+    pub journal_mode: Option<JournalMode>,
+    /// `PRAGMA synchronous`. `None`: NORMAL where WAL is in force, else
+    /// SQLite's default (FULL).
+    pub synchronous: Option<Synchronous>,
+    /// `PRAGMA mmap_size` in bytes (0: no memory mapping). `None`: SQLite's
+    /// default (0).
+    pub mmap_size: Option<u64>,
+    /// `PRAGMA cache_size`: pages when positive, KiB when negative. `None`:
+    /// SQLite's default (-2000, about 2 MB).
+    pub cache_size: Option<i64>,
+    /// `PRAGMA temp_store`. `None`: SQLite's default.
+    pub temp_store: Option<TempStore>,
+    /// Any other pragmas, applied in this order on the writer and every
+    /// reader before the settings above. Names are SQL identifiers.
+    pub pragmas: Vec<(String, PragmaValue)>,
+    /// Fail the open when a setting read back differs from the request,
+    /// instead of only reporting it.
+    pub strict_settings: bool,
 }
 
 impl Settings {
@@ -71,7 +94,20 @@ impl Settings {
             defensive: true,
             journal_size_limit: DEFAULT_JOURNAL_SIZE_LIMIT,
             checkpoint: CheckpointSettings::default(),
+            journal_mode: None,
+            synchronous: None,
+            mmap_size: None,
+            cache_size: None,
+            temp_store: None,
+            pragmas: Vec::new(),
+            strict_settings: false,
         }
+    }
+
+    /// The journal mode the writer sets, defaults resolved.
+    pub fn requested_journal_mode(&self) -> Option<JournalMode> {
+        self.journal_mode
+            .or_else(|| (!self.read_only && !self.is_private()).then_some(JournalMode::Wal))
     }
 
     /// In-memory and temporary databases are private to one connection, so
@@ -86,7 +122,10 @@ impl Settings {
 
     /// Whether a checkpointer thread runs: only for a writable WAL file.
     pub fn runs_checkpointer(&self) -> bool {
-        self.checkpoint.enabled && !self.read_only && !self.is_private()
+        self.checkpoint.enabled
+            && !self.read_only
+            && !self.is_private()
+            && self.requested_journal_mode() == Some(JournalMode::Wal)
     }
 
     /// Reader threads actually started.

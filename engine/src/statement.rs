@@ -107,8 +107,15 @@ impl RawStatement {
             return Err(self.last_error());
         }
         if let Some(named) = &params.named {
-            if options.allow_bare_named && self.bare_names.is_none() {
-                self.bare_names = Some(self.collect_bare_names());
+            if options.allow_bare_named {
+                // node:sqlite refuses every named call of a statement whose
+                // bare names clash, even when each key is fully prefixed.
+                if self.bare_names.is_none() {
+                    self.bare_names = Some(self.collect_bare_names());
+                }
+                if let Some(Err(conflict)) = &self.bare_names {
+                    return Err(conflict.clone());
+                }
             }
             for (key, value) in named {
                 let mut index = self.parameter_index(key);
@@ -117,8 +124,6 @@ impl RawStatement {
                         if let Some(full) = map.get(key) {
                             index = self.parameter_index(full);
                         }
-                    } else if let Some(Err(conflict)) = &self.bare_names {
-                        return Err(conflict.clone());
                     }
                 }
                 if index == 0 {

@@ -1,6 +1,7 @@
 //! The writer thread: owns the one read-write connection and runs its queue
 //! in arrival order. Shutdown is the queue's senders all dropping.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use crossbeam_channel::Receiver;
@@ -12,7 +13,7 @@ use crate::latch::{OpenLatch, WriterGate};
 use crate::session::Session;
 use crate::settings::Settings;
 use crate::stats::RoleCounters;
-use crate::worker::run_job;
+use crate::worker::run_job_then;
 use crate::writer_wal::WriterWal;
 
 pub struct WriterThread {
@@ -24,12 +25,18 @@ pub struct WriterThread {
     pub location: Arc<OnceLock<Option<String>>>,
     /// Present when a checkpointer thread runs.
     pub wal: Option<(Nudge, Arc<WalControl>)>,
+    /// True while the connection is inside a transaction (`BEGIN` or
+    /// `SAVEPOINT` through `exec`): reads must come here to see its writes.
+    pub in_transaction: Arc<AtomicBool>,
 }
 
 impl WriterThread {
     pub fn run(self) {
         let mut conn = match open_writer(&self.settings) {
-            Ok(conn) => conn,
+            Ok((conn, settings)) => {
+                self.latch.record(settings);
+                conn
+            }
             Err(error) => {
                 self.gate.open(false);
                 self.latch.arrive(Err(error.clone()));
@@ -62,7 +69,12 @@ impl WriterThread {
             if job.cursor().is_none() && session.has_live_cursors() {
                 session.park_cursors();
             }
-            run_job(&mut session, job, &self.counters);
+            // Published before the completion, so a read issued after a
+            // BEGIN (or COMMIT) resolved is routed by the new state.
+            run_job_then(&mut session, job, &self.counters, |session| {
+                let open = !session.connection().is_autocommit();
+                self.in_transaction.store(open, Ordering::Release);
+            });
             if let Some(wal) = &mut wal {
                 wal.after_job(session.connection(), !session.has_live_cursors());
             }

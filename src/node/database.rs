@@ -4,19 +4,24 @@
 //! touches SQLite; the finalizer only drops the engine handle, which lets
 //! the threads close their connections themselves.
 
-use std::sync::Arc;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use napi::bindgen_prelude::External;
 use napi::{Env, Error, Result, Status};
 use napi_derive::napi;
 use offloop_engine::{
-    self as engine, BindOptions, Call, CheckpointMode, CursorRef, Request, Role, Settings, Sql,
+    self as engine, BindOptions, Call, CancelToken, Cancelled, CheckpointMode, CursorRef, Job,
+    PinKind, PinnedSession, Request, Role, Settings, Sql, TransactionMode,
 };
 
 use super::completion::{self, Completion, CompletionQueue};
 use super::js::{Cx, Js};
-use super::params::read_params;
+use super::outcome::READ_BIG_INTS;
+use super::params::{read_params, ArgError};
+use super::settings::{apply_options, PragmaOption, SettingOptions};
 
 /// Flags index.js passes with each call (besides `READ_BIG_INTS`).
 const ALLOW_BARE_NAMED: u32 = 4;
@@ -43,6 +48,14 @@ pub struct OpenOptions {
     pub checkpoint_threshold_frames: u32,
     pub checkpoint_idle_ms: u32,
     pub checkpoint_backstop_frames: u32,
+    /// Connection settings (see `settings.rs`); absent: the defaults.
+    pub journal_mode: Option<String>,
+    pub synchronous: Option<String>,
+    pub mmap_size: Option<f64>,
+    pub cache_size: Option<f64>,
+    pub temp_store: Option<String>,
+    pub pragmas: Option<Vec<PragmaOption>>,
+    pub strict_settings: Option<bool>,
 }
 
 /// What a statement call does (index.js uses the same numbers).
@@ -70,10 +83,72 @@ impl Kind {
     }
 }
 
+/// A pinned session (transaction or read snapshot), owned by its JS handle.
+pub type SessionCell = RefCell<PinnedSession>;
+
 #[napi]
 pub struct NativeDatabase {
     db: engine::Database,
     queue: Arc<CompletionQueue>,
+    /// Cancel tokens of the cancellable calls in flight, by call id.
+    tokens: Arc<Mutex<HashMap<u64, Arc<CancelToken>>>>,
+}
+
+impl NativeDatabase {
+    fn tokens(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<CancelToken>>> {
+        self.tokens.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Queues `request` on the database or on `session`, completing under
+    /// `id`; a cancellable call registers a token until it completes.
+    fn dispatch(
+        &self,
+        request: Request,
+        id: f64,
+        flags: u32,
+        session: Option<&External<SessionCell>>,
+        cancellable: bool,
+    ) {
+        let mut done = done_for(&self.queue, id, flags);
+        let mut token = None;
+        if cancellable {
+            let t = CancelToken::new();
+            self.tokens().insert(id.to_bits(), t.clone());
+            let tokens = self.tokens.clone();
+            let inner = done;
+            done = Box::new(move |result| {
+                tokens
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .remove(&id.to_bits());
+                inner(result)
+            });
+            token = Some(t);
+        }
+        let job = Job::new(request, done).with_cancel(token);
+        match session {
+            Some(session) => self.db.submit_to(&mut session.borrow_mut(), job),
+            None => self.db.submit_job(job),
+        }
+    }
+}
+
+/// Reads one call's arguments; `Err` is an argument error to throw.
+fn read_call(
+    cx: Cx,
+    sql: &External<Arc<Sql>>,
+    args: Js,
+    flags: u32,
+) -> Result<std::result::Result<Call, ArgError>> {
+    let sql: Arc<Sql> = Arc::clone(sql);
+    Ok(read_params(cx, &sql, args)?.map(|params| Call {
+        sql,
+        params,
+        bind: BindOptions {
+            allow_bare_named: flags & ALLOW_BARE_NAMED != 0,
+            allow_unknown_named: flags & ALLOW_UNKNOWN_NAMED != 0,
+        },
+    }))
 }
 
 fn queue() -> Result<Arc<CompletionQueue>> {
@@ -116,9 +191,25 @@ impl NativeDatabase {
         settings.checkpoint.threshold_frames = options.checkpoint_threshold_frames.into();
         settings.checkpoint.idle = Duration::from_millis(options.checkpoint_idle_ms.into());
         settings.checkpoint.backstop_frames = options.checkpoint_backstop_frames.into();
+        apply_options(
+            &mut settings,
+            SettingOptions {
+                journal_mode: options.journal_mode.as_deref(),
+                synchronous: options.synchronous.as_deref(),
+                mmap_size: options.mmap_size,
+                cache_size: options.cache_size,
+                temp_store: options.temp_store.as_deref(),
+                pragmas: options.pragmas.as_deref(),
+                strict_settings: options.strict_settings,
+            },
+        )?;
         let db = engine::Database::open(settings, done_for(&queue, open_id, 0))
             .map_err(|e| Error::new(Status::GenericFailure, e.to_string()))?;
-        Ok(NativeDatabase { db, queue })
+        Ok(NativeDatabase {
+            db,
+            queue,
+            tokens: Arc::default(),
+        })
     }
 
     /// A handle on a SQL text; statements pass it with every call.
@@ -127,9 +218,12 @@ impl NativeDatabase {
         External::new(self.db.sql(&text))
     }
 
-    /// Queues one statement call. Returns `[code, message]` when an argument
-    /// cannot be bound (index.js throws it), otherwise nothing.
+    /// Queues one statement call, on the database or inside `session`.
+    /// Returns `[code, message]` when an argument cannot be bound (index.js
+    /// throws it), otherwise nothing. A `cancellable` call can be stopped
+    /// with `cancel(id)`.
     #[napi]
+    #[allow(clippy::too_many_arguments)]
     pub fn call(
         &self,
         env: Env,
@@ -138,22 +232,14 @@ impl NativeDatabase {
         sql: &External<Arc<Sql>>,
         args: Js,
         flags: u32,
+        session: Option<&External<SessionCell>>,
+        cancellable: bool,
     ) -> Result<Option<Vec<String>>> {
-        let cx = Cx(env.raw());
-        let sql: Arc<Sql> = Arc::clone(sql);
         let kind = Kind::from_u32(kind)
             .ok_or_else(|| Error::new(Status::InvalidArg, "unknown call kind"))?;
-        let params = match read_params(cx, &sql, args)? {
-            Ok(params) => params,
+        let call = match read_call(Cx(env.raw()), sql, args, flags)? {
+            Ok(call) => call,
             Err(e) => return Ok(Some(vec![e.code.to_string(), e.message])),
-        };
-        let call = Call {
-            sql,
-            params,
-            bind: BindOptions {
-                allow_bare_named: flags & ALLOW_BARE_NAMED != 0,
-                allow_unknown_named: flags & ALLOW_UNKNOWN_NAMED != 0,
-            },
         };
         let request = match kind {
             Kind::Run => Request::Run(call),
@@ -166,34 +252,128 @@ impl NativeDatabase {
             Kind::Columns => Request::Columns(call.sql),
             Kind::Expand => Request::Expand(call),
         };
-        self.db.submit(request, done_for(&self.queue, id, flags));
+        self.dispatch(request, id, flags, session, cancellable);
+        Ok(None)
+    }
+
+    /// Several statements in one transaction: `sqls[i]` with the arguments
+    /// array `args[i]` and binding flags `flags[i]`; results are converted
+    /// with `read_big_ints`. Returns `[index, code, message]` when an
+    /// argument cannot be bound.
+    #[napi]
+    #[allow(clippy::too_many_arguments)]
+    pub fn batch(
+        &self,
+        env: Env,
+        id: f64,
+        sqls: Vec<&External<Arc<Sql>>>,
+        args: Js,
+        flags: Vec<u32>,
+        read_big_ints: bool,
+        session: Option<&External<SessionCell>>,
+    ) -> Result<Option<Vec<String>>> {
+        let cx = Cx(env.raw());
+        let mut calls = Vec::with_capacity(sqls.len());
+        for (i, sql) in sqls.into_iter().enumerate() {
+            let entry = cx.get_element(args, i as u32)?;
+            let entry_flags = flags.get(i).copied().unwrap_or(0);
+            match read_call(cx, sql, entry, entry_flags)? {
+                Ok(call) => calls.push(call),
+                Err(e) => return Ok(Some(vec![i.to_string(), e.code.to_string(), e.message])),
+            }
+        }
+        let big = if read_big_ints { READ_BIG_INTS } else { 0 };
+        self.dispatch(Request::Batch(calls), id, big, session, false);
         Ok(None)
     }
 
     #[napi]
-    pub fn exec(&self, id: f64, sql: String) {
-        self.db
-            .submit(Request::Exec(sql), done_for(&self.queue, id, 0));
+    pub fn exec(
+        &self,
+        id: f64,
+        sql: String,
+        session: Option<&External<SessionCell>>,
+        cancellable: bool,
+    ) {
+        self.dispatch(Request::Exec(sql), id, 0, session, cancellable);
     }
 
     /// Asks the thread holding a cursor for its next chunk.
     #[napi]
-    pub fn next(&self, id: f64, role: i32, cursor: f64, flags: u32) {
-        self.db.submit(
-            Request::NextChunk {
-                cursor: cursor_ref(role, cursor),
-                chunk_rows: ITERATE_CHUNK_ROWS as usize,
-            },
-            done_for(&self.queue, id, flags),
-        );
+    pub fn next(
+        &self,
+        id: f64,
+        role: i32,
+        cursor: f64,
+        flags: u32,
+        session: Option<&External<SessionCell>>,
+    ) {
+        let request = Request::NextChunk {
+            cursor: cursor_ref(role, cursor),
+            chunk_rows: ITERATE_CHUNK_ROWS as usize,
+        };
+        self.dispatch(request, id, flags, session, false);
     }
 
     #[napi]
-    pub fn close_cursor(&self, id: f64, role: i32, cursor: f64) {
-        self.db.submit(
-            Request::CloseCursor(cursor_ref(role, cursor)),
-            done_for(&self.queue, id, 0),
-        );
+    pub fn close_cursor(
+        &self,
+        id: f64,
+        role: i32,
+        cursor: f64,
+        session: Option<&External<SessionCell>>,
+    ) {
+        let request = Request::CloseCursor(cursor_ref(role, cursor));
+        self.dispatch(request, id, 0, session, false);
+    }
+
+    /// Opens a pinned session: `kind` 0 is a read snapshot, 1–3 a write
+    /// transaction (deferred, immediate, exclusive). `begun_id` completes
+    /// when its BEGIN ran (for a read snapshot: with its first statement).
+    #[napi]
+    pub fn begin(&self, kind: u32, idle_ms: f64, begun_id: f64) -> Result<External<SessionCell>> {
+        let kind = match kind {
+            0 => PinKind::Read,
+            1 => PinKind::Write(TransactionMode::Deferred),
+            2 => PinKind::Write(TransactionMode::Immediate),
+            3 => PinKind::Write(TransactionMode::Exclusive),
+            _ => return Err(Error::new(Status::InvalidArg, "unknown session kind")),
+        };
+        let idle = Duration::from_millis(idle_ms.max(1.0) as u64);
+        let session = self.db.pin(kind, idle, done_for(&self.queue, begun_id, 0));
+        Ok(External::new(RefCell::new(session)))
+    }
+
+    /// Whether the session reached a thread (an unused read snapshot never
+    /// does, and needs no ending).
+    #[napi]
+    pub fn session_started(&self, session: &External<SessionCell>) -> bool {
+        session.borrow().is_started()
+    }
+
+    /// Ends a session with COMMIT (`commit`) or ROLLBACK.
+    #[napi]
+    pub fn end(&self, id: f64, session: &External<SessionCell>, commit: bool) {
+        let request = if commit {
+            Request::Commit
+        } else {
+            Request::Rollback
+        };
+        self.dispatch(request, id, 0, Some(session), false);
+    }
+
+    /// Aborts a cancellable call. Returns 1 when it was still queued (it
+    /// will never run; its completion still arrives), 2 when it was
+    /// interrupted while running (its completion says how it ended), 0
+    /// when it had finished or is unknown.
+    #[napi]
+    pub fn cancel(&self, id: f64) -> u32 {
+        let token = self.tokens().get(&id.to_bits()).cloned();
+        match token.map(|t| t.cancel()) {
+            Some(Cancelled::BeforeStart) => 1,
+            Some(Cancelled::WhileRunning) => 2,
+            Some(Cancelled::TooLate) | None => 0,
+        }
     }
 
     /// A WAL checkpoint in `mode` (0 passive, 1 full, 2 restart, 3 truncate).
@@ -225,6 +405,12 @@ impl NativeDatabase {
     #[napi]
     pub fn location(&self) -> Option<String> {
         self.db.location().map(str::to_string)
+    }
+
+    /// Reads every connection's settings back, each on its own thread.
+    #[napi]
+    pub fn settings(&self, id: f64) {
+        self.db.read_settings(done_for(&self.queue, id, 0));
     }
 
     #[napi]

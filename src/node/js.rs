@@ -240,6 +240,39 @@ impl Cx {
         Ok(Some(copy_bytes(data, len)))
     }
 
+    pub fn is_arraybuffer(self, value: Js) -> Result<bool> {
+        out!(r => sys::napi_is_arraybuffer(self.0, value.0, r))
+    }
+
+    /// The bytes of a SharedArrayBuffer, copied; `None` for any other value.
+    /// Node-API (before Node 24) has no accessor for them, so this views
+    /// the buffer through a new `Uint8Array`. Only reached for objects that
+    /// are no TypedArray, DataView or ArrayBuffer.
+    pub fn shared_array_buffer_bytes(self, value: Js) -> Result<Option<Vec<u8>>> {
+        let global = out!(r => sys::napi_get_global(self.0, r))?;
+        let class = out!(r => sys::napi_get_named_property(
+            self.0,
+            global,
+            c"SharedArrayBuffer".as_ptr(),
+            r
+        ))?;
+        if self.type_of(Js(class))? != sys::ValueType::napi_function {
+            return Ok(None);
+        }
+        let is_shared: bool = out!(r => sys::napi_instanceof(self.0, value.0, class, r))?;
+        if !is_shared {
+            return Ok(None);
+        }
+        let uint8 = out!(r => sys::napi_get_named_property(
+            self.0,
+            global,
+            c"Uint8Array".as_ptr(),
+            r
+        ))?;
+        let view = out!(r => sys::napi_new_instance(self.0, uint8, 1, &value.0, r))?;
+        self.view_bytes(Js(view))
+    }
+
     /// Own enumerable string keys, as `Object.keys` (what `node:sqlite`
     /// reads from a named-parameter object).
     pub fn own_keys(self, object: Js) -> Result<Js> {

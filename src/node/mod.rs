@@ -6,6 +6,7 @@ mod database;
 mod js;
 mod outcome;
 mod params;
+mod settings;
 
 use napi::{Env, Result};
 use napi_derive::napi;

@@ -20,6 +20,14 @@ pub fn completions_to_js(cx: Cx, completions: Vec<Completion>) -> Result<Js> {
     for (i, c) in completions.into_iter().enumerate() {
         let base = (i * 3) as u32;
         let (ok, payload) = match c.result {
+            Ok(Outcome::Batch {
+                failed: Some((index, error)),
+                ..
+            }) => {
+                let desc = error_to_js(cx, &error)?;
+                cx.set_element(desc, 5, cx.number(index as f64)?)?;
+                (false, desc)
+            }
             Ok(outcome) => match outcome_to_js(cx, outcome, c.flags)? {
                 Ok(value) => (true, value),
                 Err(error) => (false, error_to_js(cx, &error)?),
@@ -56,20 +64,35 @@ fn outcome_to_js(cx: Cx, outcome: Outcome, flags: u32) -> Result<engine::Result<
             cx.set_element(pair, 1, b)?;
             pair
         }
-        Outcome::Rows(rows) => match rows_to_js(cx, &rows, big)? {
-            Ok((columns, values)) => {
+        Outcome::Rows(rows) => match first_unreadable(&rows, big) {
+            Some((_, e)) => return Ok(Err(e)),
+            None => {
+                let (columns, values) = rows_to_js(cx, &rows, rows.values.len(), big)?;
                 let pair = cx.array(2)?;
                 cx.set_element(pair, 0, columns)?;
                 cx.set_element(pair, 1, values)?;
                 pair
             }
-            Err(e) => return Ok(Err(e)),
         },
-        Outcome::Chunk { rows, cursor } => match rows_to_js(cx, &rows, big)? {
-            Ok((columns, values)) => {
+        // Rows before a value JS cannot hold are still delivered, with the
+        // error as a fifth element: node:sqlite's iterator throws it from
+        // the `next()` that reaches the row.
+        Outcome::Chunk { rows, cursor } => {
+            let (count, error) = match first_unreadable(&rows, big) {
+                None => (rows.values.len(), None),
+                Some((i, e)) => match i - i % rows.columns.len().max(1) {
+                    0 => return Ok(Err(e)),
+                    whole_rows => (whole_rows, Some(e)),
+                },
+            };
+            {
+                let (columns, values) = rows_to_js(cx, &rows, count, big)?;
                 let chunk = cx.array(4)?;
                 cx.set_element(chunk, 0, columns)?;
                 cx.set_element(chunk, 1, values)?;
+                if let Some(e) = &error {
+                    cx.set_element(chunk, 4, error_to_js(cx, e)?)?;
+                }
                 let (role, id) = match cursor {
                     None => (cx.null()?, cx.null()?),
                     Some(c) => (
@@ -84,8 +107,7 @@ fn outcome_to_js(cx: Cx, outcome: Outcome, flags: u32) -> Result<engine::Result<
                 cx.set_element(chunk, 3, id)?;
                 chunk
             }
-            Err(e) => return Ok(Err(e)),
-        },
+        }
         Outcome::Columns(columns) => {
             let flat = cx.array(columns.len() * 5)?;
             for (i, c) in columns.iter().enumerate() {
@@ -99,6 +121,27 @@ fn outcome_to_js(cx: Cx, outcome: Outcome, flags: u32) -> Result<engine::Result<
             flat
         }
         Outcome::Text(text) => cx.opt_string(text.as_deref())?,
+        Outcome::Settings(report) => super::settings::report_to_js(cx, &report)?,
+        Outcome::Batch { results, .. } => {
+            // `[tag, payload]` per statement: 0 a run result, 1 rows.
+            let out = cx.array(results.len())?;
+            for (i, result) in results.into_iter().enumerate() {
+                let tag = if matches!(result, Outcome::Rows(_)) {
+                    1.0
+                } else {
+                    0.0
+                };
+                let value = match outcome_to_js(cx, result, flags)? {
+                    Ok(value) => value,
+                    Err(e) => return Ok(Err(e)),
+                };
+                let pair = cx.array(2)?;
+                cx.set_element(pair, 0, cx.number(tag)?)?;
+                cx.set_element(pair, 1, value)?;
+                cx.set_element(out, i as u32, pair)?;
+            }
+            out
+        }
         Outcome::Checkpoint {
             log_frames,
             checkpointed_frames,
@@ -111,38 +154,62 @@ fn outcome_to_js(cx: Cx, outcome: Outcome, flags: u32) -> Result<engine::Result<
     }))
 }
 
-fn rows_to_js(cx: Cx, rows: &RowSet, big: bool) -> Result<engine::Result<(Js, Js)>> {
-    let columns = cx.array(rows.columns.len())?;
-    for (i, name) in rows.columns.iter().enumerate() {
-        cx.set_element(columns, i as u32, cx.string(name)?)?;
+/// Whether an INTEGER reads as a JS number without `readBigInts`.
+/// node:sqlite tests `std::abs(v) <= MAX_SAFE_INTEGER`, and the absolute
+/// value of INT64_MIN overflows to itself, so INT64_MIN passes and reads
+/// as the number -9223372036854775808.
+fn fits_number(v: i64) -> bool {
+    v == i64::MIN || (-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER).contains(&v)
+}
+
+/// The first value JS cannot hold (an unsafe integer without
+/// `readBigInts`): its index in `rows.values` and the error to report.
+fn first_unreadable(rows: &RowSet, big: bool) -> Option<(usize, engine::Error)> {
+    if big {
+        return None;
     }
-    let values = cx.array(rows.values.len())?;
-    for (i, value) in rows.values.iter().enumerate() {
-        let js = match value {
-            Value::Null => cx.null()?,
-            Value::Integer(v) if big => cx.bigint(*v)?,
-            Value::Integer(v) if (-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER).contains(v) => {
-                cx.number(*v as f64)?
-            }
-            Value::Integer(v) => {
-                return Ok(Err(engine::Error::Misuse {
+    rows.values
+        .iter()
+        .enumerate()
+        .find_map(|(i, value)| match value {
+            Value::Integer(v) if !fits_number(*v) => Some((
+                i,
+                engine::Error::Misuse {
                     code: "ERR_OUT_OF_RANGE",
                     message: format!(
                         "Value is too large to be represented as a JavaScript number: {v}"
                     ),
-                }))
-            }
+                },
+            )),
+            _ => None,
+        })
+}
+
+/// `[columns, values]` for the first `count` values of `rows`, which
+/// `first_unreadable` has cleared.
+fn rows_to_js(cx: Cx, rows: &RowSet, count: usize, big: bool) -> Result<(Js, Js)> {
+    let columns = cx.array(rows.columns.len())?;
+    for (i, name) in rows.columns.iter().enumerate() {
+        cx.set_element(columns, i as u32, cx.string(name)?)?;
+    }
+    let values = cx.array(count)?;
+    for (i, value) in rows.values[..count].iter().enumerate() {
+        let js = match value {
+            Value::Null => cx.null()?,
+            Value::Integer(v) if big => cx.bigint(*v)?,
+            Value::Integer(v) => cx.number(*v as f64)?,
             Value::Real(v) => cx.number(*v)?,
             Value::Text(s) => cx.string(s)?,
             Value::Blob(b) => cx.uint8array(b)?,
         };
         cx.set_element(values, i as u32, js)?;
     }
-    Ok(Ok((columns, values)))
+    Ok((columns, values))
 }
 
 /// `[code, message, errcode, errstr, sqliteCode]`; the last three are null
-/// unless SQLite produced the error.
+/// unless SQLite produced the error. A failed batch adds the failing
+/// statement's index as a sixth element.
 pub fn error_to_js(cx: Cx, error: &engine::Error) -> Result<Js> {
     let out = cx.array(5)?;
     let (code, errcode) = match error {

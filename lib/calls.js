@@ -1,0 +1,106 @@
+'use strict';
+
+// Calls in flight. Each call gets an id; the addon settles it by id from one
+// batch per wake-up (one thread-safe function call serves every completion
+// that arrived meanwhile). While any call is pending the addon holds a
+// reference on the event loop, so pending work keeps the process alive and
+// an idle database does not.
+
+const native = require('../native.js');
+const { errorFromNative } = require('./errors.js');
+
+const pending = new Map();
+let nextId = 1;
+
+/**
+ * Registers a call. `decode(payload, context)` turns the addon's payload
+ * into the resolved value (null: resolve with the payload as is).
+ */
+function track(decode, context) {
+  const id = nextId++;
+  if (nextId > Number.MAX_SAFE_INTEGER) nextId = 1;
+  let resolve;
+  let reject;
+  const promise = new Promise((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  if (pending.size === 0) native.setKeepAlive(true);
+  pending.set(id, { resolve, reject, decode, context, cleanup: null, abortReason: undefined });
+  return { id, promise };
+}
+
+function forget(id) {
+  const call = pending.get(id);
+  pending.delete(id);
+  if (pending.size === 0) native.setKeepAlive(false);
+  if (call !== undefined && call.cleanup !== null) call.cleanup();
+  return call;
+}
+
+/** Drops a call that never reached the addon (its arguments were refused). */
+function untrack(id) {
+  forget(id);
+}
+
+// `cancel(id)` results, from src/node/database.rs.
+const CANCELLED_BEFORE_START = 1;
+
+/**
+ * Makes call `id` abortable by `signal` and bounded by `timeoutMs` (0: no
+ * bound). A call still queued rejects at once and never runs. A running one
+ * is interrupted and rejects when its thread reports it stopped; if it
+ * finished first, its result stands (an abort never hides a commit).
+ */
+function armCancel(id, cancel, signal, timeoutMs) {
+  const call = pending.get(id);
+  if (call === undefined) return;
+  let timer = null;
+  const abort = (reason) => {
+    if (pending.get(id) !== call || call.abortReason !== undefined) return;
+    call.abortReason = reason;
+    if (cancel(id) === CANCELLED_BEFORE_START) {
+      forget(id);
+      call.reject(reason);
+    }
+  };
+  const onAbort = () => abort(signal.reason);
+  if (timeoutMs > 0) {
+    timer = setTimeout(
+      () => abort(new DOMException(`The operation did not finish within ${timeoutMs} ms`, 'TimeoutError')),
+      timeoutMs,
+    );
+  }
+  if (signal !== undefined) signal.addEventListener('abort', onAbort, { once: true });
+  call.cleanup = () => {
+    if (timer !== null) clearTimeout(timer);
+    if (signal !== undefined) signal.removeEventListener('abort', onAbort);
+  };
+}
+
+function drain() {
+  const batch = native.takeCompletions();
+  for (let i = 0; i < batch.length; i += 3) {
+    const call = pending.get(batch[i]);
+    if (call === undefined) continue;
+    forget(batch[i]);
+    if (batch[i + 1]) {
+      let value;
+      try {
+        value = call.decode === null ? batch[i + 2] : call.decode(batch[i + 2], call.context);
+      } catch (err) {
+        call.reject(err);
+        continue;
+      }
+      call.resolve(value);
+    } else if (call.abortReason !== undefined && batch[i + 2][0] === 'ABORT_ERR') {
+      call.reject(call.abortReason);
+    } else {
+      call.reject(errorFromNative(batch[i + 2]));
+    }
+  }
+}
+
+native.init(drain);
+
+module.exports = { native, track, untrack, armCancel };

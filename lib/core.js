@@ -1,0 +1,150 @@
+'use strict';
+
+// The internal side of one open database: its addon handle, its options and
+// its state, and the one place where calls are handed to the addon. The
+// public Database, Statement, Transaction and iterator objects all go
+// through here; a `scope` is null for the database itself or the JS handle
+// of a transaction or read snapshot (`{ native, ended }`).
+
+const { native, track, untrack, armCancel } = require('./calls.js');
+const { codedError, nodeError, notOpen } = require('./errors.js');
+const { flagsOf } = require('./options.js');
+
+const OPENING = 0;
+const OPEN = 1;
+const CLOSING = 2;
+const CLOSED = 3;
+
+// Call kinds shared with src/node/database.rs.
+const RUN = 0;
+const GET = 1;
+const ALL = 2;
+const ITERATE = 3;
+const COLUMNS = 4;
+
+function scopeEnded() {
+  return nodeError(Error, 'ERR_INVALID_STATE', 'the transaction has ended');
+}
+
+class Core {
+  constructor(nativeDb, options) {
+    this.native = nativeDb;
+    this.options = options;
+    this.state = OPENING;
+    this.cancel = (id) => nativeDb.cancel(id);
+  }
+
+  get closing() {
+    return this.state >= CLOSING;
+  }
+
+  /** Why a call cannot be queued now, or null. */
+  refusal(scope) {
+    if (this.state >= CLOSING) return notOpen();
+    if (scope !== null && scope.ended) return scopeEnded();
+    return null;
+  }
+
+  /** Bounds call `id` by `control` (`{ signal, timeout }`) and `queryTimeout`. */
+  #arm(id, control) {
+    const signal = control?.signal;
+    const timeout = control?.timeout ?? this.options.queryTimeout;
+    if (signal !== undefined || timeout > 0) armCancel(id, this.cancel, signal, timeout);
+  }
+
+  #cancellable(control) {
+    return control?.signal !== undefined || (control?.timeout ?? this.options.queryTimeout) > 0;
+  }
+
+  call(kind, handle, args, stmtOptions, decode, context, scope, control) {
+    const refused = this.refusal(scope);
+    if (refused !== null) return Promise.reject(refused);
+    if (control?.signal?.aborted) return Promise.reject(control.signal.reason);
+    const { id, promise } = track(decode, context);
+    const bad = this.native.call(
+      kind,
+      id,
+      handle,
+      args,
+      flagsOf(stmtOptions),
+      scope?.native ?? null,
+      this.#cancellable(control),
+    );
+    if (bad !== null) {
+      untrack(id);
+      throw codedError(bad[0], bad[1]);
+    }
+    this.#arm(id, control);
+    return promise;
+  }
+
+  exec(sql, scope, control) {
+    const refused = this.refusal(scope);
+    if (refused !== null) return Promise.reject(refused);
+    if (control?.signal?.aborted) return Promise.reject(control.signal.reason);
+    const { id, promise } = track(null, null);
+    this.native.exec(id, sql, scope?.native ?? null, this.#cancellable(control));
+    this.#arm(id, control);
+    return promise.then(() => undefined);
+  }
+
+  /** `calls` is `[handle, args, stmtOptions]` per statement. */
+  batch(calls, scope, decode) {
+    const refused = this.refusal(scope);
+    if (refused !== null) return Promise.reject(refused);
+    const { id, promise } = track(
+      decode,
+      calls.map((c) => c[2].returnArrays),
+    );
+    // Results are converted once for the whole batch, with the database's
+    // readBigInts.
+    const bad = this.native.batch(
+      id,
+      calls.map((c) => c[0]),
+      calls.map((c) => c[1]),
+      calls.map((c) => flagsOf(c[2])),
+      this.options.readBigInts,
+      scope?.native ?? null,
+    );
+    if (bad !== null) {
+      untrack(id);
+      const err = codedError(bad[1], bad[2]);
+      err.batchIndex = Number(bad[0]);
+      throw err;
+    }
+    return promise;
+  }
+
+  next(cursor, stmtOptions, scope) {
+    if (this.state === CLOSED) return Promise.reject(notOpen());
+    const { id, promise } = track(null, null);
+    this.native.next(id, cursor[0], cursor[1], flagsOf(stmtOptions), scope?.native ?? null);
+    return promise;
+  }
+
+  closeCursor(cursor, scope) {
+    if (this.state === CLOSED) return Promise.resolve();
+    const { id, promise } = track(null, null);
+    this.native.closeCursor(id, cursor[0], cursor[1], scope?.native ?? null);
+    return promise;
+  }
+
+  /**
+   * A scope (transaction or read snapshot) handle. Its BEGIN completion is
+   * not tracked: its failure reaches every statement and the end.
+   */
+  begin(kind) {
+    return { native: this.native.begin(kind, this.options.transactionIdleTimeout, 0), ended: false };
+  }
+
+  /** COMMIT (or the end of a read snapshot) or ROLLBACK. */
+  end(scope, commit) {
+    scope.ended = true;
+    if (this.state === CLOSED || !this.native.sessionStarted(scope.native)) return Promise.resolve();
+    const { id, promise } = track(null, null);
+    this.native.end(id, scope.native, commit);
+    return promise;
+  }
+}
+
+module.exports = { Core, OPENING, OPEN, CLOSING, CLOSED, RUN, GET, ALL, ITERATE, COLUMNS };

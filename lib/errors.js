@@ -1,0 +1,57 @@
+'use strict';
+
+// Error objects shaped like node:sqlite's (and Node's own misuse errors).
+
+const ERROR_CLASSES = {
+  ERR_INVALID_ARG_TYPE: TypeError,
+  ERR_INVALID_ARG_VALUE: TypeError,
+  ERR_OUT_OF_RANGE: RangeError,
+};
+
+function nodeError(Ctor, code, message) {
+  const err = new Ctor(message);
+  err.code = code;
+  return err;
+}
+
+/** A misuse error by its Node code, with the class Node uses for it. */
+function codedError(code, message) {
+  return nodeError(ERROR_CLASSES[code] ?? Error, code, message);
+}
+
+// `[code, message, errcode, errstr, sqliteCode, batchIndex?]` from the addon.
+function errorFromNative(desc) {
+  const [code, message, errcode, errstr, sqliteCode, batchIndex] = desc;
+  let err;
+  if (code === 'ERR_SQLITE_ERROR') {
+    err = new Error(message);
+    err.code = code;
+    err.errcode = errcode;
+    err.errstr = errstr;
+    err.sqliteCode = sqliteCode;
+  } else if (code === 'ABORT_ERR') {
+    err = new DOMException(message, 'AbortError');
+  } else {
+    err = codedError(code, message);
+  }
+  if (batchIndex !== undefined) err.batchIndex = batchIndex;
+  return err;
+}
+
+function notOpen() {
+  return nodeError(Error, 'ERR_INVALID_STATE', 'database is not open');
+}
+
+function argType(name, what) {
+  return nodeError(TypeError, 'ERR_INVALID_ARG_TYPE', `The "${name}" argument must be ${what}.`);
+}
+
+function outOfRange(name, min, max, value) {
+  return nodeError(
+    RangeError,
+    'ERR_OUT_OF_RANGE',
+    `The value of "${name}" is out of range. It must be >= ${min} && <= ${max}. Received ${value}`,
+  );
+}
+
+module.exports = { nodeError, codedError, errorFromNative, notOpen, argType, outOfRange };

@@ -1,0 +1,114 @@
+'use strict';
+
+// RowIterator: the async iterator behind `stmt.iterate()`. It buffers one
+// chunk and asks for the next as soon as the consumer starts on the current
+// one, so at most two chunks are in memory whatever the result's size.
+
+const { makeRow } = require('./rows.js');
+
+const DONE = Object.freeze({ __proto__: null, done: true, value: null });
+
+// A cursor left open by an iterator nobody finished is closed when the
+// iterator is garbage-collected, so its reader is not pinned forever.
+const abandoned = new FinalizationRegistry(({ core, cursor, scope }) => {
+  core.closeCursor(cursor, scope).catch(() => {});
+});
+
+class RowIterator {
+  #core;
+  #scope;
+  #options;
+  #columns = null;
+  #values = null;
+  #offset = 0;
+  #cursor = null;
+  #ahead = null;
+  #finished = false;
+  #chain = Promise.resolve();
+
+  constructor(core, scope, first, options) {
+    this.#core = core;
+    this.#scope = scope;
+    this.#options = options;
+    this.#ahead = first;
+  }
+
+  [Symbol.asyncIterator]() {
+    return this;
+  }
+
+  next() {
+    const step = this.#chain.then(() => this.#step());
+    this.#chain = step.catch(() => {});
+    return step;
+  }
+
+  async #step() {
+    for (;;) {
+      if (this.#finished) return DONE;
+      if (this.#values !== null && this.#offset < this.#values.length) {
+        const row = makeRow(this.#columns, this.#values, this.#offset, this.#options.returnArrays);
+        this.#offset += this.#columns.length;
+        return { __proto__: null, done: false, value: row };
+      }
+      if (this.#ahead === null) {
+        if (this.#cursor === null) {
+          this.#finish();
+          return DONE;
+        }
+        this.#ahead = this.#core.next(this.#cursor, this.#options, this.#scope);
+      }
+      let chunk;
+      try {
+        chunk = await this.#ahead;
+      } catch (err) {
+        this.#cursor = null;
+        this.#finish();
+        throw err;
+      }
+      this.#ahead = null;
+      this.#columns = chunk[0];
+      this.#values = this.#columns.length === 0 ? [] : chunk[1];
+      this.#offset = 0;
+      const cursor = chunk[2] === null ? null : [chunk[2], chunk[3]];
+      if (this.#cursor === null && cursor !== null) {
+        abandoned.register(this, { core: this.#core, cursor, scope: this.#scope }, this);
+      }
+      this.#cursor = cursor;
+      if (cursor !== null) {
+        // Read ahead while the consumer works through this chunk.
+        this.#ahead = this.#core.next(cursor, this.#options, this.#scope);
+        this.#ahead.catch(() => {});
+      }
+    }
+  }
+
+  #finish() {
+    this.#finished = true;
+    this.#values = null;
+    abandoned.unregister(this);
+  }
+
+  /** Ends the iteration early (called by `break` in `for await`). */
+  return() {
+    const step = this.#chain.then(async () => {
+      if (this.#finished) return DONE;
+      let open = this.#cursor;
+      const ahead = this.#ahead;
+      this.#cursor = null;
+      this.#ahead = null;
+      this.#finish();
+      if (ahead !== null) {
+        // The chunk in flight may be the first, which opened the cursor.
+        const chunk = await ahead.catch(() => null);
+        if (chunk !== null) open = chunk[2] === null ? null : [chunk[2], chunk[3]];
+      }
+      if (open !== null) await this.#core.closeCursor(open, this.#scope).catch(() => {});
+      return DONE;
+    });
+    this.#chain = step.catch(() => {});
+    return step;
+  }
+}
+
+module.exports = { RowIterator };

@@ -1,0 +1,282 @@
+'use strict';
+
+// Validation of the options objects, with node:sqlite's error messages.
+
+const { argType, nodeError, outOfRange } = require('./errors.js');
+
+const FLAG_READ_BIG_INTS = 1;
+const FLAG_ALLOW_BARE = 4;
+const FLAG_ALLOW_UNKNOWN = 8;
+
+const BOOLEAN_OPTIONS = [
+  ['readOnly', false],
+  ['enableForeignKeyConstraints', true],
+  ['enableDoubleQuotedStringLiterals', false],
+  ['defensive', true],
+  ['readBigInts', false],
+  ['returnArrays', false],
+  ['allowBareNamedParameters', true],
+  ['allowUnknownNamedParameters', false],
+];
+
+const STATEMENT_OPTIONS = ['returnArrays', 'readBigInts', 'allowBareNamedParameters', 'allowUnknownNamedParameters'];
+
+const DEFAULT_READERS = 4;
+const DEFAULT_TIMEOUT_MS = 5000;
+const DEFAULT_JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024;
+// A transaction whose callback issues nothing for this long is rolled back:
+// long enough for any real work between two statements, short enough that
+// the classic deadlock (awaiting the database inside its own transaction)
+// turns into an error before a client gives up.
+const DEFAULT_TRANSACTION_IDLE_TIMEOUT_MS = 30000;
+// More reader threads than this only add connections and memory.
+const MAX_READERS = 64;
+const MAX_INT32 = 0x7fffffff;
+
+function readInteger(options, name, fallback, min, max, prefix = 'options.') {
+  const value = options[name];
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value)) throw argType(`${prefix}${name}`, 'an integer');
+  if (value < min || value > max) throw outOfRange(`${prefix}${name}`, min, max, value);
+  return value;
+}
+
+// `checkpoint: false` turns the checkpointer thread off; an object tunes it.
+function readCheckpointOptions(value) {
+  if (value === undefined || value === true) value = {};
+  if (value === false) return { enabled: false, thresholdFrames: 1000, idleMs: 100, backstopFrames: 10000 };
+  if (value === null || typeof value !== 'object') {
+    throw argType('options.checkpoint', 'a boolean or an object');
+  }
+  return {
+    enabled: true,
+    thresholdFrames: readInteger(value, 'thresholdFrames', 1000, 1, MAX_INT32, 'options.checkpoint.'),
+    idleMs: readInteger(value, 'idleMs', 100, 1, MAX_INT32, 'options.checkpoint.'),
+    backstopFrames: readInteger(value, 'backstopFrames', 10000, 1, MAX_INT32, 'options.checkpoint.'),
+  };
+}
+
+function readOptions(options) {
+  if (options === null || typeof options !== 'object') {
+    throw argType('options', 'an object');
+  }
+  const out = {};
+  for (const [name, fallback] of BOOLEAN_OPTIONS) {
+    const value = options[name];
+    if (value === undefined) out[name] = fallback;
+    else if (typeof value !== 'boolean') throw argType(`options.${name}`, 'a boolean');
+    else out[name] = value;
+  }
+  out.timeout = readBusyTimeout(options);
+  out.readers = readInteger(options, 'readers', DEFAULT_READERS, 0, MAX_READERS);
+  out.journalSizeLimit = readInteger(
+    options,
+    'journalSizeLimit',
+    DEFAULT_JOURNAL_SIZE_LIMIT,
+    -1,
+    Number.MAX_SAFE_INTEGER,
+  );
+  out.checkpoint = readCheckpointOptions(options.checkpoint);
+  out.queryTimeout = readInteger(options, 'queryTimeout', 0, 0, MAX_INT32);
+  out.transactionIdleTimeout = readInteger(
+    options,
+    'transactionIdleTimeout',
+    DEFAULT_TRANSACTION_IDLE_TIMEOUT_MS,
+    1,
+    MAX_INT32,
+  );
+  readSettingOptions(options, out);
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Connection settings (pragmas). Keywords are checked here; the engine
+// applies each setting on the connections it belongs to and reads it back.
+
+const JOURNAL_MODES = ['delete', 'truncate', 'persist', 'memory', 'wal', 'off'];
+const SYNCHRONOUS_LEVELS = ['off', 'normal', 'full', 'extra'];
+const TEMP_STORES = ['default', 'file', 'memory'];
+
+// Pragmas that have an option of their own, or that offloop manages: the
+// `pragmas` map refuses them, naming what to use instead.
+const MANAGED_PRAGMAS = {
+  __proto__: null,
+  journal_mode: 'options.journalMode',
+  synchronous: 'options.synchronous',
+  mmap_size: 'options.mmapSize',
+  cache_size: 'options.cacheSize',
+  busy_timeout: 'options.timeout',
+  journal_size_limit: 'options.journalSizeLimit',
+  foreign_keys: 'options.foreignKeys',
+  temp_store: 'options.tempStore',
+  query_only: 'options.readOnly (reader connections are always query_only)',
+  wal_autocheckpoint: 'options.checkpoint',
+};
+
+const PRAGMA_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+function invalidValue(name, message) {
+  return nodeError(TypeError, 'ERR_INVALID_ARG_VALUE', `The property '${name}' ${message}`);
+}
+
+function readInt32(name, value) {
+  if (!Number.isInteger(value) || value > MAX_INT32 || value < -0x80000000) {
+    throw argType(name, 'an integer');
+  }
+  return value;
+}
+
+// `timeout` (node:sqlite's name) and `busyTimeout` (the pragma's) are one
+// setting; negative means 0.
+function readBusyTimeout(options) {
+  const { timeout, busyTimeout } = options;
+  if (timeout !== undefined) readInt32('options.timeout', timeout);
+  if (busyTimeout !== undefined) readInt32('options.busyTimeout', busyTimeout);
+  if (timeout !== undefined && busyTimeout !== undefined && timeout !== busyTimeout) {
+    throw invalidValue(
+      'options.busyTimeout',
+      `is another name for options.timeout; they differ (${busyTimeout} and ${timeout}).`,
+    );
+  }
+  const value = timeout ?? busyTimeout;
+  return value === undefined ? DEFAULT_TIMEOUT_MS : Math.max(0, value);
+}
+
+function readKeyword(options, name, keywords) {
+  const value = options[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw argType(`options.${name}`, 'a string');
+  const keyword = value.toLowerCase();
+  if (!keywords.includes(keyword)) {
+    throw invalidValue(`options.${name}`, `must be one of ${keywords.join(', ')}. Received '${value}'`);
+  }
+  return keyword;
+}
+
+function readMmapSize(options) {
+  const value = options.mmapSize;
+  if (value === undefined) return undefined;
+  if (!Number.isInteger(value)) throw argType('options.mmapSize', 'an integer');
+  if (value < 0) {
+    const err = outOfRange('options.mmapSize', 0, Number.MAX_SAFE_INTEGER, value);
+    err.message +=
+      '. SQLite reads a negative mmap_size (such as -1) as "the compile-time default", ' +
+      'which is 0: it would turn memory-mapping off, not lift the limit. Pass 0 to turn it ' +
+      'off, or the number of bytes to map.';
+    throw err;
+  }
+  if (value > Number.MAX_SAFE_INTEGER) {
+    throw outOfRange('options.mmapSize', 0, Number.MAX_SAFE_INTEGER, value);
+  }
+  return value;
+}
+
+function readPragmas(value) {
+  if (value === undefined) return [];
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw argType('options.pragmas', 'an object');
+  }
+  const out = [];
+  for (const name of Object.keys(value)) {
+    const where = `options.pragmas.${name}`;
+    if (!PRAGMA_NAME.test(name)) throw invalidValue(where, 'is not a pragma name.');
+    const instead = MANAGED_PRAGMAS[name.toLowerCase()];
+    if (instead !== undefined) throw invalidValue(where, `is set by ${instead}.`);
+    const v = value[name];
+    if (typeof v === 'string' && !v.includes('\0')) out.push({ name, text: v });
+    else if (typeof v === 'boolean') out.push({ name, integer: v ? 1 : 0 });
+    else if (Number.isSafeInteger(v)) out.push({ name, integer: v });
+    else throw argType(where, 'a string, a safe integer or a boolean');
+  }
+  return out;
+}
+
+function readSettingOptions(options, out) {
+  // `foreignKeys` is another name for node:sqlite's enableForeignKeyConstraints.
+  const { foreignKeys, enableForeignKeyConstraints } = options;
+  if (foreignKeys !== undefined) {
+    if (typeof foreignKeys !== 'boolean') throw argType('options.foreignKeys', 'a boolean');
+    if (enableForeignKeyConstraints !== undefined && enableForeignKeyConstraints !== foreignKeys) {
+      throw invalidValue(
+        'options.foreignKeys',
+        `is another name for options.enableForeignKeyConstraints; they differ (${foreignKeys} and ${enableForeignKeyConstraints}).`,
+      );
+    }
+    out.enableForeignKeyConstraints = foreignKeys;
+  }
+  out.journalMode = readKeyword(options, 'journalMode', JOURNAL_MODES);
+  out.synchronous = readKeyword(options, 'synchronous', SYNCHRONOUS_LEVELS);
+  out.tempStore = readKeyword(options, 'tempStore', TEMP_STORES);
+  out.mmapSize = readMmapSize(options);
+  out.cacheSize = readInteger(options, 'cacheSize', undefined, -0x80000000, MAX_INT32);
+  out.pragmas = readPragmas(options.pragmas);
+  const strict = options.strictSettings;
+  if (strict !== undefined && typeof strict !== 'boolean') throw argType('options.strictSettings', 'a boolean');
+  out.strictSettings = strict === true;
+}
+
+/** Statement options over `base` (the database's), as `prepare()` takes them. */
+function readStatementOptions(base, options) {
+  const out = {
+    readBigInts: base.readBigInts,
+    returnArrays: base.returnArrays,
+    allowBareNamedParameters: base.allowBareNamedParameters,
+    allowUnknownNamedParameters: base.allowUnknownNamedParameters,
+  };
+  if (options === undefined) return out;
+  if (options === null || typeof options !== 'object') throw argType('options', 'an object');
+  for (const name of STATEMENT_OPTIONS) {
+    const value = options[name];
+    if (value === undefined) continue;
+    if (typeof value !== 'boolean') throw argType(`options.${name}`, 'a boolean');
+    out[name] = value;
+  }
+  return out;
+}
+
+/**
+ * `{ signal, timeout }` for one call (`stmt.withOptions()`, `exec()`);
+ * `timeout` 0 means none, and overrides the database's `queryTimeout`.
+ */
+function readCallOptions(options) {
+  if (options === undefined) return undefined;
+  if (options === null || typeof options !== 'object') throw argType('options', 'an object');
+  const { signal } = options;
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw argType('options.signal', 'an instance of AbortSignal');
+  }
+  return { signal, timeout: readInteger(options, 'timeout', undefined, 0, MAX_INT32) };
+}
+
+function readPath(location) {
+  let text;
+  if (typeof location === 'string') text = location;
+  else if (location instanceof Uint8Array) text = Buffer.from(location).toString('utf8');
+  else if (location instanceof URL) {
+    if (location.protocol !== 'file:') {
+      throw nodeError(TypeError, 'ERR_INVALID_URL_SCHEME', 'The URL must be of scheme file:');
+    }
+    text = location.href;
+  }
+  if (text === undefined || text.includes('\0')) {
+    throw argType('path', 'a string, Uint8Array, or URL without null bytes');
+  }
+  return text;
+}
+
+function flagsOf(o) {
+  return (
+    (o.readBigInts ? FLAG_READ_BIG_INTS : 0) |
+    (o.allowBareNamedParameters ? FLAG_ALLOW_BARE : 0) |
+    (o.allowUnknownNamedParameters ? FLAG_ALLOW_UNKNOWN : 0)
+  );
+}
+
+module.exports = {
+  readOptions,
+  readStatementOptions,
+  readCallOptions,
+  readPath,
+  flagsOf,
+  FLAG_READ_BIG_INTS,
+};

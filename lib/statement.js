@@ -1,0 +1,145 @@
+'use strict';
+
+// Statement: a SQL text and its options. It holds no SQLite object; each
+// call is queued to whichever thread runs it, which prepares (or finds in
+// its cache) its own statement.
+
+const { argType } = require('./errors.js');
+const { RowIterator } = require('./iterator.js');
+const { readCallOptions, readStatementOptions } = require('./options.js');
+const { decodeAll, decodeColumns, decodeGet, decodeRun } = require('./rows.js');
+const { RUN, GET, ALL, ITERATE, COLUMNS } = require('./core.js');
+
+function checkBoolean(value, name) {
+  if (typeof value !== 'boolean') throw argType(name, 'a boolean');
+}
+
+let internals;
+
+class Statement {
+  #core;
+  #scope;
+  #handle;
+  #sql;
+  #options;
+  #control;
+
+  constructor(core, scope, handle, sql, options, control) {
+    this.#core = core;
+    this.#scope = scope;
+    this.#handle = handle;
+    this.#sql = sql;
+    this.#options = { ...options };
+    this.#control = control;
+  }
+
+  static {
+    // For batches: the handle and options of a statement, without making
+    // them public.
+    internals = (stmt) => ({ core: stmt.#core, handle: stmt.#handle, options: stmt.#options });
+  }
+
+  /** The SQL text this statement was created with. */
+  get sourceSQL() {
+    return this.#sql;
+  }
+
+  /**
+   * The same statement with `{ signal, timeout }` applied to its calls: an
+   * aborted or timed-out call rejects at once; queued, it never runs;
+   * running, it is interrupted. `timeout` (ms, 0 for none) overrides the
+   * database's `queryTimeout`.
+   */
+  withOptions(options) {
+    const control = readCallOptions(options) ?? {};
+    return new Statement(this.#core, this.#scope, this.#handle, this.#sql, this.#options, {
+      signal: control.signal ?? this.#control?.signal,
+      timeout: control.timeout ?? this.#control?.timeout,
+    });
+  }
+
+  #call(kind, params, decode, context) {
+    return this.#core.call(kind, this.#handle, params, this.#options, decode, context, this.#scope, this.#control);
+  }
+
+  /** Runs the statement; resolves to `{ changes, lastInsertRowid }`. */
+  run(...params) {
+    return this.#call(RUN, params, decodeRun, null);
+  }
+
+  /** Resolves to the first row, or undefined when there is none. */
+  get(...params) {
+    return this.#call(GET, params, decodeGet, this.#options.returnArrays);
+  }
+
+  /** Resolves to an array of every row. */
+  all(...params) {
+    return this.#call(ALL, params, decodeAll, this.#options.returnArrays);
+  }
+
+  /**
+   * An async iterator over the rows, fetched in chunks from the thread that
+   * runs the query.
+   */
+  iterate(...params) {
+    const options = { ...this.#options };
+    const first = this.#call(ITERATE, params, null, null);
+    return new RowIterator(this.#core, this.#scope, first, options);
+  }
+
+  /** Resolves to the result columns' metadata, as node:sqlite's columns(). */
+  columns() {
+    return this.#call(COLUMNS, [], decodeColumns, null);
+  }
+
+  setReadBigInts(enabled) {
+    checkBoolean(enabled, 'readBigInts');
+    this.#options.readBigInts = enabled;
+  }
+
+  setReturnArrays(enabled) {
+    checkBoolean(enabled, 'returnArrays');
+    this.#options.returnArrays = enabled;
+  }
+
+  setAllowBareNamedParameters(enabled) {
+    checkBoolean(enabled, 'allowBareNamedParameters');
+    this.#options.allowBareNamedParameters = enabled;
+  }
+
+  setAllowUnknownNamedParameters(enabled) {
+    checkBoolean(enabled, 'enabled');
+    this.#options.allowUnknownNamedParameters = enabled;
+  }
+}
+
+/** A statement of `core` in `scope` for `sql`, as `prepare()` makes it. */
+function prepare(core, scope, sql, options) {
+  if (typeof sql !== 'string') throw argType('sql', 'a string');
+  const stmtOptions = readStatementOptions(core.options, options);
+  return new Statement(core, scope, core.native.sql(sql), sql, stmtOptions, undefined);
+}
+
+/**
+ * `[[stmtOrSql, params?], ...]` to `[handle, args, options]` triples. A
+ * params value that is an array is spread as the call's arguments; any
+ * other value is the single argument (a named-parameter object or one
+ * positional value).
+ */
+function batchCalls(core, scope, entries) {
+  if (!Array.isArray(entries)) throw argType('statements', 'an array');
+  return entries.map((entry, index) => {
+    const [target, params] = Array.isArray(entry) ? entry : [entry];
+    let stmt = target;
+    if (typeof target === 'string') stmt = prepare(core, scope, target);
+    else if (!(target instanceof Statement)) {
+      throw argType(`statements[${index}][0]`, 'a Statement or a string');
+    }
+    const inner = internals(stmt);
+    if (inner.core !== core) throw argType(`statements[${index}][0]`, 'a statement of this database');
+    const args = params === undefined ? [] : Array.isArray(params) ? params : [params];
+    return [inner.handle, args, inner.options];
+  });
+}
+
+module.exports = { Statement, prepare, batchCalls };
