@@ -22,6 +22,10 @@ const ALL = 2;
 const ITERATE = 3;
 const COLUMNS = 4;
 
+function finalized() {
+  return nodeError(Error, 'ERR_INVALID_STATE', 'statement has been finalized');
+}
+
 function scopeEnded() {
   return nodeError(Error, 'ERR_INVALID_STATE', 'the transaction has ended');
 }
@@ -57,19 +61,28 @@ class Core {
   }
 
   call(kind, handle, args, stmtOptions, decode, context, scope, control) {
+    // node:sqlite finalizes every statement when its database closes.
+    if (this.state >= CLOSING) return Promise.reject(finalized());
     const refused = this.refusal(scope);
     if (refused !== null) return Promise.reject(refused);
     if (control?.signal?.aborted) return Promise.reject(control.signal.reason);
     const { id, promise } = track(decode, context);
-    const bad = this.native.call(
-      kind,
-      id,
-      handle,
-      args,
-      flagsOf(stmtOptions),
-      scope?.native ?? null,
-      this.#cancellable(control),
-    );
+    let bad;
+    try {
+      bad = this.native.call(
+        kind,
+        id,
+        handle,
+        args,
+        flagsOf(stmtOptions),
+        scope?.native ?? null,
+        this.#cancellable(control),
+      );
+    } catch (err) {
+      // A getter of a named-parameter object threw: nothing was queued.
+      untrack(id);
+      throw err;
+    }
     if (bad !== null) {
       untrack(id);
       throw codedError(bad[0], bad[1]);
@@ -98,14 +111,20 @@ class Core {
     );
     // Results are converted once for the whole batch, with the database's
     // readBigInts.
-    const bad = this.native.batch(
-      id,
-      calls.map((c) => c[0]),
-      calls.map((c) => c[1]),
-      calls.map((c) => flagsOf(c[2])),
-      this.options.readBigInts,
-      scope?.native ?? null,
-    );
+    let bad;
+    try {
+      bad = this.native.batch(
+        id,
+        calls.map((c) => c[0]),
+        calls.map((c) => c[1]),
+        calls.map((c) => flagsOf(c[2])),
+        this.options.readBigInts,
+        scope?.native ?? null,
+      );
+    } catch (err) {
+      untrack(id);
+      throw err;
+    }
     if (bad !== null) {
       untrack(id);
       const err = codedError(bad[1], bad[2]);
@@ -147,4 +166,4 @@ class Core {
   }
 }
 
-module.exports = { Core, OPENING, OPEN, CLOSING, CLOSED, RUN, GET, ALL, ITERATE, COLUMNS };
+module.exports = { Core, finalized, OPENING, OPEN, CLOSING, CLOSED, RUN, GET, ALL, ITERATE, COLUMNS };

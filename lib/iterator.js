@@ -4,6 +4,7 @@
 // chunk and asks for the next as soon as the consumer starts on the current
 // one, so at most two chunks are in memory whatever the result's size.
 
+const { errorFromNative } = require('./errors.js');
 const { makeRow } = require('./rows.js');
 
 const DONE = Object.freeze({ __proto__: null, done: true, value: null });
@@ -24,6 +25,7 @@ class RowIterator {
   #cursor = null;
   #ahead = null;
   #finished = false;
+  #unreadable = null;
   #chain = Promise.resolve();
 
   constructor(core, scope, first, options) {
@@ -47,8 +49,13 @@ class RowIterator {
     for (;;) {
       if (this.#finished) return DONE;
       if (this.#values !== null && this.#offset < this.#values.length) {
-        const row = makeRow(this.#columns, this.#values, this.#offset, this.#options.returnArrays);
-        this.#offset += this.#columns.length;
+        const width = this.#columns.length;
+        const err = this.#unreadable?.get(this.#offset / width);
+        this.#offset += width;
+        // A row with a value JS cannot take: node:sqlite's next() throws
+        // on it, and the one after goes on with the next row.
+        if (err !== undefined) throw errorFromNative(err);
+        const row = makeRow(this.#columns, this.#values, this.#offset - width, this.#options.returnArrays);
         return { __proto__: null, done: false, value: row };
       }
       if (this.#ahead === null) {
@@ -70,6 +77,11 @@ class RowIterator {
       this.#columns = chunk[0];
       this.#values = this.#columns.length === 0 ? [] : chunk[1];
       this.#offset = 0;
+      this.#unreadable = null;
+      if (chunk[4] !== undefined) {
+        this.#unreadable = new Map();
+        for (let i = 0; i < chunk[4].length; i += 2) this.#unreadable.set(chunk[4][i], chunk[4][i + 1]);
+      }
       const cursor = chunk[2] === null ? null : [chunk[2], chunk[3]];
       if (this.#cursor === null && cursor !== null) {
         abandoned.register(this, { core: this.#core, cursor, scope: this.#scope }, this);
@@ -86,6 +98,7 @@ class RowIterator {
   #finish() {
     this.#finished = true;
     this.#values = null;
+    this.#unreadable = null;
     abandoned.unregister(this);
   }
 

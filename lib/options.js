@@ -8,15 +8,18 @@ const FLAG_READ_BIG_INTS = 1;
 const FLAG_ALLOW_BARE = 4;
 const FLAG_ALLOW_UNKNOWN = 8;
 
+// In the order node:sqlite checks them (the first bad one is reported);
+// `timeout`, an integer, is checked in its place among them.
 const BOOLEAN_OPTIONS = [
   ['readOnly', false],
   ['enableForeignKeyConstraints', true],
   ['enableDoubleQuotedStringLiterals', false],
-  ['defensive', true],
+  ['timeout', null],
   ['readBigInts', false],
   ['returnArrays', false],
   ['allowBareNamedParameters', true],
   ['allowUnknownNamedParameters', false],
+  ['defensive', true],
 ];
 
 const STATEMENT_OPTIONS = ['returnArrays', 'readBigInts', 'allowBareNamedParameters', 'allowUnknownNamedParameters'];
@@ -63,11 +66,11 @@ function readOptions(options) {
   const out = {};
   for (const [name, fallback] of BOOLEAN_OPTIONS) {
     const value = options[name];
-    if (value === undefined) out[name] = fallback;
+    if (name === 'timeout') out.timeout = readBusyTimeout(options);
+    else if (value === undefined) out[name] = fallback;
     else if (typeof value !== 'boolean') throw argType(`options.${name}`, 'a boolean');
     else out[name] = value;
   }
-  out.timeout = readBusyTimeout(options);
   out.readers = readInteger(options, 'readers', DEFAULT_READERS, 0, MAX_READERS);
   out.journalSizeLimit = readInteger(
     options,

@@ -8,7 +8,7 @@ const { argType } = require('./errors.js');
 const { RowIterator } = require('./iterator.js');
 const { readCallOptions, readStatementOptions } = require('./options.js');
 const { decodeAll, decodeColumns, decodeGet, decodeRun } = require('./rows.js');
-const { RUN, GET, ALL, ITERATE, COLUMNS } = require('./core.js');
+const { RUN, GET, ALL, ITERATE, COLUMNS, finalized } = require('./core.js');
 
 function checkBoolean(value, name) {
   if (typeof value !== 'boolean') throw argType(name, 'a boolean');
@@ -41,7 +41,13 @@ class Statement {
 
   /** The SQL text this statement was created with. */
   get sourceSQL() {
+    this.#checkOpen();
     return this.#sql;
+  }
+
+  // After the database closed, node:sqlite's statements are finalized.
+  #checkOpen() {
+    if (this.#core.closing) throw finalized();
   }
 
   /**
@@ -93,21 +99,25 @@ class Statement {
   }
 
   setReadBigInts(enabled) {
+    this.#checkOpen();
     checkBoolean(enabled, 'readBigInts');
     this.#options.readBigInts = enabled;
   }
 
   setReturnArrays(enabled) {
+    this.#checkOpen();
     checkBoolean(enabled, 'returnArrays');
     this.#options.returnArrays = enabled;
   }
 
   setAllowBareNamedParameters(enabled) {
+    this.#checkOpen();
     checkBoolean(enabled, 'allowBareNamedParameters');
     this.#options.allowBareNamedParameters = enabled;
   }
 
   setAllowUnknownNamedParameters(enabled) {
+    this.#checkOpen();
     checkBoolean(enabled, 'enabled');
     this.#options.allowUnknownNamedParameters = enabled;
   }

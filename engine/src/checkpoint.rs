@@ -11,7 +11,7 @@
 //! arrive during a pass, so the WAL would grow without end. So after a pass
 //! that leaves the WAL longer than `threshold`, the checkpointer asks the
 //! writer to copy the few frames that arrived during the pass itself,
-//! between two jobs (`WalControl::take_catch_up_request`); the writer's next
+//! between two jobs (`WalControl::catch_up_requested`); the writer's next
 //! commit then restarts the WAL, and `journal_size_limit` trims the file.
 //!
 //! If the checkpointer cannot open, fails, or its thread dies, it marks
@@ -20,7 +20,7 @@
 
 use std::os::raw::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -93,6 +93,14 @@ pub fn checkpoint(conn: &Connection, mode: Option<CheckpointMode>) -> Result<Wal
 }
 
 /// Shared by the writer, the checkpointer and `stats()`.
+/// `WalControl::catch_up` values. The checkpointer asks (IDLE → REQUESTED);
+/// the writer copies the tail (→ COPIED) and, at its next commit, which
+/// restarts the WAL, hands the WAL back (→ IDLE). The checkpointer stays out
+/// of the way until then: its passes take locks the restart needs.
+const CATCH_UP_IDLE: u8 = 0;
+const CATCH_UP_REQUESTED: u8 = 1;
+const CATCH_UP_COPIED: u8 = 2;
+
 /// `WalControl::state` values besides 0 (the default), which means the
 /// checkpointer is still opening.
 const ACTIVE: u8 = 1;
@@ -101,7 +109,9 @@ const STOPPED: u8 = 2;
 #[derive(Default)]
 pub struct WalControl {
     state: AtomicU8,
-    catch_up: AtomicBool,
+    /// The WAL-restart handshake between checkpointer and writer; one of
+    /// the `CATCH_UP_*` values.
+    catch_up: AtomicU8,
     runs: AtomicU64,
     frames_copied: AtomicU64,
     last_ns: AtomicU64,
@@ -153,7 +163,18 @@ impl WalControl {
 
     /// The checkpointer asked the writer to copy the WAL's last frames.
     pub fn catch_up_requested(&self) -> bool {
-        self.catch_up.load(Ordering::Acquire)
+        self.catch_up.load(Ordering::Acquire) == CATCH_UP_REQUESTED
+    }
+
+    /// The writer committed after its catch-up: the WAL has restarted (or
+    /// could not, and is the checkpointer's again either way).
+    pub fn writer_committed(&self) {
+        let _ = self.catch_up.compare_exchange(
+            CATCH_UP_COPIED,
+            CATCH_UP_IDLE,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
     }
 
     pub fn record_backstop(&self, took: Duration) {
@@ -164,7 +185,7 @@ impl WalControl {
 
     /// The writer copied them: the request is met.
     pub fn record_writer_catch_up(&self, took: Duration) {
-        self.catch_up.store(false, Ordering::Release);
+        self.catch_up.store(CATCH_UP_COPIED, Ordering::Release);
         let ns = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
         self.writer_catch_ups.fetch_add(1, Ordering::Relaxed);
         self.writer_catch_up_max_ns.fetch_max(ns, Ordering::Relaxed);
@@ -373,7 +394,7 @@ impl CheckpointerThread {
         wal_path: Option<&str>,
         due: impl FnOnce(WalCounts) -> bool,
     ) -> Result<()> {
-        if self.control.catch_up_requested() {
+        if self.control.catch_up.load(Ordering::Acquire) != CATCH_UP_IDLE {
             return Ok(());
         }
         let threshold = self.settings.checkpoint.threshold_frames;
@@ -388,7 +409,10 @@ impl CheckpointerThread {
             // Each pass copies what arrived during the one before; while the
             // copy outruns the writes, the tail shrinks. Once it is short,
             // the writer copies it between two jobs and the WAL restarts.
-            for _ in 0..MAX_PASSES_PER_ROUND {
+            // If the writes outrun the copy (a slow or busy disk), the last
+            // round hands the writer a longer tail rather than let the WAL
+            // grow: a longer pause for one write, a bounded WAL.
+            for round in 1..=MAX_PASSES_PER_ROUND {
                 let done = self.pass(conn, wal_path, CheckpointMode::Passive)?;
                 let now = checkpoint(conn, None)?;
                 self.control
@@ -398,8 +422,12 @@ impl CheckpointerThread {
                     // Short, or copied entirely: the next commit restarts it.
                     break;
                 }
-                if now.log_frames - done.checkpointed_frames <= CATCH_UP_FRAMES {
-                    self.control.catch_up.store(true, Ordering::Release);
+                let tail = now.log_frames - done.checkpointed_frames;
+                let outrun = round == MAX_PASSES_PER_ROUND && now.log_frames >= 2 * threshold;
+                if tail <= CATCH_UP_FRAMES || outrun {
+                    self.control
+                        .catch_up
+                        .store(CATCH_UP_REQUESTED, Ordering::Release);
                     break;
                 }
             }

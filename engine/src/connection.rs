@@ -6,9 +6,41 @@ use rusqlite::config::DbConfig;
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 use rusqlite::{Connection, OpenFlags};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::pragmas::{self, ConnectionRole, ConnectionSettings, Key, SettingValue};
 use crate::settings::Settings;
+
+/// Opens a connection. rusqlite appends the path to SQLite's "unable to open
+/// database file"; the message is SQLite's own again here, as node:sqlite
+/// reports it (the path is the caller's already).
+fn open(path: &str, flags: OpenFlags) -> Result<Connection> {
+    Connection::open_with_flags(path, flags).map_err(|e| match Error::from(e) {
+        Error::Sqlite { code, message } => {
+            let suffix = format!(": {path}");
+            let message = message
+                .strip_suffix(&suffix)
+                .map_or(message.clone(), str::to_string);
+            Error::Sqlite { code, message }
+        }
+        other => other,
+    })
+}
+
+/// A URI filename's `mode=rw`/`rwc` would be less restrictive than a
+/// reader's read-only flags, which SQLite refuses; readers ask for `ro`.
+fn read_only_uri(path: &str) -> String {
+    let Some((base, query)) = path.split_once('?').filter(|_| path.starts_with("file:")) else {
+        return path.to_string();
+    };
+    let query: Vec<String> = query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some(("mode", "rw" | "rwc")) => "mode=ro".to_string(),
+            _ => pair.to_string(),
+        })
+        .collect();
+    format!("{base}?{}", query.join("&"))
+}
 
 fn base_flags() -> OpenFlags {
     // NO_MUTEX: each connection is used by exactly one thread.
@@ -33,7 +65,7 @@ pub fn open_writer(settings: &Settings) -> Result<(Connection, ConnectionSetting
     } else {
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE
     };
-    let conn = Connection::open_with_flags(&settings.path, base_flags() | flags)?;
+    let conn = open(&settings.path, base_flags() | flags)?;
     apply_db_config(&conn, settings)?;
     let report = pragmas::apply(&conn, ConnectionRole::Writer, settings)?;
     Ok((conn, report))
@@ -43,7 +75,7 @@ pub fn open_writer(settings: &Settings) -> Result<(Connection, ConnectionSetting
 /// lock and reset the WAL. It runs nothing but checkpoints.
 pub fn open_checkpointer(settings: &Settings) -> Result<(Connection, ConnectionSettings)> {
     let flags = base_flags() | OpenFlags::SQLITE_OPEN_READ_WRITE;
-    let conn = Connection::open_with_flags(&settings.path, flags)?;
+    let conn = open(&settings.path, flags)?;
     // Reading the journal mode (which applying the settings does) opens the
     // WAL on this connection; until then SQLite treats the connection as
     // not in WAL mode and every checkpoint is a no-op.
@@ -61,7 +93,7 @@ pub fn open_checkpointer(settings: &Settings) -> Result<(Connection, ConnectionS
 /// instead of writing behind the writer's back.
 pub fn open_reader(settings: &Settings, index: usize) -> Result<(Connection, ConnectionSettings)> {
     let flags = base_flags() | OpenFlags::SQLITE_OPEN_READ_ONLY;
-    let mut conn = Connection::open_with_flags(&settings.path, flags)?;
+    let mut conn = open(&read_only_uri(&settings.path), flags)?;
     apply_db_config(&conn, settings)?;
     let report = pragmas::apply(&conn, ConnectionRole::Reader(index), settings)?;
     conn.pragma_update(None, "query_only", true)?;
@@ -88,5 +120,21 @@ fn reader_authorizer(ctx: AuthContext<'_>) -> Authorization {
             }
         }
         _ => Authorization::Deny,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_only_uri;
+
+    #[test]
+    fn readers_open_uri_filenames_read_only() {
+        assert_eq!(
+            read_only_uri("file:a.db?mode=rwc&cache=private"),
+            "file:a.db?mode=ro&cache=private"
+        );
+        assert_eq!(read_only_uri("file:a.db?mode=ro"), "file:a.db?mode=ro");
+        assert_eq!(read_only_uri("a.db"), "a.db");
+        assert_eq!(read_only_uri("file:a.db"), "file:a.db");
     }
 }

@@ -6,7 +6,9 @@ use std::collections::{HashMap, VecDeque};
 use std::ffi::CString;
 use std::sync::Arc;
 
+use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 use rusqlite::{ffi, Connection};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::cache::{StatementCache, STATEMENT_CACHE_CAPACITY};
 use crate::checkpoint::checkpoint;
@@ -40,16 +42,38 @@ pub struct Session {
     cache: StatementCache,
     next_cursor: u64,
     role: Role,
+    /// Writer only: set while preparing a statement that reads state of
+    /// this connection alone (see `reads_connection_state`).
+    state_reads: Option<Arc<AtomicBool>>,
     conn: Connection,
 }
 
 impl Session {
-    pub fn new(conn: Connection, role: Role) -> Self {
+    pub fn new(mut conn: Connection, role: Role) -> Self {
+        // The writer prepares every SQL text first and so decides its route;
+        // an authorizer that allows everything tells it which texts depend
+        // on its own connection.
+        let state_reads = (role == Role::Writer).then(|| {
+            let flag = Arc::new(AtomicBool::new(false));
+            let seen = flag.clone();
+            let installed = conn.authorizer(Some(move |ctx: AuthContext<'_>| {
+                if reads_connection_state(&ctx) {
+                    seen.store(true, Ordering::Relaxed);
+                }
+                Authorization::Allow
+            }));
+            // Without the observer every query stays on the writer.
+            if installed.is_err() {
+                flag.store(true, Ordering::Relaxed);
+            }
+            flag
+        });
         Session {
             cursors: HashMap::new(),
             cache: StatementCache::new(STATEMENT_CACHE_CAPACITY),
             next_cursor: 1,
             role,
+            state_reads,
             conn,
         }
     }
@@ -184,11 +208,18 @@ impl Session {
         if let Some(stmt) = self.cache.take(sql.text()) {
             return Ok(stmt);
         }
+        if let Some(flag) = &self.state_reads {
+            flag.store(false, Ordering::Relaxed);
+        }
         // SAFETY: the handle is live; the statement is kept only in this
         // session (cache, cursors, locals), all dropped before `conn`.
         match unsafe { RawStatement::prepare(self.handle(), sql.text()) }? {
             Some(stmt) => {
-                sql.learn(stmt.readonly(), || {
+                let connection_bound = self
+                    .state_reads
+                    .as_ref()
+                    .is_some_and(|flag| flag.load(Ordering::Relaxed));
+                sql.learn(stmt.readonly() && !connection_bound, || {
                     (1..=stmt.parameter_count())
                         .map(|i| stmt.parameter_name(i))
                         .collect()
@@ -466,6 +497,21 @@ impl Session {
     pub fn finish(&mut self) {
         self.cursors.clear();
         self.cache.clear();
+    }
+}
+
+/// Whether a statement being prepared reads something only this connection
+/// has: its TEMP or attached schemas, or the results of its own last write
+/// (`last_insert_rowid()`, `changes()`, `total_changes()`). Such a query is
+/// read-only yet must run on the writer.
+fn reads_connection_state(ctx: &AuthContext<'_>) -> bool {
+    match ctx.action {
+        AuthAction::Function { function_name } => ["last_insert_rowid", "changes", "total_changes"]
+            .iter()
+            .any(|f| function_name.eq_ignore_ascii_case(f)),
+        // TEMP and ATTACHed schemas exist on this connection only.
+        AuthAction::Read { .. } => ctx.database_name.is_some_and(|db| db != "main"),
+        _ => false,
     }
 }
 

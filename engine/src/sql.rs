@@ -51,10 +51,14 @@ impl Sql {
         self.parameters.get().map(|p| &p[..])
     }
 
-    /// Records what preparing this text taught: its class and parameters.
+    /// Records what the first preparation of this text taught: its class
+    /// and parameters. Later preparations (other threads) change nothing.
     pub(crate) fn learn(&self, readonly: bool, parameters: impl FnOnce() -> Box<[Option<String>]>) {
         if self.parameters.get().is_none() {
             let _ = self.parameters.set(parameters());
+        }
+        if self.route() != Route::Unknown {
+            return;
         }
         let route = if readonly && is_query(&self.text) {
             1

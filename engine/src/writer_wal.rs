@@ -78,6 +78,7 @@ impl WriterWal {
         }
         let frames = self.committed_frames.swap(0, Ordering::Relaxed);
         if frames > 0 {
+            self.control.writer_committed();
             self.nudge.send();
         }
         if !idle_connection {

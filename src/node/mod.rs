@@ -14,6 +14,7 @@ use napi_derive::napi;
 use js::{Cx, Js};
 
 pub use database::NativeDatabase;
+pub use settings::compile_options;
 
 /// Creates this JS environment's completion queue; `drain` is called (with
 /// no arguments) whenever completions wait.

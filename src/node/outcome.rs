@@ -64,49 +64,47 @@ fn outcome_to_js(cx: Cx, outcome: Outcome, flags: u32) -> Result<engine::Result<
             cx.set_element(pair, 1, b)?;
             pair
         }
-        Outcome::Rows(rows) => match first_unreadable(&rows, big) {
+        Outcome::Rows(rows) => match first_unreadable(&rows, 0, big) {
             Some((_, e)) => return Ok(Err(e)),
             None => {
-                let (columns, values) = rows_to_js(cx, &rows, rows.values.len(), big)?;
+                let (columns, values) = rows_to_js(cx, &rows, big)?;
                 let pair = cx.array(2)?;
                 cx.set_element(pair, 0, columns)?;
                 cx.set_element(pair, 1, values)?;
                 pair
             }
         },
-        // Rows before a value JS cannot hold are still delivered, with the
-        // error as a fifth element: node:sqlite's iterator throws it from
-        // the `next()` that reaches the row.
+        // A row holding a value JS cannot take becomes an error in its
+        // place, listed as `[row, error, ...]` in a fifth element:
+        // node:sqlite's next() throws it on reaching the row and goes on
+        // with the next one.
         Outcome::Chunk { rows, cursor } => {
-            let (count, error) = match first_unreadable(&rows, big) {
-                None => (rows.values.len(), None),
-                Some((i, e)) => match i - i % rows.columns.len().max(1) {
-                    0 => return Ok(Err(e)),
-                    whole_rows => (whole_rows, Some(e)),
-                },
-            };
-            {
-                let (columns, values) = rows_to_js(cx, &rows, count, big)?;
-                let chunk = cx.array(4)?;
-                cx.set_element(chunk, 0, columns)?;
-                cx.set_element(chunk, 1, values)?;
-                if let Some(e) = &error {
-                    cx.set_element(chunk, 4, error_to_js(cx, e)?)?;
+            let unreadable = unreadable_rows(&rows, big);
+            let (columns, values) = rows_to_js(cx, &rows, big)?;
+            let chunk = cx.array(4)?;
+            cx.set_element(chunk, 0, columns)?;
+            cx.set_element(chunk, 1, values)?;
+            if !unreadable.is_empty() {
+                let list = cx.array(unreadable.len() * 2)?;
+                for (k, (row, e)) in unreadable.iter().enumerate() {
+                    cx.set_element(list, (k * 2) as u32, cx.number(*row as f64)?)?;
+                    cx.set_element(list, (k * 2 + 1) as u32, error_to_js(cx, e)?)?;
                 }
-                let (role, id) = match cursor {
-                    None => (cx.null()?, cx.null()?),
-                    Some(c) => (
-                        cx.number(match c.role {
-                            Role::Writer => -1.0,
-                            Role::Reader(i) => i as f64,
-                        })?,
-                        cx.number(c.id as f64)?,
-                    ),
-                };
-                cx.set_element(chunk, 2, role)?;
-                cx.set_element(chunk, 3, id)?;
-                chunk
+                cx.set_element(chunk, 4, list)?;
             }
+            let (role, id) = match cursor {
+                None => (cx.null()?, cx.null()?),
+                Some(c) => (
+                    cx.number(match c.role {
+                        Role::Writer => -1.0,
+                        Role::Reader(i) => i as f64,
+                    })?,
+                    cx.number(c.id as f64)?,
+                ),
+            };
+            cx.set_element(chunk, 2, role)?;
+            cx.set_element(chunk, 3, id)?;
+            chunk
         }
         Outcome::Columns(columns) => {
             let flat = cx.array(columns.len() * 5)?;
@@ -162,18 +160,19 @@ fn fits_number(v: i64) -> bool {
     v == i64::MIN || (-MAX_SAFE_INTEGER..=MAX_SAFE_INTEGER).contains(&v)
 }
 
-/// The first value JS cannot hold (an unsafe integer without
-/// `readBigInts`): its index in `rows.values` and the error to report.
-fn first_unreadable(rows: &RowSet, big: bool) -> Option<(usize, engine::Error)> {
+/// The first value from index `from` on that JS cannot hold (an unsafe
+/// integer without `readBigInts`): its index in `rows.values` and the
+/// error to report.
+fn first_unreadable(rows: &RowSet, from: usize, big: bool) -> Option<(usize, engine::Error)> {
     if big {
         return None;
     }
-    rows.values
+    rows.values[from..]
         .iter()
         .enumerate()
         .find_map(|(i, value)| match value {
             Value::Integer(v) if !fits_number(*v) => Some((
-                i,
+                from + i,
                 engine::Error::Misuse {
                     code: "ERR_OUT_OF_RANGE",
                     message: format!(
@@ -185,19 +184,33 @@ fn first_unreadable(rows: &RowSet, big: bool) -> Option<(usize, engine::Error)> 
         })
 }
 
-/// `[columns, values]` for the first `count` values of `rows`, which
-/// `first_unreadable` has cleared.
-fn rows_to_js(cx: Cx, rows: &RowSet, count: usize, big: bool) -> Result<(Js, Js)> {
+/// Each row holding a value JS cannot take, with the error for its first
+/// such value.
+fn unreadable_rows(rows: &RowSet, big: bool) -> Vec<(usize, engine::Error)> {
+    let width = rows.columns.len().max(1);
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some((i, e)) = first_unreadable(rows, from, big) {
+        out.push((i / width, e));
+        from = (i / width + 1) * width;
+    }
+    out
+}
+
+/// `[columns, values]` of `rows`. A value JS cannot take (see
+/// `first_unreadable`) is left null: the caller reports it.
+fn rows_to_js(cx: Cx, rows: &RowSet, big: bool) -> Result<(Js, Js)> {
     let columns = cx.array(rows.columns.len())?;
     for (i, name) in rows.columns.iter().enumerate() {
         cx.set_element(columns, i as u32, cx.string(name)?)?;
     }
-    let values = cx.array(count)?;
-    for (i, value) in rows.values[..count].iter().enumerate() {
+    let values = cx.array(rows.values.len())?;
+    for (i, value) in rows.values.iter().enumerate() {
         let js = match value {
             Value::Null => cx.null()?,
             Value::Integer(v) if big => cx.bigint(*v)?,
-            Value::Integer(v) => cx.number(*v as f64)?,
+            Value::Integer(v) if fits_number(*v) => cx.number(*v as f64)?,
+            Value::Integer(_) => cx.null()?,
             Value::Real(v) => cx.number(*v)?,
             Value::Text(s) => cx.string(s)?,
             Value::Blob(b) => cx.uint8array(b)?,
