@@ -27,11 +27,33 @@ export interface DatabaseOptions extends StatementOptions {
   readOnly?: boolean;
   /** Busy timeout in ms. Default 5000. */
   timeout?: number;
+  /** Another name for `timeout` (PRAGMA busy_timeout). */
+  busyTimeout?: number;
   enableForeignKeyConstraints?: boolean;
+  /** Another name for `enableForeignKeyConstraints` (PRAGMA foreign_keys). */
+  foreignKeys?: boolean;
   enableDoubleQuotedStringLiterals?: boolean;
   defensive?: boolean;
   /** PRAGMA journal_size_limit in bytes, -1 for none. Default 64 MiB. */
   journalSizeLimit?: number;
+  /** Bound every call to this many ms from the call; 0 (default) for none. */
+  queryTimeout?: number;
+  /** Roll back a transaction idle this many ms. Default 30000. */
+  transactionIdleTimeout?: number;
+  /** PRAGMA journal_mode, set by the writer. Default 'wal' for a writable file. */
+  journalMode?: JournalMode | Uppercase<JournalMode>;
+  /** PRAGMA synchronous on the writer and checkpointer. Default 'normal' in WAL. */
+  synchronous?: SynchronousLevel | Uppercase<SynchronousLevel>;
+  /** PRAGMA mmap_size in bytes (>= 0), on the writer and readers. Up to 64 GiB is honoured. */
+  mmapSize?: number;
+  /** PRAGMA cache_size (pages, or KiB when negative), on the writer and readers. */
+  cacheSize?: number;
+  /** PRAGMA temp_store on the writer and readers. */
+  tempStore?: TempStore | Uppercase<TempStore>;
+  /** Any other pragmas, applied first, on the writer and readers. */
+  pragmas?: Record<string, string | number | boolean>;
+  /** Fail the open when a setting read back differs from the request. Default false. */
+  strictSettings?: boolean;
   /** false turns the checkpointer thread off. Default true. */
   checkpoint?: boolean | CheckpointOptions;
 }
@@ -76,6 +98,45 @@ export interface CheckpointStats {
   error: string | null;
 }
 
+export type JournalMode = 'delete' | 'truncate' | 'persist' | 'memory' | 'wal' | 'off';
+export type SynchronousLevel = 'off' | 'normal' | 'full' | 'extra';
+export type TempStore = 'default' | 'file' | 'memory';
+
+/** One connection's settings, as read back on it. */
+export interface ConnectionSettings {
+  busyTimeout: number;
+  journalMode: JournalMode;
+  synchronous: SynchronousLevel;
+  journalSizeLimit: number;
+  foreignKeys: boolean;
+  /** null on an in-memory database. */
+  mmapSize: number | null;
+  cacheSize: number;
+  tempStore: TempStore;
+  /** Each of `options.pragmas`, as read back (null: no value). */
+  pragmas: Record<string, string | number | null>;
+}
+
+export interface DatabaseSettings {
+  writer: ConnectionSettings;
+  readers: ConnectionSettings[];
+  /** null when no checkpointer runs. */
+  checkpointer: ConnectionSettings | null;
+}
+
+/** Emitted through process.emitWarning when a setting in force differs from the request. */
+export interface OffloopSettingWarning extends Error {
+  name: 'OffloopSettingWarning';
+  /** `OFFLOOP_SETTING_` + the pragma's name in capitals. */
+  code: string;
+  /** The pragma's name, e.g. 'mmap_size'. */
+  setting: string;
+  requested: string | number | boolean | null;
+  effective: string | number | boolean | null;
+  /** 'writer', 'reader 0', ..., 'checkpointer'. */
+  connections: string[];
+}
+
 export interface DatabaseStats {
   writer: RoleStats;
   readers: RoleStats[];
@@ -85,9 +146,27 @@ export interface DatabaseStats {
 
 export type CheckpointMode = 'PASSIVE' | 'FULL' | 'RESTART' | 'TRUNCATE';
 
+export interface CallOptions {
+  /** Aborts the call: a queued one never runs, a running one is interrupted. */
+  signal?: AbortSignal;
+  /** Milliseconds from the call; 0 for none. Overrides `queryTimeout`. */
+  timeout?: number;
+}
+
+export type TransactionMode = 'deferred' | 'immediate' | 'exclusive';
+
+/** `[statementOrSql, params]`: params spread when an array, else the one argument. */
+export type BatchEntry =
+  | [Statement | string]
+  | [Statement | string, Array<SQLInputValue | NamedParameters> | NamedParameters | SQLInputValue];
+
+export type BatchResult = RunResult | Row[];
+
 export declare class Statement {
   private constructor();
   readonly sourceSQL: string;
+  /** The same statement, with cancellation applied to its calls. */
+  withOptions(options: CallOptions): Statement;
   run(...params: Array<SQLInputValue | NamedParameters>): Promise<RunResult>;
   get<T = Row>(...params: Array<SQLInputValue | NamedParameters>): Promise<T | undefined>;
   all<T = Row>(...params: Array<SQLInputValue | NamedParameters>): Promise<T[]>;
@@ -103,14 +182,39 @@ export declare class Database {
   constructor(path: string | Uint8Array | URL, options?: DatabaseOptions);
   static open(path: string | Uint8Array | URL, options?: DatabaseOptions): Promise<Database>;
   static readonly sqliteVersion: string;
+  /** What the bundled SQLite was compiled with (PRAGMA compile_options). */
+  static compileOptions(): string[];
   readonly ready: Promise<Database>;
   readonly isOpen: boolean;
   location(): string | null;
+  /** True while a `transaction()` callback runs. */
+  readonly isTransaction: boolean;
   prepare(sql: string, options?: StatementOptions): Statement;
-  exec(sql: string): Promise<void>;
+  exec(sql: string, options?: CallOptions): Promise<void>;
+  transaction<T>(fn: (tx: Transaction) => Promise<T> | T, options?: { mode?: TransactionMode }): Promise<T>;
+  batch(statements: BatchEntry[]): Promise<BatchResult[]>;
+  read<T>(fn: (snapshot: ReadSnapshot) => Promise<T> | T): Promise<T>;
   checkpoint(mode?: CheckpointMode | Lowercase<CheckpointMode>): Promise<CheckpointResult>;
   stopCheckpointer(): Promise<void>;
   stats(): DatabaseStats;
+  /** Every connection's settings, read back now on its own thread. */
+  settings(): Promise<DatabaseSettings>;
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** The handle `db.transaction()` passes to its callback. */
+export declare class Transaction {
+  private constructor();
+  prepare(sql: string, options?: StatementOptions): Statement;
+  exec(sql: string): Promise<void>;
+  batch(statements: BatchEntry[]): Promise<BatchResult[]>;
+  /** A SAVEPOINT: released when `fn` resolves, rolled back to when it rejects. */
+  transaction<T>(fn: (tx: Transaction) => Promise<T> | T): Promise<T>;
+}
+
+/** The handle `db.read()` passes to its callback: reads from one snapshot. */
+export declare class ReadSnapshot {
+  private constructor();
+  prepare(sql: string, options?: StatementOptions): Statement;
 }
