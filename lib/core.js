@@ -30,6 +30,19 @@ function scopeEnded() {
   return nodeError(Error, 'ERR_INVALID_STATE', 'the transaction has ended');
 }
 
+/**
+ * Hands call `id` to the addon. If the addon throws (an internal error),
+ * nothing was queued: forget the call so it does not keep the process alive.
+ */
+function send(id, queue) {
+  try {
+    queue();
+  } catch (err) {
+    untrack(id);
+    throw err;
+  }
+}
+
 class Core {
   constructor(nativeDb, options) {
     this.native = nativeDb;
@@ -96,7 +109,7 @@ class Core {
     if (refused !== null) return Promise.reject(refused);
     if (control?.signal?.aborted) return Promise.reject(control.signal.reason);
     const { id, promise } = track(null, null);
-    this.native.exec(id, sql, scope?.native ?? null, this.#cancellable(control));
+    send(id, () => this.native.exec(id, sql, scope?.native ?? null, this.#cancellable(control)));
     this.#arm(id, control);
     return promise.then(() => undefined);
   }
@@ -137,14 +150,14 @@ class Core {
   next(cursor, stmtOptions, scope) {
     if (this.state === CLOSED) return Promise.reject(notOpen());
     const { id, promise } = track(null, null);
-    this.native.next(id, cursor[0], cursor[1], flagsOf(stmtOptions), scope?.native ?? null);
+    send(id, () => this.native.next(id, cursor[0], cursor[1], flagsOf(stmtOptions), scope?.native ?? null));
     return promise;
   }
 
   closeCursor(cursor, scope) {
     if (this.state === CLOSED) return Promise.resolve();
     const { id, promise } = track(null, null);
-    this.native.closeCursor(id, cursor[0], cursor[1], scope?.native ?? null);
+    send(id, () => this.native.closeCursor(id, cursor[0], cursor[1], scope?.native ?? null));
     return promise;
   }
 
@@ -161,9 +174,9 @@ class Core {
     scope.ended = true;
     if (this.state === CLOSED || !this.native.sessionStarted(scope.native)) return Promise.resolve();
     const { id, promise } = track(null, null);
-    this.native.end(id, scope.native, commit);
+    send(id, () => this.native.end(id, scope.native, commit));
     return promise;
   }
 }
 
-module.exports = { Core, finalized, OPENING, OPEN, CLOSING, CLOSED, RUN, GET, ALL, ITERATE, COLUMNS };
+module.exports = { send, Core, finalized, OPENING, OPEN, CLOSING, CLOSED, RUN, GET, ALL, ITERATE, COLUMNS };

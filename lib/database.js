@@ -3,7 +3,7 @@
 // Database: the public handle on one open database.
 
 const { native, track, untrack } = require('./calls.js');
-const { Core, OPENING, OPEN, CLOSING, CLOSED } = require('./core.js');
+const { Core, OPENING, OPEN, CLOSING, CLOSED, send } = require('./core.js');
 const { argType, nodeError, notOpen } = require('./errors.js');
 const { readCallOptions, readOptions, readPath } = require('./options.js');
 const { decodeBatch, decodeCheckpoint } = require('./rows.js');
@@ -170,7 +170,7 @@ class Database {
     if (this.#core.state === OPENING) return this.ready.then(() => this.settings());
     if (this.#core.closing) return Promise.reject(notOpen());
     const { id, promise } = track(decodeSettings, null);
-    this.#core.native.settings(id);
+    send(id, () => this.#core.native.settings(id));
     return promise;
   }
 
@@ -193,7 +193,7 @@ class Database {
   stopCheckpointer() {
     if (this.#core.closing) return Promise.reject(notOpen());
     const { id, promise } = track(null, null);
-    this.#core.native.stopCheckpointer(id);
+    send(id, () => this.#core.native.stopCheckpointer(id));
     return promise.then(() => undefined);
   }
 
@@ -213,7 +213,7 @@ class Database {
       );
     }
     const { id, promise } = track(decodeCheckpoint, null);
-    this.#core.native.checkpoint(id, code);
+    send(id, () => this.#core.native.checkpoint(id, code));
     return promise;
   }
 
@@ -238,7 +238,7 @@ class Database {
 
   #shutdown() {
     const { id, promise } = track(null, null);
-    this.#core.native.close(id);
+    send(id, () => this.#core.native.close(id));
     return promise.then(() => undefined);
   }
 }

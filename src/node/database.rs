@@ -176,7 +176,7 @@ fn cursor_ref(role: i32, id: f64) -> CursorRef {
 impl NativeDatabase {
     /// Starts the database's threads; `open_id` completes when every
     /// connection is open, or with the first error.
-    #[napi(constructor)]
+    #[napi(constructor, catch_unwind)]
     pub fn new(path: String, options: OpenOptions, open_id: f64) -> Result<Self> {
         let queue = queue()?;
         let mut settings = Settings::new(path);
@@ -213,7 +213,7 @@ impl NativeDatabase {
     }
 
     /// A handle on a SQL text; statements pass it with every call.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn sql(&self, text: String) -> External<Arc<Sql>> {
         External::new(self.db.sql(&text))
     }
@@ -222,7 +222,7 @@ impl NativeDatabase {
     /// Returns `[code, message]` when an argument cannot be bound (index.js
     /// throws it), otherwise nothing. A `cancellable` call can be stopped
     /// with `cancel(id)`.
-    #[napi]
+    #[napi(catch_unwind)]
     #[allow(clippy::too_many_arguments)]
     pub fn call(
         &self,
@@ -260,7 +260,7 @@ impl NativeDatabase {
     /// array `args[i]` and binding flags `flags[i]`; results are converted
     /// with `read_big_ints`. Returns `[index, code, message]` when an
     /// argument cannot be bound.
-    #[napi]
+    #[napi(catch_unwind)]
     #[allow(clippy::too_many_arguments)]
     pub fn batch(
         &self,
@@ -287,7 +287,7 @@ impl NativeDatabase {
         Ok(None)
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn exec(
         &self,
         id: f64,
@@ -299,7 +299,7 @@ impl NativeDatabase {
     }
 
     /// Asks the thread holding a cursor for its next chunk.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn next(
         &self,
         id: f64,
@@ -315,7 +315,7 @@ impl NativeDatabase {
         self.dispatch(request, id, flags, session, false);
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn close_cursor(
         &self,
         id: f64,
@@ -330,7 +330,7 @@ impl NativeDatabase {
     /// Opens a pinned session: `kind` 0 is a read snapshot, 1–3 a write
     /// transaction (deferred, immediate, exclusive). `begun_id` completes
     /// when its BEGIN ran (for a read snapshot: with its first statement).
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn begin(&self, kind: u32, idle_ms: f64, begun_id: f64) -> Result<External<SessionCell>> {
         let kind = match kind {
             0 => PinKind::Read,
@@ -346,13 +346,13 @@ impl NativeDatabase {
 
     /// Whether the session reached a thread (an unused read snapshot never
     /// does, and needs no ending).
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn session_started(&self, session: &External<SessionCell>) -> bool {
         session.borrow().is_started()
     }
 
     /// Ends a session with COMMIT (`commit`) or ROLLBACK.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn end(&self, id: f64, session: &External<SessionCell>, commit: bool) {
         let request = if commit {
             Request::Commit
@@ -366,7 +366,7 @@ impl NativeDatabase {
     /// will never run; its completion still arrives), 2 when it was
     /// interrupted while running (its completion says how it ended), 0
     /// when it had finished or is unknown.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn cancel(&self, id: f64) -> u32 {
         let token = self.tokens().get(&id.to_bits()).cloned();
         match token.map(|t| t.cancel()) {
@@ -377,7 +377,7 @@ impl NativeDatabase {
     }
 
     /// A WAL checkpoint in `mode` (0 passive, 1 full, 2 restart, 3 truncate).
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn checkpoint(&self, id: f64, mode: u32) -> Result<()> {
         let mode = match mode {
             0 => CheckpointMode::Passive,
@@ -391,29 +391,29 @@ impl NativeDatabase {
         Ok(())
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn stop_checkpointer(&self, id: f64) {
         self.db
             .submit(Request::StopCheckpointer, done_for(&self.queue, id, 0));
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn close(&self, id: f64) {
         self.db.close(done_for(&self.queue, id, 0));
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn location(&self) -> Option<String> {
         self.db.location().map(str::to_string)
     }
 
     /// Reads every connection's settings back, each on its own thread.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn settings(&self, id: f64) {
         self.db.read_settings(done_for(&self.queue, id, 0));
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn stats(&self) -> DatabaseStats {
         let stats = self.db.stats();
         DatabaseStats {

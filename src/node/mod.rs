@@ -18,24 +18,24 @@ pub use settings::compile_options;
 
 /// Creates this JS environment's completion queue; `drain` is called (with
 /// no arguments) whenever completions wait.
-#[napi]
+#[napi(catch_unwind)]
 pub fn init(env: Env, drain: Js) -> Result<()> {
     completion::init(Cx(env.raw()), drain)
 }
 
 /// Every completion queued so far, as `[id, ok, payload, ...]`.
-#[napi]
+#[napi(catch_unwind)]
 pub fn take_completions(env: Env) -> Result<Js> {
     outcome::completions_to_js(Cx(env.raw()), completion::take())
 }
 
 /// Referenced while calls are pending, so they keep the process alive.
-#[napi]
+#[napi(catch_unwind)]
 pub fn set_keep_alive(env: Env, keep_alive: bool) -> Result<()> {
     completion::set_keep_alive(Cx(env.raw()), keep_alive)
 }
 
-#[napi]
+#[napi(catch_unwind)]
 pub fn sqlite_version() -> String {
     offloop_engine::sqlite_version().to_string()
 }
