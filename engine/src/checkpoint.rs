@@ -29,7 +29,7 @@ use rusqlite::{ffi, Connection};
 
 use crate::connection::open_checkpointer;
 use crate::error::{Error, Result};
-use crate::job::{Job, Outcome, Request};
+use crate::job::{complete, Job, Outcome, Request};
 use crate::latch::{OpenLatch, WriterGate};
 use crate::pragmas;
 use crate::settings::Settings;
@@ -269,7 +269,10 @@ impl Drop for ActiveGuard<'_> {
 
 impl CheckpointerThread {
     pub fn run(self) {
-        if !self.gate.wait() {
+        if let Err(error) = self.gate.wait() {
+            for job in self.requests.iter() {
+                job.fail(error.clone());
+            }
             return;
         }
         let conn = match open_checkpointer(&self.settings) {
@@ -306,7 +309,11 @@ impl CheckpointerThread {
             Err(_) => self.control.fail("the checkpointer thread panicked".into()),
         }
         drop(guard);
-        self.fail_requests();
+        // Requests routed here before the stop became visible: this
+        // connection can still answer them.
+        for job in self.requests.try_iter() {
+            self.answer(&conn, wal_path.as_deref(), job);
+        }
     }
 
     /// Requests that arrive after the thread stopped serving.
@@ -343,32 +350,14 @@ impl CheckpointerThread {
                 }
                 recv(self.requests) -> msg => {
                     let Ok(job) = msg else { break };
-                    let (request, done) = job.take();
-                    let mode = match request {
-                        Request::Checkpoint(mode) => mode,
-                        Request::StopCheckpointer => {
-                            done(Ok(Outcome::Done));
-                            return Err(Error::invalid_state("stopped by request"));
+                    if !self.answer(conn, wal_path, job) {
+                        // Stopped on request; whatever else was queued for
+                        // this thread is still answered here.
+                        for job in self.requests.try_iter() {
+                            self.answer(conn, wal_path, job);
                         }
-                        Request::ReadSettings(settings) => {
-                            let role = pragmas::ConnectionRole::Checkpointer;
-                            done(pragmas::read_back(conn, role, &settings).map(|c| {
-                                let mut report = pragmas::SettingsReport::default();
-                                report.insert(c);
-                                Outcome::Settings(Box::new(report))
-                            }));
-                            continue;
-                        }
-                        _ => {
-                            done(Err(Error::invalid_state("not a checkpoint request")));
-                            continue;
-                        }
-                    };
-                    let result = self.pass(conn, wal_path, mode);
-                    done(result.map(|c| Outcome::Checkpoint {
-                        log_frames: c.log_frames,
-                        checkpointed_frames: c.checkpointed_frames,
-                    }));
+                        return Ok(());
+                    }
                 }
                 default(timeout) => {
                     self.automatic(conn, wal_path, |c| c.checkpointed_frames < c.log_frames)?;
@@ -382,6 +371,38 @@ impl CheckpointerThread {
             self.pass(conn, wal_path, CheckpointMode::Truncate)
                 .map(|_| ()),
         )
+    }
+
+    /// Answers one request from the database. False for StopCheckpointer,
+    /// after marking the thread stopped (so routing and `stats()` say so by
+    /// the time the caller hears back).
+    fn answer(&self, conn: &Connection, wal_path: Option<&str>, job: Job) -> bool {
+        let (request, done) = job.take();
+        let result = match request {
+            Request::Checkpoint(mode) => {
+                self.pass(conn, wal_path, mode)
+                    .map(|c| Outcome::Checkpoint {
+                        log_frames: c.log_frames,
+                        checkpointed_frames: c.checkpointed_frames,
+                    })
+            }
+            Request::StopCheckpointer => {
+                self.control.fail("stopped by request".into());
+                complete(done, Ok(Outcome::Done));
+                return false;
+            }
+            Request::ReadSettings(settings) => {
+                let role = pragmas::ConnectionRole::Checkpointer;
+                pragmas::read_back(conn, role, &settings).map(|c| {
+                    let mut report = pragmas::SettingsReport::default();
+                    report.insert(c);
+                    Outcome::Settings(Box::new(report))
+                })
+            }
+            _ => Err(Error::invalid_state("not a checkpoint request")),
+        };
+        complete(done, result);
+        true
     }
 
     /// Counts the WAL and, when `due` says so, copies it with PASSIVE passes.

@@ -200,9 +200,17 @@ impl Database {
                 _ => &queues.writer,
             },
         };
-        // A send fails only when the thread is gone; the returned job then
-        // drops and reports the database closed.
-        let _ = target.send(job);
+        // A send fails only when the thread is gone. A checkpointer that
+        // stopped after the job was routed leaves checkpoints to the writer;
+        // otherwise the returned job drops and reports the database closed.
+        if let Err(crossbeam_channel::SendError(job)) = target.send(job) {
+            if matches!(
+                job.request,
+                Request::Checkpoint(_) | Request::StopCheckpointer
+            ) {
+                let _ = queues.writer.send(job);
+            }
+        }
     }
 
     /// Reads every connection's settings back, each on its own thread, and

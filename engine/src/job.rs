@@ -155,9 +155,15 @@ impl Job {
         (request, done)
     }
 
+    /// Completes the job with `error` without running it. A pinning job
+    /// ends its session with the same error, so the session's statements
+    /// report it too.
     pub fn fail(self, error: Error) {
-        let (_, done) = self.take();
-        done(Err(error));
+        let (request, done) = self.take();
+        if let Request::Pinned(pinned) = request {
+            pinned.end(error.clone());
+        }
+        complete(done, Err(error));
     }
 
     /// The cursor this job continues, if any: it must go to that cursor's
@@ -173,7 +179,13 @@ impl Job {
 impl Drop for Job {
     fn drop(&mut self) {
         if let Some(done) = self.done.take() {
-            done(Err(Error::closed()));
+            complete(done, Err(Error::closed()));
         }
     }
+}
+
+/// Calls a completion. One that panics must not take the calling thread,
+/// and with it the connection every later job needs, down with it.
+pub fn complete(done: Done, result: Result<Outcome>) {
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| done(result)));
 }

@@ -6,28 +6,29 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 
 use crate::error::{Error, Result};
-use crate::job::{Done, Outcome};
+use crate::job::{complete, Done, Outcome};
 use crate::pragmas::{ConnectionSettings, SettingsReport};
 
 /// Opened once by the writer; readers block on it before opening.
 #[derive(Default)]
 pub struct WriterGate {
-    state: Mutex<Option<bool>>,
+    state: Mutex<Option<Result<()>>>,
     changed: Condvar,
 }
 
 impl WriterGate {
-    pub fn open(&self, writer_opened: bool) {
+    /// The writer's open result: `Err` tells the other threads not to open,
+    /// and what to fail their queued jobs with.
+    pub fn open(&self, writer_opened: Result<()>) {
         *self.state.lock().unwrap_or_else(|e| e.into_inner()) = Some(writer_opened);
         self.changed.notify_all();
     }
 
-    /// True when the writer opened; false when it failed (do not open).
-    pub fn wait(&self) -> bool {
+    pub fn wait(&self) -> Result<()> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         loop {
-            if let Some(opened) = *state {
-                return opened;
+            if let Some(opened) = state.as_ref() {
+                return opened.clone();
             }
             state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner());
         }
@@ -73,7 +74,7 @@ impl OpenLatch {
         if let Some(result) = finished {
             let done = self.done.lock().unwrap_or_else(|e| e.into_inner()).take();
             if let Some(done) = done {
-                done(result);
+                complete(done, result);
             }
         }
     }
@@ -88,9 +89,10 @@ impl Drop for OpenLatch {
             .unwrap_or_else(|e| e.into_inner())
             .take()
         {
-            done(Err(Error::invalid_state(
-                "database closed before it opened",
-            )));
+            complete(
+                done,
+                Err(Error::invalid_state("database closed before it opened")),
+            );
         }
     }
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 
 use crate::error::{Error, Result};
-use crate::job::{Done, Job, Outcome, Request};
+use crate::job::{complete, Done, Job, Outcome, Request};
 use crate::session::Session;
 use crate::stats::RoleCounters;
 use crate::worker::run_job;
@@ -127,7 +127,9 @@ impl PinnedSession {
 }
 
 impl Pinned {
-    fn end(&self, error: Error) {
+    /// Ends the session early: later sends fail with `error`, and so do the
+    /// jobs already queued.
+    pub(crate) fn end(&self, error: Error) {
         let mut ended = self.state.ended.lock().unwrap_or_else(|e| e.into_inner());
         if ended.is_none() {
             *ended = Some(error.clone());
@@ -153,12 +155,15 @@ fn exec(session: &mut Session, sql: &str) -> Result<Outcome> {
 /// Serves one pinned session on `session`'s thread, to its end. `done` is
 /// the pinning job's completion: it hears whether BEGIN succeeded.
 pub fn serve(session: &mut Session, pinned: Pinned, done: Done, counters: &RoleCounters) {
+    // Cursors opened from here on belong to the session and end with it;
+    // older ones (parked on this thread) outlive it.
+    let mark = session.cursor_mark();
     if let Err(error) = exec(session, begin_sql(pinned.kind)) {
         pinned.end(error.clone());
-        done(Err(error));
+        complete(done, Err(error));
         return;
     }
-    done(Ok(Outcome::Done));
+    complete(done, Ok(Outcome::Done));
     let ending = loop {
         match pinned.jobs.recv_timeout(pinned.idle) {
             Ok(job) => match job.request {
@@ -174,7 +179,7 @@ pub fn serve(session: &mut Session, pinned: Pinned, done: Done, counters: &RoleC
                 }
             },
             Err(RecvTimeoutError::Timeout) => {
-                session.close_cursors();
+                session.close_cursors_from(mark);
                 let _ = exec(session, "ROLLBACK");
                 pinned.end(Error::invalid_state(format!(
                     "the transaction was rolled back after {} ms without a statement \
@@ -187,8 +192,7 @@ pub fn serve(session: &mut Session, pinned: Pinned, done: Done, counters: &RoleC
             Err(RecvTimeoutError::Disconnected) => break None,
         }
     };
-    // Cursors opened in the session end with it.
-    session.close_cursors();
+    session.close_cursors_from(mark);
     let commit = matches!(&ending, Some(job) if matches!(job.request, Request::Commit));
     let result = if commit {
         exec(session, "COMMIT").inspect_err(|_| {
@@ -202,6 +206,6 @@ pub fn serve(session: &mut Session, pinned: Pinned, done: Done, counters: &RoleC
     pinned.end(Error::invalid_state("the transaction has ended"));
     if let Some(job) = ending {
         let (_, done) = job.take();
-        done(result.map(|_| Outcome::Done));
+        complete(done, result.map(|_| Outcome::Done));
     }
 }

@@ -38,7 +38,21 @@ pub struct ReaderThread {
 
 impl ReaderThread {
     pub fn run(self) {
-        if !self.gate.wait() {
+        if let Err(error) = self.gate.wait() {
+            // The writer could not open: every job this reader would have
+            // run reports why, until the database is closed.
+            loop {
+                select! {
+                    recv(self.private) -> job => match job {
+                        Ok(job) => job.fail(error.clone()),
+                        Err(_) => break,
+                    },
+                    recv(self.shared) -> job => match job {
+                        Ok(job) => job.fail(error.clone()),
+                        Err(_) => break,
+                    },
+                }
+            }
             return;
         }
         let conn = match open_reader(&self.settings, self.index) {
@@ -89,10 +103,13 @@ impl ReaderThread {
                 None => break,
             }
         }
-        // The database is closing. Queued reads still run (close lets queued
+        // The database is closing. Queued work still runs (close lets queued
         // work finish); the senders are gone, so this ends when it is empty.
-        // Open cursors would pin an old snapshot, and nobody can continue
-        // them now.
+        // First the cursors' own jobs, then, with the cursors gone (they
+        // would pin an old snapshot), the shared reads.
+        for job in self.private.try_iter() {
+            run_job(&mut session, job, &self.counters);
+        }
         session.finish();
         for job in self.shared.iter() {
             run_job(&mut session, job, &self.counters);

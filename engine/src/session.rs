@@ -202,8 +202,10 @@ impl Session {
         }
     }
 
-    /// A prepared statement for `sql`, from the cache or freshly prepared;
-    /// a fresh one teaches `sql` its route.
+    /// A prepared statement for `sql`, from the cache or freshly prepared.
+    /// A fresh one on the writer teaches `sql` its route; readers (which see
+    /// a new text only inside a read snapshot) cannot tell what depends on
+    /// the writer's connection, so they leave the route alone.
     fn obtain(&mut self, sql: &Sql) -> Result<RawStatement> {
         if let Some(stmt) = self.cache.take(sql.text()) {
             return Ok(stmt);
@@ -215,11 +217,11 @@ impl Session {
         // session (cache, cursors, locals), all dropped before `conn`.
         match unsafe { RawStatement::prepare(self.handle(), sql.text()) }? {
             Some(stmt) => {
-                let connection_bound = self
-                    .state_reads
-                    .as_ref()
-                    .is_some_and(|flag| flag.load(Ordering::Relaxed));
-                sql.learn(stmt.readonly() && !connection_bound, || {
+                let query = self.state_reads.as_ref().map(|flag| {
+                    let connection_bound = flag.load(Ordering::Relaxed);
+                    stmt.readonly() && !connection_bound
+                });
+                sql.learn(query, || {
                     (1..=stmt.parameter_count())
                         .map(|i| stmt.parameter_name(i))
                         .collect()
@@ -331,7 +333,7 @@ impl Session {
                 values,
                 error,
             } => {
-                let take = (chunk_rows * columns.len()).min(values.len());
+                let take = (chunk_rows.saturating_mul(columns.len())).min(values.len());
                 let rows = RowSet {
                     columns: columns.clone(),
                     values: values.drain(..take).collect(),
@@ -480,9 +482,20 @@ impl Session {
         })
     }
 
-    /// Ends every cursor (a pinned session's cursors end with it).
-    pub fn close_cursors(&mut self) {
-        let ids: Vec<u64> = self.cursors.keys().copied().collect();
+    /// The id the next cursor will get: cursors opened after this mark can
+    /// be told from older ones.
+    pub fn cursor_mark(&self) -> u64 {
+        self.next_cursor
+    }
+
+    /// Ends the cursors opened since `mark` (a pinned session's end with it).
+    pub fn close_cursors_from(&mut self, mark: u64) {
+        let ids: Vec<u64> = self
+            .cursors
+            .keys()
+            .copied()
+            .filter(|id| *id >= mark)
+            .collect();
         for id in ids {
             self.close_cursor(id);
         }

@@ -51,12 +51,18 @@ impl Sql {
         self.parameters.get().map(|p| &p[..])
     }
 
-    /// Records what the first preparation of this text taught: its class
-    /// and parameters. Later preparations (other threads) change nothing.
-    pub(crate) fn learn(&self, readonly: bool, parameters: impl FnOnce() -> Box<[Option<String>]>) {
+    /// Records what preparing this text taught: its parameters, and, from
+    /// the writer (`readonly` is `Some`), whether a reader may run it. The
+    /// first answer stands.
+    pub(crate) fn learn(
+        &self,
+        readonly: Option<bool>,
+        parameters: impl FnOnce() -> Box<[Option<String>]>,
+    ) {
         if self.parameters.get().is_none() {
             let _ = self.parameters.set(parameters());
         }
+        let Some(readonly) = readonly else { return };
         if self.route() != Route::Unknown {
             return;
         }
@@ -163,7 +169,7 @@ mod tests {
     fn registry_returns_the_same_sql_for_the_same_text() {
         let registry = SqlRegistry::default();
         let a = registry.get("SELECT 1");
-        a.learn(true, || Box::new([]));
+        a.learn(Some(true), || Box::new([]));
         assert_eq!(registry.get("SELECT 1").route(), Route::Reader);
         assert!(Arc::ptr_eq(&a, &registry.get("SELECT 1")));
     }

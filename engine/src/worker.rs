@@ -4,7 +4,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::error::Error;
-use crate::job::{Job, Request};
+use crate::job::{complete, Job, Request};
 use crate::session::Session;
 use crate::stats::RoleCounters;
 
@@ -54,7 +54,7 @@ pub fn run_job_then(
     settled(session);
     // A completion that panics must not take the thread (and the connection
     // every later job needs) with it.
-    let _ = catch_unwind(AssertUnwindSafe(|| done(result)));
+    complete(done, result);
 }
 
 fn aborted() -> Error {

@@ -38,7 +38,7 @@ impl WriterThread {
                 conn
             }
             Err(error) => {
-                self.gate.open(false);
+                self.gate.open(Err(error.clone()));
                 self.latch.arrive(Err(error.clone()));
                 for job in self.queue.iter() {
                     job.fail(error.clone());
@@ -48,7 +48,7 @@ impl WriterThread {
         };
         let path = conn.path().filter(|p| !p.is_empty()).map(str::to_string);
         let _ = self.location.set(path);
-        self.gate.open(true);
+        self.gate.open(Ok(()));
         self.latch.arrive(Ok(()));
         drop(self.latch);
         let mut wal = match self.wal {
@@ -64,8 +64,10 @@ impl WriterThread {
         };
         let mut session = Session::new(conn, Role::Writer);
         for job in self.queue.iter() {
-            // An open statement would defer this job's autocommit until the
-            // cursor ends, so a resolved write would not yet be committed.
+            // An open statement keeps the connection inside a read of its
+            // own: the cursor would mix this job's writes into the rows it
+            // has yet to return, and SQLite documents that an implicit
+            // transaction commits only when the last active statement ends.
             if job.cursor().is_none() && session.has_live_cursors() {
                 session.park_cursors();
             }

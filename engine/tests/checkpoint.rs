@@ -1,0 +1,132 @@
+//! The checkpointer: it runs for a writable WAL file, answers checkpoint
+//! requests with SQLite's counts, and once stopped hands automatic
+//! checkpoints back to the writer (SQLite's default of 1000 frames).
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use offloop_engine::{CheckpointMode, Database, Outcome, Request, Settings};
+
+/// A checkpointer that never checkpoints on its own during a test.
+fn quiet(settings: &mut Settings) {
+    settings.checkpoint.threshold_frames = 1_000_000;
+    settings.checkpoint.idle = Duration::from_secs(3600);
+}
+
+fn write_some(db: &Database) {
+    exec(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, v)");
+    for i in 0..5 {
+        run(db, "INSERT INTO t(v) VALUES (?)", vec![int(i)]);
+    }
+}
+
+#[track_caller]
+fn counts(result: offloop_engine::Result<Outcome>) -> (u64, u64) {
+    match result {
+        Ok(Outcome::Checkpoint {
+            log_frames,
+            checkpointed_frames,
+        }) => (log_frames, checkpointed_frames),
+        other => panic!("expected checkpoint counts, got {other:?}"),
+    }
+}
+
+fn autocheckpoint(db: &Database) -> i64 {
+    scalar(db, "PRAGMA wal_autocheckpoint")
+}
+
+/// Stops the checkpointer and waits until `stats()` says so.
+fn stop(db: &Database) {
+    assert_eq!(call(db, Request::StopCheckpointer), Ok(Outcome::Done));
+    wait_until("the checkpointer is inactive", || {
+        !db.stats().checkpoint.active
+    });
+}
+
+#[test]
+fn the_checkpointer_runs_for_a_file_database_only() {
+    let db = open_file(1);
+    let stats = db.stats().checkpoint;
+    assert!(stats.active);
+    assert_eq!(stats.error, None);
+
+    let memory = open(Settings::new(":memory:"));
+    assert!(!memory.stats().checkpoint.active);
+
+    let disabled = open_file_with(1, |s| s.checkpoint.enabled = false);
+    assert!(!disabled.stats().checkpoint.active);
+    assert_eq!(disabled.stats().checkpoint.error, None);
+}
+
+#[test]
+fn a_checkpoint_request_returns_the_wal_counts() {
+    let db = open_file_with(1, quiet);
+    write_some(&db);
+    let runs = db.stats().checkpoint.runs;
+    let (log, copied) = counts(call(&db, Request::Checkpoint(CheckpointMode::Passive)));
+    assert!(log > 0, "the writes are in the WAL");
+    assert_eq!(copied, log, "nothing holds the WAL back");
+    let stats = db.stats().checkpoint;
+    assert_eq!(stats.runs, runs + 1);
+    assert!(stats.frames_copied >= copied);
+}
+
+#[test]
+fn stopping_the_checkpointer_makes_it_inactive_and_gives_the_writer_automatic_checkpoints() {
+    let db = open_file_with(1, quiet);
+    write_some(&db);
+    // While the checkpointer runs, the writer does not checkpoint by itself
+    // at SQLite's default.
+    assert_ne!(autocheckpoint(&db), 1000);
+
+    stop(&db);
+    let error = db.stats().checkpoint.error.expect("why it stopped");
+    assert!(error.contains("stopped by request"), "{error}");
+    // The writer takes over between two jobs.
+    run(&db, "INSERT INTO t(v) VALUES (99)", vec![]);
+    assert_eq!(autocheckpoint(&db), 1000);
+}
+
+#[test]
+fn once_the_checkpointer_stopped_checkpoint_requests_run_on_the_writer() {
+    let db = open_file_with(1, quiet);
+    write_some(&db);
+    stop(&db);
+    let runs = db.stats().checkpoint.runs;
+    let (log, copied) = counts(call(&db, Request::Checkpoint(CheckpointMode::Passive)));
+    assert_eq!(copied, log);
+    assert!(log > 0);
+    // Not the checkpointer's.
+    assert_eq!(db.stats().checkpoint.runs, runs);
+    // A second stop has nothing to stop.
+    assert_eq!(call(&db, Request::StopCheckpointer), Ok(Outcome::Done));
+}
+
+#[test]
+fn without_a_checkpointer_checkpoint_requests_run_on_the_writer() {
+    let db = open_file_with(1, |s| s.checkpoint.enabled = false);
+    write_some(&db);
+    let (log, copied) = counts(call(&db, Request::Checkpoint(CheckpointMode::Full)));
+    assert!(log > 0);
+    assert_eq!(copied, log);
+    assert_eq!(autocheckpoint(&db), 1000);
+}
+
+#[test]
+fn a_checkpoint_requested_right_behind_a_stop_still_runs() {
+    let db = open_file_with(1, quiet);
+    write_some(&db);
+    // A FULL checkpoint waits for the write lock a transaction holds, which
+    // keeps the checkpointer busy while the next two requests queue up.
+    let mut tx = begin_write(&db, NEVER_IDLE);
+    let full = submit(&db, Request::Checkpoint(CheckpointMode::Full));
+    let stopped = submit(&db, Request::StopCheckpointer);
+    let behind = submit(&db, Request::Checkpoint(CheckpointMode::Passive));
+    assert_eq!(call_in(&db, &mut tx, Request::Commit), Ok(Outcome::Done));
+    counts(full.wait());
+    assert_eq!(stopped.wait(), Ok(Outcome::Done));
+    let (log, copied) = counts(behind.wait());
+    assert_eq!(copied, log);
+}
