@@ -24,6 +24,12 @@ export interface CheckpointOptions {
 export interface DatabaseOptions extends StatementOptions {
   /** Reader threads, 0–64. Default 4. */
   readers?: number;
+  /**
+   * Nice value (0–19) of the writer, reader and checkpointer threads, on
+   * Linux. Above 0, the event loop's thread gets the CPU first when the
+   * machine is saturated, at some cost to query throughput. Default 0.
+   */
+  threadNice?: number;
   readOnly?: boolean;
   /** Busy timeout in ms. Default 5000. */
   timeout?: number;

@@ -2,12 +2,13 @@
 
 // Calls in flight. Each call gets an id; the addon settles it by id from one
 // batch per wake-up (one thread-safe function call serves every completion
-// that arrived meanwhile). While any call is pending the addon holds a
+// that arrived meanwhile), handed over as one flat array. While any call is pending the addon holds a
 // reference on the event loop, so pending work keeps the process alive and
 // an idle database does not.
 
 const native = require('../native.js');
 const { errorFromNative } = require('./errors.js');
+const { decodeAll, decodeRun } = require('./rows.js');
 
 const pending = new Map();
 let nextId = 1;
@@ -78,29 +79,52 @@ function armCancel(id, cancel, signal, timeoutMs) {
   };
 }
 
+// Record kinds in a drain's flat array (src/node/outcome.rs): each record
+// is `id, kind` and then
+const FAILED = 0; // error
+const VALUE = 1; // payload
+const RUN = 2; // changes, lastInsertRowid
+const ROWS = 3; // columns, n, then n values
+
 function drain() {
   const batch = native.takeCompletions();
-  for (let i = 0; i < batch.length; i += 3) {
+  let i = 0;
+  while (i < batch.length) {
+    const kind = batch[i + 1];
+    const next = kind === ROWS ? i + 4 + batch[i + 3] : kind === RUN ? i + 4 : i + 3;
     const call = pending.get(batch[i]);
-    if (call === undefined) continue;
-    forget(batch[i]);
-    if (batch[i + 1]) {
-      let value;
-      try {
-        value = call.decode === null ? batch[i + 2] : call.decode(batch[i + 2], call.context);
-      } catch (err) {
-        call.reject(err);
-        continue;
-      }
-      call.resolve(value);
-    } else if (call.abortReason !== undefined && batch[i + 2][0] === 'ABORT_ERR') {
-      call.reject(call.abortReason);
-    } else {
-      call.reject(errorFromNative(batch[i + 2]));
+    if (call !== undefined) {
+      forget(batch[i]);
+      settle(call, batch, i, kind);
     }
+    i = next;
   }
 }
 
-native.init(drain);
+function settle(call, batch, i, kind) {
+  if (kind === FAILED) {
+    const error = batch[i + 2];
+    call.reject(call.abortReason !== undefined && error[0] === 'ABORT_ERR' ? call.abortReason : errorFromNative(error));
+    return;
+  }
+  let value;
+  try {
+    if (kind === RUN) value = decodeRun(batch, i + 2);
+    else if (kind === ROWS) value = (call.decode ?? decodeAll)(batch[i + 2], batch, i + 4, batch[i + 3], call.context);
+    else value = call.decode === null ? batch[i + 2] : call.decode(batch[i + 2], call.context);
+  } catch (err) {
+    call.reject(err);
+    return;
+  }
+  call.resolve(value);
+}
+
+// `(...v) => v` and its joiner: the addon hands every completion over in
+// arrays these build, which is far cheaper than setting elements one by
+// one through Node-API.
+const pack = (...values) => values;
+const join = (...arrays) => [].concat(...arrays);
+
+native.init(drain, pack, join);
 
 module.exports = { native, track, untrack, armCancel };

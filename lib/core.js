@@ -43,6 +43,58 @@ function send(id, queue) {
   }
 }
 
+// Statement calls made outside a transaction or snapshot are held by the
+// addon and sent together at the end of the microtask checkpoint they were
+// made in (src/node/database.rs, `flush`): completions arrive in batches,
+// and the calls their continuations make go out as one burst, which wakes a
+// parked SQLite thread once instead of once per call.
+const unflushed = new Set();
+let flushQueued = false;
+
+function flushHeld() {
+  flushQueued = false;
+  for (const nativeDb of unflushed) nativeDb.flush();
+  unflushed.clear();
+}
+
+function hold(nativeDb) {
+  unflushed.add(nativeDb);
+  if (!flushQueued) {
+    flushQueued = true;
+    queueMicrotask(flushHeld);
+  }
+}
+
+// The addon's statement calls with their parameters spread as arguments,
+// which it reads in one go (src/node/spread.rs).
+const [callSpread, batchSpread] = native.spreadFunctions();
+
+// A spread call puts every value on V8's stack: past this many, a batch
+// goes as arrays instead.
+const MAX_SPREAD = 16384;
+
+/** `calls` is `[handle, args, stmtOptions]` per statement. */
+function queueBatch(nativeDb, id, calls, readBigInts, session) {
+  let size = 0;
+  for (const c of calls) size += 3 + c[1].length;
+  if (size > MAX_SPREAD) {
+    return nativeDb.batch(
+      id,
+      calls.map((c) => c[0]),
+      calls.map((c) => c[1]),
+      calls.map((c) => flagsOf(c[2])),
+      readBigInts,
+      session,
+    );
+  }
+  const flat = [];
+  for (const [handle, args, options] of calls) {
+    flat.push(handle, flagsOf(options), args.length);
+    for (let i = 0; i < args.length; i++) flat.push(args[i]);
+  }
+  return batchSpread(nativeDb, id, readBigInts, session, ...flat);
+}
+
 class Core {
   constructor(nativeDb, options) {
     this.native = nativeDb;
@@ -82,14 +134,15 @@ class Core {
     const { id, promise } = track(decode, context);
     let bad;
     try {
-      bad = this.native.call(
+      bad = callSpread(
+        this.native,
         kind,
         id,
         handle,
-        args,
         flagsOf(stmtOptions),
         scope?.native ?? null,
         this.#cancellable(control),
+        ...args,
       );
     } catch (err) {
       // A getter of a named-parameter object threw: nothing was queued.
@@ -100,6 +153,7 @@ class Core {
       untrack(id);
       throw codedError(bad[0], bad[1]);
     }
+    if (scope === null) hold(this.native);
     this.#arm(id, control);
     return promise;
   }
@@ -126,14 +180,7 @@ class Core {
     // readBigInts.
     let bad;
     try {
-      bad = this.native.batch(
-        id,
-        calls.map((c) => c[0]),
-        calls.map((c) => c[1]),
-        calls.map((c) => flagsOf(c[2])),
-        this.options.readBigInts,
-        scope?.native ?? null,
-      );
+      bad = queueBatch(this.native, id, calls, this.options.readBigInts, scope?.native ?? null);
     } catch (err) {
       untrack(id);
       throw err;

@@ -51,6 +51,7 @@ class Database {
           tempStore: o.tempStore,
           pragmas: o.pragmas,
           strictSettings: o.strictSettings,
+          threadNice: o.threadNice,
         },
         id,
       );

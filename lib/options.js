@@ -72,6 +72,7 @@ function readOptions(options) {
     else out[name] = value;
   }
   out.readers = readInteger(options, 'readers', DEFAULT_READERS, 0, MAX_READERS);
+  out.threadNice = readInteger(options, 'threadNice', 0, 0, 19);
   out.journalSizeLimit = readInteger(
     options,
     'journalSizeLimit',

@@ -1,30 +1,32 @@
 'use strict';
 
 // Turning the addon's payloads into node:sqlite-shaped values. Rows arrive
-// as column names once plus a flat list of values; the objects are built
-// here, where V8 makes property stores cheap.
+// as their column names (one array per column list, reused) and a flat run
+// of values inside a larger array (`values`, from `offset`, `count` of
+// them); the objects are built here. Node-API can only create objects with
+// Object.prototype, and node:sqlite's rows have a null prototype.
 
 function makeRow(columns, values, offset, arrays) {
   const n = columns.length;
   if (arrays) return values.slice(offset, offset + n);
   const row = { __proto__: null };
+  // Duplicate names: the last value wins, in the first one's position.
   for (let c = 0; c < n; c++) row[columns[c]] = values[offset + c];
   return row;
 }
 
-function decodeRun(pair) {
-  return { changes: pair[0], lastInsertRowid: pair[1] };
+function decodeRun(values, offset) {
+  return { changes: values[offset], lastInsertRowid: values[offset + 1] };
 }
 
-function decodeGet([columns, values], arrays) {
-  return values.length === 0 ? undefined : makeRow(columns, values, 0, arrays);
+function decodeGet(columns, values, offset, count, arrays) {
+  return count === 0 ? undefined : makeRow(columns, values, offset, arrays);
 }
 
-function decodeAll([columns, values], arrays) {
+function decodeAll(columns, values, offset, count, arrays) {
   const n = columns.length;
-  const count = n === 0 ? 0 : values.length / n;
-  const rows = new Array(count);
-  for (let r = 0; r < count; r++) rows[r] = makeRow(columns, values, r * n, arrays);
+  const rows = new Array(n === 0 ? 0 : count / n);
+  for (let r = 0; r < rows.length; r++) rows[r] = makeRow(columns, values, offset + r * n, arrays);
   return rows;
 }
 
@@ -47,9 +49,25 @@ function decodeCheckpoint([logFrames, checkpointedFrames]) {
   return { logFrames, checkpointedFrames };
 }
 
-// `[tag, payload]` per statement: 0 a run result, 1 rows.
-function decodeBatch(results, arrays) {
-  return results.map(([tag, payload], i) => (tag === 0 ? decodeRun(payload) : decodeAll(payload, arrays[i])));
+// Record kinds inside a batch's flat array (src/node/outcome.rs).
+const RUN = 2; // changes, lastInsertRowid
+const ROWS = 3; // columns, n, then n values
+
+/** Each statement's result, from `RUN …` and `ROWS …` records in order. */
+function decodeBatch(flat, arrays) {
+  const results = [];
+  let i = 0;
+  while (i < flat.length) {
+    if (flat[i] === RUN) {
+      results.push(decodeRun(flat, i + 1));
+      i += 3;
+    } else {
+      const count = flat[i + 2];
+      results.push(decodeAll(flat[i + 1], flat, i + 3, count, arrays[results.length]));
+      i += 3 + count;
+    }
+  }
+  return results;
 }
 
 module.exports = { makeRow, decodeRun, decodeGet, decodeAll, decodeColumns, decodeCheckpoint, decodeBatch };

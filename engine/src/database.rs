@@ -70,19 +70,23 @@ impl Database {
         let (writer_tx, writer_rx) = unbounded();
         let writer_in_transaction = Arc::new(AtomicBool::new(false));
         let mut threads = Vec::with_capacity(1 + reader_count);
-        threads.push(spawn("offloop-writer".to_string(), {
-            let thread = WriterThread {
-                settings: settings.clone(),
-                queue: writer_rx,
-                gate: gate.clone(),
-                latch: latch.clone(),
-                counters: writer_counters.clone(),
-                location: location.clone(),
-                wal: checkpointer.then(|| (nudge, wal.clone())),
-                in_transaction: writer_in_transaction.clone(),
-            };
-            move || thread.run()
-        })?);
+        threads.push(spawn(
+            "offloop-writer".to_string(),
+            settings.thread_nice,
+            {
+                let thread = WriterThread {
+                    settings: settings.clone(),
+                    queue: writer_rx,
+                    gate: gate.clone(),
+                    latch: latch.clone(),
+                    counters: writer_counters.clone(),
+                    location: location.clone(),
+                    wal: checkpointer.then(|| (nudge, wal.clone())),
+                    in_transaction: writer_in_transaction.clone(),
+                };
+                move || thread.run()
+            },
+        )?);
 
         let (readers_tx, readers_rx) = unbounded();
         let shared_taken = Arc::new(AtomicU64::new(0));
@@ -100,9 +104,11 @@ impl Database {
                 counters: counters.clone(),
                 shared_taken: shared_taken.clone(),
             };
-            threads.push(spawn(format!("offloop-reader-{index}"), move || {
-                thread.run()
-            })?);
+            threads.push(spawn(
+                format!("offloop-reader-{index}"),
+                settings.thread_nice,
+                move || thread.run(),
+            )?);
         }
 
         if checkpointer {
@@ -114,9 +120,11 @@ impl Database {
                 gate: gate.clone(),
                 latch: latch.clone(),
             };
-            threads.push(spawn("offloop-checkpointer".to_string(), move || {
-                thread.run()
-            })?);
+            threads.push(spawn(
+                "offloop-checkpointer".to_string(),
+                settings.thread_nice,
+                move || thread.run(),
+            )?);
         }
 
         Ok(Database {
@@ -374,12 +382,40 @@ fn take_done(slot: &Mutex<Option<Done>>) -> Option<Done> {
     slot.lock().unwrap_or_else(|e| e.into_inner()).take()
 }
 
-fn spawn(name: String, f: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>> {
+fn spawn(name: String, nice: i32, f: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>> {
     thread::Builder::new()
         .name(name)
-        .spawn(f)
+        .spawn(move || {
+            lower_priority(nice);
+            f()
+        })
         .map_err(|e| Error::invalid_state(format!("could not start a database thread: {e}")))
 }
+
+/// Gives the calling thread nice value `nice` (if above 0). On Linux, nice
+/// is per thread and `setpriority(PRIO_PROCESS, 0, …)` sets the caller's;
+/// raising it needs no privilege. Failure leaves the thread as it was.
+#[cfg(target_os = "linux")]
+fn lower_priority(nice: i32) {
+    extern "C" {
+        fn setpriority(
+            which: std::os::raw::c_int,
+            who: std::os::raw::c_uint,
+            prio: std::os::raw::c_int,
+        ) -> std::os::raw::c_int;
+    }
+    const PRIO_PROCESS: std::os::raw::c_int = 0;
+    if nice > 0 {
+        // SAFETY: a plain system call on the calling thread; no memory is
+        // passed.
+        unsafe {
+            setpriority(PRIO_PROCESS, 0, nice.min(19));
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn lower_priority(_nice: i32) {}
 
 impl Drop for Database {
     /// Dropping without `close` (a garbage-collected handle): the queues'

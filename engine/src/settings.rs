@@ -77,6 +77,10 @@ pub struct Settings {
     /// Any other pragmas, applied in this order on the writer and every
     /// reader before the settings above. Names are SQL identifiers.
     pub pragmas: Vec<(String, PragmaValue)>,
+    /// Nice value of the database's threads (0–19, Linux; 0 elsewhere):
+    /// above 0, the event loop's thread gets the CPU first when the
+    /// machine is saturated, at some cost to query throughput.
+    pub thread_nice: i32,
     /// Fail the open when a setting read back differs from the request,
     /// instead of only reporting it.
     pub strict_settings: bool,
@@ -100,6 +104,7 @@ impl Settings {
             cache_size: None,
             temp_store: None,
             pragmas: Vec::new(),
+            thread_nice: 0,
             strict_settings: false,
         }
     }

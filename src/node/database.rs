@@ -20,12 +20,16 @@ use offloop_engine::{
 use super::completion::{self, Completion, CompletionQueue};
 use super::js::{Cx, Js};
 use super::outcome::READ_BIG_INTS;
-use super::params::{read_params, ArgError};
+use super::params::{read_params, ArgError, Args};
 use super::settings::{apply_options, PragmaOption, SettingOptions};
 
 /// Flags index.js passes with each call (besides `READ_BIG_INTS`).
 const ALLOW_BARE_NAMED: u32 = 4;
 const ALLOW_UNKNOWN_NAMED: u32 = 8;
+
+/// Statement calls held at most before they are sent without waiting for
+/// `flush` (a loop issuing calls without yielding still gets them started).
+const HELD_MAX: usize = 256;
 
 /// Rows per chunk of `iterate()`: large enough that a chunk's round trip is
 /// noise next to converting its rows, small enough that a consumer that
@@ -56,6 +60,8 @@ pub struct OpenOptions {
     pub temp_store: Option<String>,
     pub pragmas: Option<Vec<PragmaOption>>,
     pub strict_settings: Option<bool>,
+    /// Nice value of the SQLite threads (0–19).
+    pub thread_nice: Option<u32>,
 }
 
 /// What a statement call does (index.js uses the same numbers).
@@ -90,6 +96,13 @@ pub type SessionCell = RefCell<PinnedSession>;
 pub struct NativeDatabase {
     db: engine::Database,
     queue: Arc<CompletionQueue>,
+    /// Statement calls made outside a session, held until lib/core.js calls
+    /// `flush` at the end of the microtask checkpoint they were made in
+    /// (before any other request, so arrival order holds). Calls that
+    /// resolve together are re-issued together: sent as one burst, they
+    /// wake a parked SQLite thread once per burst instead of once per call,
+    /// and each wake-up is a system call on the JS thread.
+    held: RefCell<Vec<Job>>,
     /// Cancel tokens of the cancellable calls in flight, by call id.
     tokens: Arc<Mutex<HashMap<u64, Arc<CancelToken>>>>,
 }
@@ -99,8 +112,75 @@ impl NativeDatabase {
         self.tokens.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Reads one statement call's arguments and queues it (see `call`);
+    /// `Some` is the argument error to throw, when nothing was queued.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn queue_call(
+        &self,
+        cx: Cx,
+        kind: u32,
+        id: f64,
+        sql: &External<Arc<Sql>>,
+        args: Args<'_>,
+        flags: u32,
+        session: Option<&External<SessionCell>>,
+        cancellable: bool,
+    ) -> Result<Option<ArgError>> {
+        let kind = Kind::from_u32(kind)
+            .ok_or_else(|| Error::new(Status::InvalidArg, "unknown call kind"))?;
+        let call = match read_call(cx, sql, args, flags)? {
+            Ok(call) => call,
+            Err(e) => return Ok(Some(e)),
+        };
+        let request = match kind {
+            Kind::Run => Request::Run(call),
+            Kind::Get => Request::Get(call),
+            Kind::All => Request::All(call),
+            Kind::Iterate => Request::Iterate {
+                call,
+                chunk_rows: ITERATE_CHUNK_ROWS as usize,
+            },
+            Kind::Columns => Request::Columns(call.sql),
+            Kind::Expand => Request::Expand(call),
+        };
+        self.dispatch(request, id, flags, session, cancellable, true);
+        Ok(None)
+    }
+
+    /// Reads a batch's statements (SQL handle, arguments, binding flags
+    /// each) and queues it as one request; `Some` is the index of the
+    /// statement whose argument cannot be bound and the error to throw.
+    pub(super) fn queue_batch(
+        &self,
+        cx: Cx,
+        id: f64,
+        entries: Vec<(&External<Arc<Sql>>, Args<'_>, u32)>,
+        read_big_ints: bool,
+        session: Option<&External<SessionCell>>,
+    ) -> Result<Option<(usize, ArgError)>> {
+        let mut calls = Vec::with_capacity(entries.len());
+        for (i, (sql, args, flags)) in entries.into_iter().enumerate() {
+            match read_call(cx, sql, args, flags)? {
+                Ok(call) => calls.push(call),
+                Err(e) => return Ok(Some((i, e))),
+            }
+        }
+        let big = if read_big_ints { READ_BIG_INTS } else { 0 };
+        self.dispatch(Request::Batch(calls), id, big, session, false, false);
+        Ok(None)
+    }
+
+    /// Sends the held statement calls, in the order they were made.
+    fn release_held(&self) {
+        let mut held = self.held.borrow_mut();
+        for job in held.drain(..) {
+            self.db.submit_job(job);
+        }
+    }
+
     /// Queues `request` on the database or on `session`, completing under
-    /// `id`; a cancellable call registers a token until it completes.
+    /// `id`; a cancellable call registers a token until it completes. A
+    /// `hold` request outside a session waits for `flush`.
     fn dispatch(
         &self,
         request: Request,
@@ -108,6 +188,7 @@ impl NativeDatabase {
         flags: u32,
         session: Option<&External<SessionCell>>,
         cancellable: bool,
+        hold: bool,
     ) {
         let mut done = done_for(&self.queue, id, flags);
         let mut token = None;
@@ -127,8 +208,22 @@ impl NativeDatabase {
         }
         let job = Job::new(request, done).with_cancel(token);
         match session {
-            Some(session) => self.db.submit_to(&mut session.borrow_mut(), job),
-            None => self.db.submit_job(job),
+            None if hold => {
+                let mut held = self.held.borrow_mut();
+                held.push(job);
+                if held.len() >= HELD_MAX {
+                    drop(held);
+                    self.release_held();
+                }
+            }
+            None => {
+                self.release_held();
+                self.db.submit_job(job);
+            }
+            Some(session) => {
+                self.release_held();
+                self.db.submit_to(&mut session.borrow_mut(), job);
+            }
         }
     }
 }
@@ -137,7 +232,7 @@ impl NativeDatabase {
 fn read_call(
     cx: Cx,
     sql: &External<Arc<Sql>>,
-    args: Js,
+    args: Args<'_>,
     flags: u32,
 ) -> Result<std::result::Result<Call, ArgError>> {
     let sql: Arc<Sql> = Arc::clone(sql);
@@ -191,6 +286,7 @@ impl NativeDatabase {
         settings.checkpoint.threshold_frames = options.checkpoint_threshold_frames.into();
         settings.checkpoint.idle = Duration::from_millis(options.checkpoint_idle_ms.into());
         settings.checkpoint.backstop_frames = options.checkpoint_backstop_frames.into();
+        settings.thread_nice = options.thread_nice.unwrap_or(0).min(19) as i32;
         apply_options(
             &mut settings,
             SettingOptions {
@@ -208,6 +304,7 @@ impl NativeDatabase {
         Ok(NativeDatabase {
             db,
             queue,
+            held: RefCell::new(Vec::new()),
             tokens: Arc::default(),
         })
     }
@@ -221,7 +318,7 @@ impl NativeDatabase {
     /// Queues one statement call, on the database or inside `session`.
     /// Returns `[code, message]` when an argument cannot be bound (index.js
     /// throws it), otherwise nothing. A `cancellable` call can be stopped
-    /// with `cancel(id)`.
+    /// with `cancel(id)`. A call outside a session is held until `flush`.
     #[napi(catch_unwind)]
     #[allow(clippy::too_many_arguments)]
     pub fn call(
@@ -235,25 +332,23 @@ impl NativeDatabase {
         session: Option<&External<SessionCell>>,
         cancellable: bool,
     ) -> Result<Option<Vec<String>>> {
-        let kind = Kind::from_u32(kind)
-            .ok_or_else(|| Error::new(Status::InvalidArg, "unknown call kind"))?;
-        let call = match read_call(Cx(env.raw()), sql, args, flags)? {
-            Ok(call) => call,
-            Err(e) => return Ok(Some(vec![e.code.to_string(), e.message])),
-        };
-        let request = match kind {
-            Kind::Run => Request::Run(call),
-            Kind::Get => Request::Get(call),
-            Kind::All => Request::All(call),
-            Kind::Iterate => Request::Iterate {
-                call,
-                chunk_rows: ITERATE_CHUNK_ROWS as usize,
-            },
-            Kind::Columns => Request::Columns(call.sql),
-            Kind::Expand => Request::Expand(call),
-        };
-        self.dispatch(request, id, flags, session, cancellable);
-        Ok(None)
+        let refused = self.queue_call(
+            Cx(env.raw()),
+            kind,
+            id,
+            sql,
+            Args::Array(args),
+            flags,
+            session,
+            cancellable,
+        )?;
+        Ok(refused.map(|e| vec![e.code.to_string(), e.message]))
+    }
+
+    /// Sends the statement calls held since the last flush.
+    #[napi(catch_unwind)]
+    pub fn flush(&self) {
+        self.release_held();
     }
 
     /// Several statements in one transaction: `sqls[i]` with the arguments
@@ -273,18 +368,13 @@ impl NativeDatabase {
         session: Option<&External<SessionCell>>,
     ) -> Result<Option<Vec<String>>> {
         let cx = Cx(env.raw());
-        let mut calls = Vec::with_capacity(sqls.len());
+        let mut entries = Vec::with_capacity(sqls.len());
         for (i, sql) in sqls.into_iter().enumerate() {
             let entry = cx.get_element(args, i as u32)?;
-            let entry_flags = flags.get(i).copied().unwrap_or(0);
-            match read_call(cx, sql, entry, entry_flags)? {
-                Ok(call) => calls.push(call),
-                Err(e) => return Ok(Some(vec![i.to_string(), e.code.to_string(), e.message])),
-            }
+            entries.push((sql, Args::Array(entry), flags.get(i).copied().unwrap_or(0)));
         }
-        let big = if read_big_ints { READ_BIG_INTS } else { 0 };
-        self.dispatch(Request::Batch(calls), id, big, session, false);
-        Ok(None)
+        let refused = self.queue_batch(cx, id, entries, read_big_ints, session)?;
+        Ok(refused.map(|(i, e)| vec![i.to_string(), e.code.to_string(), e.message]))
     }
 
     #[napi(catch_unwind)]
@@ -295,7 +385,7 @@ impl NativeDatabase {
         session: Option<&External<SessionCell>>,
         cancellable: bool,
     ) {
-        self.dispatch(Request::Exec(sql), id, 0, session, cancellable);
+        self.dispatch(Request::Exec(sql), id, 0, session, cancellable, false);
     }
 
     /// Asks the thread holding a cursor for its next chunk.
@@ -312,7 +402,7 @@ impl NativeDatabase {
             cursor: cursor_ref(role, cursor),
             chunk_rows: ITERATE_CHUNK_ROWS as usize,
         };
-        self.dispatch(request, id, flags, session, false);
+        self.dispatch(request, id, flags, session, false, false);
     }
 
     #[napi(catch_unwind)]
@@ -324,7 +414,7 @@ impl NativeDatabase {
         session: Option<&External<SessionCell>>,
     ) {
         let request = Request::CloseCursor(cursor_ref(role, cursor));
-        self.dispatch(request, id, 0, session, false);
+        self.dispatch(request, id, 0, session, false, false);
     }
 
     /// Opens a pinned session: `kind` 0 is a read snapshot, 1–3 a write
@@ -340,6 +430,7 @@ impl NativeDatabase {
             _ => return Err(Error::new(Status::InvalidArg, "unknown session kind")),
         };
         let idle = Duration::from_millis(idle_ms.max(1.0) as u64);
+        self.release_held();
         let session = self.db.pin(kind, idle, done_for(&self.queue, begun_id, 0));
         Ok(External::new(RefCell::new(session)))
     }
@@ -359,7 +450,7 @@ impl NativeDatabase {
         } else {
             Request::Rollback
         };
-        self.dispatch(request, id, 0, Some(session), false);
+        self.dispatch(request, id, 0, Some(session), false, false);
     }
 
     /// Aborts a cancellable call. Returns 1 when it was still queued (it
@@ -386,6 +477,7 @@ impl NativeDatabase {
             3 => CheckpointMode::Truncate,
             _ => return Err(Error::new(Status::InvalidArg, "unknown checkpoint mode")),
         };
+        self.release_held();
         self.db
             .submit(Request::Checkpoint(mode), done_for(&self.queue, id, 0));
         Ok(())
@@ -393,12 +485,14 @@ impl NativeDatabase {
 
     #[napi(catch_unwind)]
     pub fn stop_checkpointer(&self, id: f64) {
+        self.release_held();
         self.db
             .submit(Request::StopCheckpointer, done_for(&self.queue, id, 0));
     }
 
     #[napi(catch_unwind)]
     pub fn close(&self, id: f64) {
+        self.release_held();
         self.db.close(done_for(&self.queue, id, 0));
     }
 
@@ -410,6 +504,7 @@ impl NativeDatabase {
     /// Reads every connection's settings back, each on its own thread.
     #[napi(catch_unwind)]
     pub fn settings(&self, id: f64) {
+        self.release_held();
         self.db.read_settings(done_for(&self.queue, id, 0));
     }
 

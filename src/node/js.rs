@@ -93,9 +93,16 @@ impl Cx {
         out!(r => sys::napi_create_bigint_int64(self.0, v, r)).map(Js)
     }
 
+    /// ASCII text is created as Latin-1, which V8 copies as it is instead
+    /// of decoding UTF-8 (most text in a database is ASCII).
     pub fn string(self, s: &str) -> Result<Js> {
-        out!(r => sys::napi_create_string_utf8(self.0, s.as_ptr() as *const c_char, s.len() as isize, r))
-            .map(Js)
+        if s.is_ascii() {
+            out!(r => sys::napi_create_string_latin1(self.0, s.as_ptr() as *const c_char, s.len() as isize, r))
+                .map(Js)
+        } else {
+            out!(r => sys::napi_create_string_utf8(self.0, s.as_ptr() as *const c_char, s.len() as isize, r))
+                .map(Js)
+        }
     }
 
     pub fn opt_string(self, s: Option<&str>) -> Result<Js> {
@@ -133,6 +140,13 @@ impl Cx {
     pub fn set_element(self, array: Js, index: u32, value: Js) -> Result<()> {
         // SAFETY: live env and values of this call.
         check(unsafe { sys::napi_set_element(self.0, array.0, index, value.0) })
+    }
+
+    /// Calls `function` with `this` undefined and `args`.
+    pub fn call(self, function: Js, args: &[sys::napi_value]) -> Result<Js> {
+        let this = self.undefined()?;
+        out!(r => sys::napi_call_function(self.0, this.0, function.0, args.len(), args.as_ptr(), r))
+            .map(Js)
     }
 
     pub fn get_element(self, array: Js, index: u32) -> Result<Js> {

@@ -7,6 +7,7 @@ mod js;
 mod outcome;
 mod params;
 mod settings;
+mod spread;
 
 use napi::{Env, Result};
 use napi_derive::napi;
@@ -15,15 +16,19 @@ use js::{Cx, Js};
 
 pub use database::NativeDatabase;
 pub use settings::compile_options;
+pub use spread::spread_functions;
 
 /// Creates this JS environment's completion queue; `drain` is called (with
-/// no arguments) whenever completions wait.
+/// no arguments) whenever completions wait. `pack` is `(...v) => v` and
+/// `join` is `(...arrays) => [].concat(...arrays)`: completions are handed
+/// over in arrays they build.
 #[napi(catch_unwind)]
-pub fn init(env: Env, drain: Js) -> Result<()> {
-    completion::init(Cx(env.raw()), drain)
+pub fn init(env: Env, drain: Js, pack: Js, join: Js) -> Result<()> {
+    completion::init(Cx(env.raw()), drain, pack, join)
 }
 
-/// Every completion queued so far, as `[id, ok, payload, ...]`.
+/// Every completion queued so far, as one flat array of records (see
+/// `outcome::completions_to_js`).
 #[napi(catch_unwind)]
 pub fn take_completions(env: Env) -> Result<Js> {
     outcome::completions_to_js(Cx(env.raw()), completion::take())

@@ -15,16 +15,45 @@ pub struct ArgError {
     pub message: String,
 }
 
-/// Reads `args` (a JS array): a leading object (not a buffer or view) is
-/// the named parameters, everything after it fills the anonymous slots in
-/// order. Values are checked in the order `node:sqlite` binds them, so the
-/// same argument is reported, with the same parameter index.
-pub fn read_params(cx: Cx, sql: &Sql, args: Js) -> Result<std::result::Result<Params, ArgError>> {
-    let count = cx.array_length(args)?;
+/// A call's arguments: a JS array, or values a native function received
+/// as its own arguments (no element reads through Node-API, which cost a
+/// property lookup each).
+#[derive(Clone, Copy)]
+pub enum Args<'a> {
+    Array(Js),
+    Values(&'a [sys::napi_value]),
+}
+
+impl Args<'_> {
+    fn len(self, cx: Cx) -> Result<u32> {
+        match self {
+            Args::Array(array) => cx.array_length(array),
+            Args::Values(values) => Ok(values.len() as u32),
+        }
+    }
+
+    fn get(self, cx: Cx, index: u32) -> Result<Js> {
+        match self {
+            Args::Array(array) => cx.get_element(array, index),
+            Args::Values(values) => Ok(Js(values[index as usize])),
+        }
+    }
+}
+
+/// Reads `args`: a leading object (not a buffer or view) is the named
+/// parameters, everything after it fills the anonymous slots in order.
+/// Values are checked in the order `node:sqlite` binds them, so the same
+/// argument is reported, with the same parameter index.
+pub fn read_params(
+    cx: Cx,
+    sql: &Sql,
+    args: Args<'_>,
+) -> Result<std::result::Result<Params, ArgError>> {
+    let count = args.len(cx)?;
     let mut params = Params::default();
     let mut start = 0;
     if count > 0 {
-        let first = cx.get_element(args, 0)?;
+        let first = args.get(cx, 0)?;
         // node:sqlite takes any object as the map, functions included.
         let is_object = matches!(
             cx.type_of(first)?,
@@ -64,7 +93,7 @@ pub fn read_params(cx: Cx, sql: &Sql, args: Js) -> Result<std::result::Result<Pa
     // SQLITE_RANGE and node:sqlite never looks at the values after it.
     let mut past_end = false;
     for i in start..count {
-        let value = cx.get_element(args, i)?;
+        let value = args.get(cx, i)?;
         if past_end {
             anonymous.push(Value::Null);
             continue;

