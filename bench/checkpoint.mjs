@@ -59,28 +59,28 @@ function configurations() {
   const hostHasSqlite = major(host.version) >= 24;
   const groups = [];
   if (node24 && !hostHasSqlite) {
-    groups.push({ node: node24, peers: [{ library: 'node:sqlite', label: 'node:sqlite' }] });
+    groups.push({ node: node24, peers: [{ peer: 'node:sqlite', label: 'node:sqlite' }] });
   }
   groups.push({
     node: host,
     peers: [
-      ...(hostHasSqlite ? [{ library: 'node:sqlite', label: 'node:sqlite' }] : []),
-      { library: 'better-sqlite3', label: 'better-sqlite3' },
+      ...(hostHasSqlite ? [{ peer: 'node:sqlite', label: 'node:sqlite' }] : []),
+      { peer: 'better-sqlite3', label: 'better-sqlite3' },
     ],
   });
   const configs = [];
   for (const { node, peers } of groups) {
     const tag = `node${major(node.version)}`;
     const base = { bin: node.bin, nodeVersion: node.version };
-    configs.push({ ...base, id: `none-${tag}`, library: 'none', label: 'no database (floor)', strace: false });
+    configs.push({ ...base, id: `none-${tag}`, peer: 'none', label: 'no database (floor)', strace: false });
     for (const p of peers) {
-      configs.push({ ...base, id: `${p.library.replace(':', '-')}-${tag}`, library: p.library, label: p.label, strace: true });
+      configs.push({ ...base, id: `${p.peer.replace(':', '-')}-${tag}`, peer: p.peer, label: p.label, strace: true });
     }
     for (const checkpoint of ['on', 'off']) {
       configs.push({
         ...base,
         id: `offloop-checkpointer-${checkpoint}-${tag}`,
-        library: 'offloop',
+        peer: 'offloop',
         checkpoint,
         label: `offloop, checkpointer ${checkpoint}`,
         strace: true,
@@ -92,9 +92,9 @@ function configurations() {
 }
 
 function workloadArgs(config, pattern, dir, offloopDir) {
-  const args = [WORKLOAD, '--library', config.library, '--pattern', pattern, '--dir', dir];
+  const args = [WORKLOAD, '--peer', config.peer, '--pattern', pattern, '--dir', dir];
   if (config.checkpoint) args.push('--checkpoint', config.checkpoint);
-  if (config.library === 'offloop') args.push('--offloop', offloopDir);
+  if (config.peer === 'offloop') args.push('--offloop', offloopDir);
   if (opts.inserts) args.push('--inserts', opts.inserts);
   return args;
 }
@@ -116,7 +116,7 @@ function summarize(config, pattern, raw) {
   return {
     config: config.id,
     label: config.label,
-    library: config.library,
+    peer: config.peer,
     checkpointer: config.checkpoint ?? null,
     node: raw.node,
     pattern,
@@ -163,7 +163,7 @@ async function timedAttempt(config, pattern, childArgs) {
     return run;
   } catch (err) {
     process.stderr.write(`FAILED: ${err.message}\n`);
-    return { config: config.id, label: config.label, library: config.library, checkpointer: config.checkpoint ?? null, node: config.nodeVersion, pattern, error: err.message };
+    return { config: config.id, label: config.label, peer: config.peer, checkpointer: config.checkpoint ?? null, node: config.nodeVersion, pattern, error: err.message };
   }
 }
 
@@ -203,8 +203,8 @@ const fmt = (x, digits = 2) => (Number.isFinite(x) ? x.toFixed(digits) : '—');
 const mb = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
 const nodeLabel = (v) => `Node ${/^v?(\d+)/.exec(v)[1]}`;
 
-function syncCell(syncs, library) {
-  if (library === 'none') return '—';
+function syncCell(syncs, peer) {
+  if (peer === 'none') return '—';
   if (!syncs) return 'not run';
   if (syncs.error) return 'strace failed';
   return `${syncs.jsThread} (${syncs.otherThreads} on other threads)`;
@@ -229,7 +229,7 @@ function mainTable(runs) {
   const rows = runs.map((r) => {
     const head = [r.label, nodeLabel(r.node), r.pattern];
     if (r.error) return [...head, `failed: ${r.error.split('\n')[0]}`, '', '', '', '', '', '', '', '', ''];
-    const floor = r.library === 'none';
+    const floor = r.peer === 'none';
     return [
       ...head,
       floor ? '—' : String(r.callsOver5ms),
@@ -239,7 +239,7 @@ function mainTable(runs) {
       fmt(r.eventLoopDelayMs.max, 1),
       fmt(r.eventLoopDelayMs.p99, 1),
       floor ? '—' : mb(r.walBytes),
-      syncCell(r.syncs, r.library),
+      syncCell(r.syncs, r.peer),
       fmt(r.elapsedMs / 1000, 1),
       r.otherLoadPercent == null ? '?' : `${r.otherLoadPercent}%`,
     ];
@@ -248,7 +248,7 @@ function mainTable(runs) {
 }
 
 function checkpointerTable(runs) {
-  const offloop = runs.filter((r) => r.library === 'offloop' && !r.error && r.checkpoint);
+  const offloop = runs.filter((r) => r.peer === 'offloop' && !r.error && r.checkpoint);
   if (offloop.length === 0) return '';
   const columns = [
     { title: 'Run', align: 'left' },
@@ -280,7 +280,7 @@ function checkpointerTable(runs) {
 
 function goalLines(runs) {
   const lines = [];
-  const on = runs.filter((r) => r.library === 'offloop' && r.checkpointer === 'on');
+  const on = runs.filter((r) => r.peer === 'offloop' && r.checkpointer === 'on');
   for (const node of [...new Set(on.map((r) => r.node))]) {
     const mine = on.filter((r) => r.node === node);
     const failed = mine.filter((r) => r.error);
@@ -292,7 +292,7 @@ function goalLines(runs) {
     lines.push(
       `- 0 syncs on the JS thread: ${verdict(syncs.every((n) => n === GOAL.jsThreadSyncs))} (${each((r) => (r.syncs?.jsThread ?? 'not measured'))})`,
     );
-    const floor = (r) => runs.find((f) => f.library === 'none' && !f.error && f.node === r.node && f.pattern === r.pattern);
+    const floor = (r) => runs.find((f) => f.peer === 'none' && !f.error && f.node === r.node && f.pattern === r.pattern);
     lines.push(
       `- event-loop delay max under ${GOAL.eventLoopDelayMaxMs} ms: ${verdict(ok.every((r) => r.eventLoopDelayMs.max < GOAL.eventLoopDelayMaxMs))} (${each((r) => `${fmt(r.eventLoopDelayMs.max, 1)} ms`)}; with no database: ${each((r) => `${fmt(floor(r)?.eventLoopDelayMs.max, 1)} ms`)})`,
     );
@@ -310,11 +310,11 @@ function goalLines(runs) {
 function versionsLine(runs) {
   const seen = new Map();
   for (const r of runs) {
-    if (r.error || r.library === 'none') continue;
-    const key = `${r.library} ${r.version ?? ''}`.trim();
+    if (r.error || r.peer === 'none') continue;
+    const key = `${r.peer} ${r.version ?? ''}`.trim();
     const v = `${key} (SQLite ${r.sqliteVersion})`;
-    if (!seen.has(r.library)) seen.set(r.library, new Set());
-    seen.get(r.library).add(v);
+    if (!seen.has(r.peer)) seen.set(r.peer, new Set());
+    seen.get(r.peer).add(v);
   }
   return [...seen.values()].flatMap((s) => [...s]).join(', ');
 }
@@ -361,7 +361,7 @@ function chartSpec({ runs, workload, date }) {
     if (r.error) continue;
     const panel = `${r.label} · ${nodeLabel(r.node)}`;
     if (!panels.includes(panel)) panels.push(panel);
-    for (const [t, lag] of r.lagSeries) values.push({ panel, library: r.label, pattern: r.pattern, t: t / 1000, lag });
+    for (const [t, lag] of r.lagSeries) values.push({ panel, peer: r.label, pattern: r.pattern, t: t / 1000, lag });
   }
   const yMax = Math.max(GOAL.eventLoopDelayMaxMs, ...values.map((v) => v.lag));
   // One column per pattern, one row per configuration; the time axis is
@@ -393,7 +393,7 @@ function chartSpec({ runs, workload, date }) {
               scale: { domain: [0, Math.ceil(yMax)] },
               axis: { tickCount: 3 },
             },
-            color: { field: 'library', type: 'nominal', legend: null },
+            color: { field: 'peer', type: 'nominal', legend: null },
           },
         },
         {

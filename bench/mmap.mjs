@@ -75,11 +75,11 @@ function spread(xs) {
   return { median: round(percentile(s, 0.5), 1), p25: round(percentile(s, 0.25), 1), p75: round(percentile(s, 0.75), 1) };
 }
 
-async function measure(library, file, mmap, offloopDir) {
+async function measure(peer, file, mmap, offloopDir) {
   const { host } = nodes();
-  const args = [WORKLOAD, '--library', library, '--file', file, '--mmap', String(mmap), '--offloop', offloopDir];
+  const args = [WORKLOAD, '--peer', peer, '--file', file, '--mmap', String(mmap), '--offloop', offloopDir];
   args.push('--runs', String(RUNS), '--lookups', String(LOOKUPS), '--in-flight', String(IN_FLIGHT));
-  process.stderr.write(`  ${library}, mmap_size ${mmap} ... `);
+  process.stderr.write(`  ${peer}, mmap_size ${mmap} ... `);
   try {
     const { result } = await runChild(host.bin, args, { timeoutMs: RUN_TIMEOUT_MS });
     process.stderr.write(`scan ${round(median(result.scanMs))} ms, lookups ${round(median(result.lookupMs))} ms\n`);
@@ -91,13 +91,13 @@ async function measure(library, file, mmap, offloopDir) {
 }
 
 /** One cell: every child's rounds together. */
-function summarize(library, mmap, children) {
+function summarize(peer, mmap, children) {
   const ok = children.filter((c) => !c.error);
-  if (ok.length === 0) return { library, mmapRequested: mmap, error: children[0].error };
+  if (ok.length === 0) return { peer, mmapRequested: mmap, error: children[0].error };
   const all = (key) => ok.flatMap((c) => c[key]);
   const first = ok[0];
   return {
-    library,
+    peer,
     node: first.node,
     version: first.version,
     sqliteVersion: first.sqliteVersion,
@@ -137,8 +137,8 @@ function table(report) {
     { title: `Lookups, offloop ${IN_FLIGHT} in flight ms`, align: 'right' },
   ];
   const rows = report.settings.map(({ label, bytes }) => {
-    const b = report.runs.find((r) => r.library === 'better-sqlite3' && r.mmapRequested === bytes);
-    const o = report.runs.find((r) => r.library === 'offloop' && r.mmapRequested === bytes);
+    const b = report.runs.find((r) => r.peer === 'better-sqlite3' && r.mmapRequested === bytes);
+    const o = report.runs.find((r) => r.peer === 'offloop' && r.mmapRequested === bytes);
     const ok = (r) => r && !r.error;
     return [
       `${label}: ${fmtBytes(bytes)}`,
@@ -155,7 +155,7 @@ function table(report) {
 
 function versions(runs) {
   const seen = new Set();
-  for (const r of runs) if (!r.error) seen.add(`${r.library} ${r.version} (SQLite ${r.sqliteVersion})`);
+  for (const r of runs) if (!r.error) seen.add(`${r.peer} ${r.version} (SQLite ${r.sqliteVersion})`);
   return [...seen].join(', ');
 }
 
@@ -211,13 +211,13 @@ try {
     settings,
     runs: [],
   };
-  const cells = settings.flatMap(({ bytes }) => LIBRARIES.map((library) => ({ library, bytes, children: [] })));
+  const cells = settings.flatMap(({ bytes }) => LIBRARIES.map((peer) => ({ peer, bytes, children: [] })));
   for (let c = 0; c < CHILDREN; c++) {
     // Forward, then backward: no cell always runs first or last.
     const order = c % 2 === 0 ? cells : [...cells].reverse();
-    for (const cell of order) cell.children.push(await measure(cell.library, file, cell.bytes, offloop.dir));
+    for (const cell of order) cell.children.push(await measure(cell.peer, file, cell.bytes, offloop.dir));
   }
-  report.runs = cells.map((cell) => summarize(cell.library, cell.bytes, cell.children));
+  report.runs = cells.map((cell) => summarize(cell.peer, cell.bytes, cell.children));
   report.machine.loadAverageAtEnd = os.loadavg().map((x) => round(x));
   const text = markdown(report);
   console.log(text);

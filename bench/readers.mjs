@@ -50,8 +50,8 @@ const ROUNDS = Number(opts.rounds ?? 3);
 const RUN_MS = Number(opts.ms ?? 3000);
 
 const CONFIGS = [
-  { id: 'better-sqlite3', library: 'better-sqlite3', readers: null, label: 'better-sqlite3 (the JS thread)' },
-  ...READER_COUNTS.map((n) => ({ id: `offloop-${n}`, library: 'offloop', readers: n, label: `offloop, ${n} reader${n > 1 ? 's' : ''}` })),
+  { id: 'better-sqlite3', peer: 'better-sqlite3', readers: null, label: 'better-sqlite3 (the JS thread)' },
+  ...READER_COUNTS.map((n) => ({ id: `offloop-${n}`, peer: 'offloop', readers: n, label: `offloop, ${n} reader${n > 1 ? 's' : ''}` })),
 ];
 
 function buildSeed(file) {
@@ -86,8 +86,8 @@ async function runConfig(config, file, offloop) {
 
 async function runOnce(config, file, offloop) {
   const { host } = nodes();
-  const args = [WORKLOAD, '--library', config.library, '--file', file, '--ms', String(RUN_MS), '--in-flight', String(IN_FLIGHT)];
-  if (config.library === 'offloop') args.push('--readers', String(config.readers), '--offloop', offloop.dir);
+  const args = [WORKLOAD, '--peer', config.peer, '--file', file, '--ms', String(RUN_MS), '--in-flight', String(IN_FLIGHT)];
+  if (config.peer === 'offloop') args.push('--readers', String(config.readers), '--offloop', offloop.dir);
   process.stderr.write(`  ${config.id} ... `);
   try {
     const { result } = await runChild(host.bin, args, { timeoutMs: RUN_TIMEOUT_MS });
@@ -116,12 +116,15 @@ function roleCores(r) {
 }
 
 function summarize(config, results) {
-  const ok = results.filter((r) => !r.error);
+  const all = results.filter((r) => !r.error);
+  // The runs no other work disturbed, when there are any.
+  const quiet = all.filter((r) => r.otherLoadPercent === null || r.otherLoadPercent <= OTHER_LOAD_PERCENT);
+  const ok = quiet.length > 0 ? quiet : all;
   const cores = ok.map(roleCores);
   return {
     config: config.id,
     label: config.label,
-    library: config.library,
+    peer: config.peer,
     readers: config.readers,
     node: ok[0]?.node ?? null,
     version: ok[0]?.version ?? null,
@@ -130,8 +133,9 @@ function summarize(config, results) {
     processCores: round(median(ok.map((r) => r.processCpuMs / r.wallMs)), 2),
     jsThreadCores: round(median(cores.map((c) => c.js)), 3),
     readerCores: round(median(cores.map((c) => c.readers)), 2),
-    rounds: ok.map((r) => round((r.queries / r.wallMs) * 1000, 2)),
-    otherLoadPercent: ok.map((r) => r.otherLoadPercent ?? null),
+    rounds: all.map((r) => round((r.queries / r.wallMs) * 1000, 2)),
+    otherLoadPercent: all.map((r) => r.otherLoadPercent ?? null),
+    roundsUsed: ok.length,
     errors: results.filter((r) => r.error).map((r) => r.error),
   };
 }
@@ -140,7 +144,7 @@ const fix = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : '—');
 
 function table(rows) {
   const one = rows.find((r) => r.readers === 1)?.queriesPerSecond;
-  const bs3 = rows.find((r) => r.library === 'better-sqlite3')?.queriesPerSecond;
+  const bs3 = rows.find((r) => r.peer === 'better-sqlite3')?.queriesPerSecond;
   const columns = [
     { title: 'Configuration', align: 'left' },
     { title: 'queries / s', align: 'right' },
@@ -156,10 +160,10 @@ function table(rows) {
     rows.map((r) => [
       r.label,
       fix(r.queriesPerSecond, 1),
-      r.library === 'offloop' ? `${fix(r.queriesPerSecond / one)}×` : '—',
+      r.peer === 'offloop' ? `${fix(r.queriesPerSecond / one)}×` : '—',
       `${fix(r.queriesPerSecond / bs3)}×`,
       fix(r.processCores),
-      r.library === 'offloop' ? fix(r.readerCores) : '—',
+      r.peer === 'offloop' ? fix(r.readerCores) : '—',
       fix(r.jsThreadCores, 3),
       fix(r.msPerQuery),
     ]),
@@ -172,7 +176,8 @@ function markdown(report) {
     '## W4 — reader scaling',
     '',
     `Command: \`${COMMAND}\` (${report.date}); the median of ${report.workload.rounds} rounds of ${report.workload.runMs} ms. A run during which other`,
-    `processes used over ${OTHER_LOAD_PERCENT}% of the machine's CPU was run again (up to ${MAX_ATTEMPTS} times); the JSON has every round.`,
+    `processes used over ${OTHER_LOAD_PERCENT}% of the machine's CPU was run again (up to ${MAX_ATTEMPTS} times); the table shows the median of the`,
+    'undisturbed runs (of all runs where none was). The JSON has every round.',
     `Machine: ${describeMachine(m)}; load average ${m.loadAverageAtStart.join(' ')} at the start, ${m.loadAverageAtEnd?.join(' ') ?? '?'} at the end.`,
     `offloop ${o.version} at ${o.commit}${o.uncommittedChanges ? ' with uncommitted changes' : ''} (addon sha256 ${o.addonSha256}, copied before the first run), ${rows[0]?.node ?? '?'}.`,
     '',
@@ -187,8 +192,8 @@ function markdown(report) {
 
 function chartSpec(report) {
   const values = [];
-  const bs3 = report.configurations.find((r) => r.library === 'better-sqlite3');
-  for (const r of report.configurations.filter((x) => x.library === 'offloop')) {
+  const bs3 = report.configurations.find((r) => r.peer === 'better-sqlite3');
+  for (const r of report.configurations.filter((x) => x.peer === 'offloop')) {
     values.push({ readers: r.readers, metric: 'queries per second', value: r.queriesPerSecond, series: 'offloop' });
     values.push({ readers: r.readers, metric: 'cores used', value: r.processCores, series: 'offloop' });
   }
@@ -207,7 +212,6 @@ function chartSpec(report) {
       x: { field: 'readers', type: 'quantitative', title: 'reader threads', scale: { domain: [1, 4] }, axis: { values: READER_COUNTS } },
       y: { field: 'value', type: 'quantitative', title: null, scale: { zero: true } },
       color: { field: 'series', type: 'nominal', title: null, legend: { orient: 'bottom' } },
-      strokeDash: { field: 'series', type: 'nominal', legend: null },
     },
   });
   return {

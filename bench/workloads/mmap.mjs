@@ -1,7 +1,7 @@
-// mmap: one child process, one library, one mmap_size, on a database that
+// mmap: one child process, one peer, one mmap_size, on a database that
 // bench/mmap.mjs built.
 //
-//   node bench/workloads/mmap.mjs --library offloop|better-sqlite3 --file <db>
+//   node bench/workloads/mmap.mjs --peer offloop|better-sqlite3 --file <db>
 //                                 --mmap <bytes> [--runs 7] [--lookups 20000]
 //                                 [--in-flight 32] [--offloop <package dir>]
 //
@@ -11,7 +11,7 @@
 //   one after another (offloop awaits each);
 // - offloop only: the same lookups with `in-flight` calls outstanding, so
 //   the readers work in parallel.
-// The keys are the same for every library and run (a seeded generator).
+// The keys are the same for every peer and run (a seeded generator).
 // Prints one JSON line: the raw timings and the settings read back.
 
 import fs from 'node:fs';
@@ -27,7 +27,7 @@ const benchRequire = createRequire(path.join(HERE, '..', 'package.json'));
 
 const { values: opts } = parseArgs({
   options: {
-    library: { type: 'string' },
+    peer: { type: 'string' },
     file: { type: 'string' },
     mmap: { type: 'string', default: '0' },
     runs: { type: 'string', default: '7' },
@@ -44,7 +44,7 @@ const IN_FLIGHT = Number(opts['in-flight']);
 const SCAN = 'SELECT count(*) AS n, sum(length(v)) AS bytes FROM t';
 const LOOKUP = 'SELECT v FROM t WHERE k = ?';
 
-/** mulberry32: the same keys for every library and run. */
+/** mulberry32: the same keys for every peer and run. */
 function keys(rows, n, seed = 42) {
   let a = seed >>> 0;
   const out = new Array(n);
@@ -114,8 +114,8 @@ const adapters = {
   },
 };
 
-const open = adapters[opts.library];
-if (!open) throw new Error(`unknown library ${opts.library}`);
+const open = adapters[opts.peer];
+if (!open) throw new Error(`unknown peer ${opts.peer}`);
 const db = await open();
 
 async function timed(fn) {
@@ -148,7 +148,7 @@ const round = (x) => Math.round(x * 1000) / 1000;
 console.log(
   JSON.stringify({
     node: process.version,
-    library: opts.library,
+    peer: opts.peer,
     version: db.version,
     sqliteVersion: db.sqliteVersion,
     mmapRequested: MMAP,

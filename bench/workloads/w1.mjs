@@ -1,13 +1,13 @@
-// W1, the checkpoint stall: one child process, one library, one pattern.
+// W1, the checkpoint stall: one child process, one peer, one pattern.
 //
-//   node bench/workloads/w1.mjs --library <name> --pattern constant|bursts --dir <dir>
+//   node bench/workloads/w1.mjs --peer <name> --pattern constant|bursts --dir <dir>
 //                               [--checkpoint on|off] [--inserts 20000] [--offloop <package dir>]
 //
 // Libraries: node:sqlite (Node ≥ 22.5), better-sqlite3, offloop, and none
 // (the same loop without a database: the event loop's own noise floor).
-// Every library runs WAL, synchronous=NORMAL, journal_size_limit 4 MiB and
+// Every peer runs WAL, synchronous=NORMAL, journal_size_limit 4 MiB and
 // inserts a 2 KiB blob per statement into `t(id INTEGER PRIMARY KEY, b BLOB)`.
-// Synchronous libraries yield to the event loop after every statement, so
+// Synchronous peers yield to the event loop after every statement, so
 // the event-loop delay measures each statement's own blocking; offloop
 // awaits each call. Prints one JSON line: the raw measurements.
 
@@ -30,7 +30,7 @@ const LAG_INTERVAL_MS = 10;
 
 const { values: opts } = parseArgs({
   options: {
-    library: { type: 'string' },
+    peer: { type: 'string' },
     pattern: { type: 'string', default: 'constant' },
     dir: { type: 'string' },
     checkpoint: { type: 'string', default: 'on' },
@@ -128,8 +128,8 @@ function describe(value) {
   }
 }
 
-const open = adapters[opts.library];
-if (!open) throw new Error(`unknown library ${opts.library}`);
+const open = adapters[opts.peer];
+if (!open) throw new Error(`unknown peer ${opts.peer}`);
 const db = await open();
 const settings = await db.settings();
 const blob = Buffer.alloc(BLOB_BYTES, 0xa5);
@@ -174,9 +174,9 @@ console.log(
   JSON.stringify({
     pid: process.pid,
     node: process.version,
-    library: opts.library,
+    peer: opts.peer,
     pattern: opts.pattern,
-    checkpointer: opts.library === 'offloop' ? opts.checkpoint : null,
+    checkpointer: opts.peer === 'offloop' ? opts.checkpoint : null,
     version: db.version,
     sqliteVersion: db.sqliteVersion,
     settings,

@@ -1,7 +1,7 @@
-// W2, the classic five: one child process, one library, on a copy of the
+// W2, the classic five: one child process, one peer, on a copy of the
 // database bench/classic.mjs built.
 //
-//   node bench/workloads/w2.mjs --library <name> --file <db> --cells <list> [--ms 1000]
+//   node bench/workloads/w2.mjs --peer <name> --file <db> --cells <list> [--ms 1000]
 //                               [--in-flight 64] [--offloop <package dir>]
 //
 // `cells` is a comma-separated list of `task:mode` (see TASKS and MODES
@@ -28,7 +28,7 @@ const benchRequire = createRequire(path.join(HERE, '..', 'package.json'));
 
 const { values: opts } = parseArgs({
   options: {
-    library: { type: 'string' },
+    peer: { type: 'string' },
     file: { type: 'string' },
     offloop: { type: 'string', default: ROOT },
     cells: { type: 'string' },
@@ -51,7 +51,7 @@ const ALL = `SELECT * FROM t WHERE rowid >= ? LIMIT ${PAGE}`;
 const INSERT = 'INSERT INTO w(nul, integer, real, text, blob) VALUES (?, ?, ?, ?, ?)';
 
 // Arguments cycle through the table in a fixed stride, the same for every
-// library: a different row each call, all of them in the page cache.
+// peer: a different row each call, all of them in the page cache.
 let cursor = 0;
 const nextId = () => 1 + ((cursor = (cursor + 7919) % ROWS));
 const nextPage = () => 1 + ((cursor = (cursor + 7919) % (ROWS - PAGE)));
@@ -67,8 +67,8 @@ function packageVersion(name) {
 
 // Each adapter returns `{ version, sqliteVersion, settings, tasks, close }`.
 // A task takes no argument and returns the number of rows it returned (a
-// promise for the asynchronous libraries); `tasks[name]` may be missing
-// where a library has no such call.
+// promise for the asynchronous peers); `tasks[name]` may be missing
+// where a peer has no such call.
 const adapters = {
   'better-sqlite3': () => betterSqlite3Like(benchRequire('better-sqlite3'), packageVersion('better-sqlite3')),
   libsql: () => betterSqlite3Like(benchRequire('libsql'), packageVersion('libsql')),
@@ -299,7 +299,7 @@ const MODES = {
 
 async function runCell(db, name, mode) {
   const task = db.tasks[name];
-  if (!task) throw new Error(`${opts.library} has no task ${name}`);
+  if (!task) throw new Error(`${opts.peer} has no task ${name}`);
   const loop = MODES[mode];
   await loop(task, WARMUP_MS);
   const elu0 = performance.eventLoopUtilization();
@@ -328,8 +328,8 @@ async function runCell(db, name, mode) {
   };
 }
 
-const open = adapters[opts.library];
-if (!open) throw new Error(`unknown library ${opts.library}`);
+const open = adapters[opts.peer];
+if (!open) throw new Error(`unknown peer ${opts.peer}`);
 const db = await open();
 const cells = [];
 for (const spec of opts.cells.split(',')) {
@@ -342,7 +342,7 @@ console.log(
   JSON.stringify({
     pid: process.pid,
     node: process.version,
-    library: opts.library,
+    peer: opts.peer,
     version: db.version,
     sqliteVersion: db.sqliteVersion,
     settings: db.settings,

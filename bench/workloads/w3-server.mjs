@@ -1,7 +1,7 @@
-// W3, a real server: one node:http server on one library, on a copy of the
+// W3, a real server: one node:http server on one peer, on a copy of the
 // database bench/server.mjs built (the W2 table: 10,000 rows).
 //
-//   node bench/workloads/w3-server.mjs --library <name> --file <db> [--offloop <package dir>]
+//   node bench/workloads/w3-server.mjs --peer <name> --file <db> [--offloop <package dir>]
 //                                      [--thread-nice N]
 //
 // Routes:
@@ -28,7 +28,7 @@ const benchRequire = createRequire(path.join(HERE, '..', 'package.json'));
 
 const { values: opts } = parseArgs({
   options: {
-    library: { type: 'string' },
+    peer: { type: 'string' },
     file: { type: 'string' },
     offloop: { type: 'string', default: ROOT },
     'thread-nice': { type: 'string', default: '0' },
@@ -87,8 +87,8 @@ const adapters = {
   },
 };
 
-const open = adapters[opts.library];
-if (!open) throw new Error(`unknown library ${opts.library}`);
+const open = adapters[opts.peer];
+if (!open) throw new Error(`unknown peer ${opts.peer}`);
 const db = await open();
 
 const SCHEDSTAT = `/proc/self/task/${process.pid}/schedstat`;
@@ -114,7 +114,7 @@ function stats() {
   const js = jsThreadCpuMs();
   return {
     node: process.version,
-    library: opts.library,
+    peer: opts.peer,
     version: db.version,
     wallMs,
     counts,

@@ -1,7 +1,7 @@
-// W4, reader scaling: one child process, one library, one reader count, on
+// W4, reader scaling: one child process, one peer, one reader count, on
 // a copy of the database bench/readers.mjs built.
 //
-//   node bench/workloads/w4.mjs --library offloop|better-sqlite3 --file <db>
+//   node bench/workloads/w4.mjs --peer offloop|better-sqlite3 --file <db>
 //                               [--readers 4] [--ms 3000] [--in-flight 8]
 //                               [--offloop <package dir>]
 //
@@ -24,7 +24,7 @@ const benchRequire = createRequire(path.join(HERE, '..', 'package.json'));
 
 const { values: opts } = parseArgs({
   options: {
-    library: { type: 'string' },
+    peer: { type: 'string' },
     file: { type: 'string' },
     readers: { type: 'string', default: '4' },
     ms: { type: 'string', default: '3000' },
@@ -103,8 +103,8 @@ function threadCpu() {
   return out;
 }
 
-const open = adapters[opts.library];
-if (!open) throw new Error(`unknown library ${opts.library}`);
+const open = adapters[opts.peer];
+if (!open) throw new Error(`unknown peer ${opts.peer}`);
 const db = await open();
 await db.run(Number(opts['warmup-ms']));
 const cpu0 = process.cpuUsage();
@@ -121,10 +121,10 @@ for (const [name, ms] of Object.entries(threads1)) perThread[name] = ms - (threa
 console.log(
   JSON.stringify({
     node: process.version,
-    library: opts.library,
+    peer: opts.peer,
     version: db.version,
     readers: db.readers,
-    inFlight: opts.library === 'offloop' ? IN_FLIGHT : 1,
+    inFlight: opts.peer === 'offloop' ? IN_FLIGHT : 1,
     queries,
     wallMs,
     processCpuMs: (cpu.user + cpu.system) / 1000,
