@@ -98,27 +98,6 @@ fn buffered_writer_cursor(db: &Database) -> CursorRef {
     cursor
 }
 
-fn remaining(db: &Database, cursor: CursorRef) -> Vec<Vec<Value>> {
-    let mut rows = Vec::new();
-    let mut next = Some(cursor);
-    while let Some(cursor) = next {
-        match call(
-            db,
-            Request::NextChunk {
-                cursor,
-                chunk_rows: 3,
-            },
-        ) {
-            Ok(Outcome::Chunk { rows: set, cursor }) => {
-                rows.extend((0..set.row_count()).map(|i| set.row(i).to_vec()));
-                next = cursor;
-            }
-            other => panic!("expected a chunk, got {other:?}"),
-        }
-    }
-    rows
-}
-
 fn pairs(range: std::ops::RangeInclusive<i64>) -> Vec<Vec<Value>> {
     range.map(|i| vec![int(i), int(i)]).collect()
 }
