@@ -25,13 +25,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 
-import { writeSvg } from './lib/chart.mjs';
 import { runChild } from './lib/child.mjs';
 import { snapshotOffloop } from './lib/build.mjs';
 import { cpuBusyPercent, cpuTimes, describeMachine, machine, otherLoadPercent } from './lib/machine.mjs';
-import { BENCH, ROOT, nodes } from './lib/paths.mjs';
+import { BENCH, nodes } from './lib/paths.mjs';
 import { nodeMajor, waitForQuiet } from './lib/quiet.mjs';
-import { markdownTable, resultPath, writeJson, writeMarkdown } from './lib/results.mjs';
+import { markdownTable, publish } from './lib/results.mjs';
 import { percentile, round, sorted } from './lib/stats.mjs';
 
 const COMMAND = 'npm run bench -- classic';
@@ -510,11 +509,4 @@ try {
 }
 report.machine.loadAverageAtEnd = os.loadavg().map((x) => round(x));
 
-const text = markdown(report);
-console.log(text);
-const suffix = partial ? '.tmp' : '';
-const written = [writeJson(`classic.json${suffix}`, report), writeMarkdown(`classic.md${suffix}`, text)];
-const svg = resultPath(`classic.svg${suffix}`);
-await writeSvg(svg, chartSpec(report));
-written.push(path.relative(ROOT, svg));
-console.error(`wrote ${written.join(', ')}`);
+await publish('classic', report, markdown(report), chartSpec(report), partial);

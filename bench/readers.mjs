@@ -18,12 +18,11 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 
 import { snapshotOffloop } from './lib/build.mjs';
-import { writeSvg } from './lib/chart.mjs';
 import { runChild } from './lib/child.mjs';
 import { cpuBusyPercent, cpuTimes, describeMachine, machine, otherLoadPercent } from './lib/machine.mjs';
-import { BENCH, ROOT, nodes } from './lib/paths.mjs';
+import { BENCH, nodes } from './lib/paths.mjs';
 import { waitForQuiet } from './lib/quiet.mjs';
-import { markdownTable, resultPath, writeJson, writeMarkdown } from './lib/results.mjs';
+import { markdownTable, publish } from './lib/results.mjs';
 import { percentile, round, sorted } from './lib/stats.mjs';
 
 const COMMAND = 'npm run bench -- readers';
@@ -259,11 +258,4 @@ try {
 }
 report.machine.loadAverageAtEnd = os.loadavg().map((x) => round(x));
 
-const text = markdown(report);
-console.log(text);
-const suffix = partial ? '.tmp' : '';
-const written = [writeJson(`readers.json${suffix}`, report), writeMarkdown(`readers.md${suffix}`, text)];
-const svg = resultPath(`readers.svg${suffix}`);
-await writeSvg(svg, chartSpec(report));
-written.push(path.relative(ROOT, svg));
-console.error(`wrote ${written.join(', ')}`);
+await publish('readers', report, markdown(report), chartSpec(report), partial);

@@ -20,13 +20,12 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 
-import { writeSvg } from './lib/chart.mjs';
 import { runChild } from './lib/child.mjs';
 import { snapshotOffloop } from './lib/build.mjs';
 import { cpuBusyPercent, describeMachine, machine } from './lib/machine.mjs';
-import { BENCH, ROOT, nodes } from './lib/paths.mjs';
+import { BENCH, nodes } from './lib/paths.mjs';
 import { nodeMajor, waitForQuiet } from './lib/quiet.mjs';
-import { markdownTable, resultPath, writeJson, writeMarkdown } from './lib/results.mjs';
+import { markdownTable, publish } from './lib/results.mjs';
 import { percentile, round, sorted } from './lib/stats.mjs';
 
 const COMMAND = 'npm run bench -- server';
@@ -374,11 +373,4 @@ try {
 }
 report.machine.loadAverageAtEnd = os.loadavg().map((x) => round(x));
 
-const text = markdown(report);
-console.log(text);
-const suffix = partial ? '.tmp' : '';
-const written = [writeJson(`server.json${suffix}`, report), writeMarkdown(`server.md${suffix}`, text)];
-const svg = resultPath(`server.svg${suffix}`);
-await writeSvg(svg, chartSpec(report));
-written.push(path.relative(ROOT, svg));
-console.error(`wrote ${written.join(', ')}`);
+await publish('server', report, markdown(report), chartSpec(report), partial);

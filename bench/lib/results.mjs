@@ -4,6 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
+import { writeSvg } from './chart.mjs';
 import { RESULTS, repoRelative } from './paths.mjs';
 
 /** The path of a results file, creating the folder if needed. */
@@ -35,4 +36,19 @@ export function markdownTable(columns, rows) {
   const rule = `|${columns.map((c) => (c.align === 'right' ? '---:' : ':---')).join('|')}|`;
   const body = rows.map((r) => `| ${r.join(' | ')} |`);
   return [head, rule, ...body].join('\n');
+}
+
+/**
+ * Prints `text` and writes `<name>.json`, `<name>.md` and `<name>.svg` (the
+ * Vega-Lite `spec` rendered); a partial run writes `*.tmp` files instead,
+ * which git ignores.
+ */
+export async function publish(name, report, text, spec, partial) {
+  console.log(text);
+  const suffix = partial ? '.tmp' : '';
+  const written = [writeJson(`${name}.json${suffix}`, report), writeMarkdown(`${name}.md${suffix}`, text)];
+  const svg = resultPath(`${name}.svg${suffix}`);
+  await writeSvg(svg, spec);
+  written.push(repoRelative(svg));
+  console.error(`wrote ${written.join(', ')}`);
 }
