@@ -11,6 +11,12 @@ import { fileURLToPath } from 'node:url';
 export const BENCH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 /** The offloop repository root. */
 export const ROOT = path.resolve(BENCH, '..');
+/** `require` from the bench package: the peers live in its node_modules. */
+export const benchRequire = createRequire(path.join(BENCH, 'package.json'));
+/** offloop's public API from the checkout (or snapshot of one) at `dir`. */
+export function requireOffloop(dir) {
+  return createRequire(path.join(dir, 'package.json'))(dir);
+}
 /** Where every benchmark writes its JSON, Markdown and charts. */
 export const RESULTS = path.join(BENCH, 'results');
 

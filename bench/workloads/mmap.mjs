@@ -15,15 +15,11 @@
 // Prints one JSON line: the raw timings and the settings read back.
 
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { ROOT, benchRequire, requireOffloop } from '../lib/paths.mjs';
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const ROOT = path.resolve(HERE, '..', '..');
-const benchRequire = createRequire(path.join(HERE, '..', 'package.json'));
 
 const { values: opts } = parseArgs({
   options: {
@@ -82,7 +78,7 @@ const adapters = {
     };
   },
   async offloop() {
-    const { Database } = createRequire(path.join(opts.offloop, 'package.json'))(opts.offloop);
+    const { Database } = requireOffloop(opts.offloop);
     const db = await Database.open(opts.file, { mmapSize: MMAP, strictSettings: true });
     const s = await db.settings();
     const scan = db.prepare(SCAN);

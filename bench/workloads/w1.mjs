@@ -12,15 +12,11 @@
 // awaits each call. Prints one JSON line: the raw measurements.
 
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { ROOT, benchRequire, requireOffloop } from '../lib/paths.mjs';
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const ROOT = path.resolve(HERE, '..', '..');
-const benchRequire = createRequire(path.join(HERE, '..', 'package.json'));
 
 const JOURNAL_SIZE_LIMIT = 4 * 1024 * 1024;
 const BLOB_BYTES = 2048;
@@ -83,7 +79,7 @@ const adapters = {
     };
   },
   async offloop() {
-    const { Database } = createRequire(path.join(opts.offloop, 'package.json'))(opts.offloop);
+    const { Database } = requireOffloop(opts.offloop);
     const db = await Database.open(file, {
       journalSizeLimit: JOURNAL_SIZE_LIMIT,
       checkpoint: opts.checkpoint !== 'off',

@@ -16,15 +16,11 @@
 // at a time or with IN_FLIGHT calls outstanding.
 
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { ROOT, benchRequire, requireOffloop } from '../lib/paths.mjs';
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const ROOT = path.resolve(HERE, '..', '..');
-const benchRequire = createRequire(path.join(HERE, '..', 'package.json'));
 
 const { values: opts } = parseArgs({
   options: {
@@ -166,7 +162,7 @@ const adapters = {
   },
 
   async offloop() {
-    const { Database } = createRequire(path.join(opts.offloop, 'package.json'))(opts.offloop);
+    const { Database } = requireOffloop(opts.offloop);
     const db = await Database.open(opts.file, { cacheSize: CACHE_SIZE, strictSettings: true });
     const s = await db.settings();
     const get = db.prepare(GET);

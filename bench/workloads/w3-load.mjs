@@ -10,13 +10,10 @@
 // much load. Prints one JSON line: autocannon's summary, with latency
 // percentiles computed from every response's own latency.
 
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { benchRequire } from '../lib/paths.mjs';
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const autocannon = createRequire(path.join(HERE, '..', 'package.json'))('autocannon');
+const autocannon = benchRequire('autocannon');
 
 const { values: opts } = parseArgs({
   options: {
@@ -55,7 +52,7 @@ const q = (p) => (ascending.length === 0 ? null : ascending[Math.min(ascending.l
 const r3 = (x) => (x === null ? null : Math.round(x * 1000) / 1000);
 console.log(
   JSON.stringify({
-    version: createRequire(path.join(HERE, '..', 'package.json'))('autocannon/package.json').version,
+    version: benchRequire('autocannon/package.json').version,
     paths: opts.paths.split(','),
     connections: Number(opts.connections),
     durationS: result.duration,
