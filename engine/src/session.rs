@@ -97,14 +97,7 @@ impl Session {
     pub fn execute(&mut self, request: Request) -> Result<Outcome> {
         match request {
             Request::Exec(sql) => self.exec(&sql).map(|()| Outcome::Done),
-            Request::Run(call) => self.with_statement(&call, |stmt| {
-                while stmt.step()? {}
-                let (changes, last_insert_rowid) = stmt.changes();
-                Ok(Outcome::Run {
-                    changes,
-                    last_insert_rowid,
-                })
-            }),
+            Request::Run(call) => self.with_statement(&call, run_to_end),
             Request::Get(call) => self.with_statement(&call, |stmt| {
                 let mut rows = RowSet::new(stmt.column_names().into());
                 if stmt.step()? {
@@ -112,13 +105,7 @@ impl Session {
                 }
                 Ok(Outcome::Rows(rows))
             }),
-            Request::All(call) => self.with_statement(&call, |stmt| {
-                let mut rows = RowSet::new(stmt.column_names().into());
-                while stmt.step()? {
-                    read_row(stmt, &mut rows);
-                }
-                Ok(Outcome::Rows(rows))
-            }),
+            Request::All(call) => self.with_statement(&call, all_rows),
             Request::Iterate { call, chunk_rows } => self.iterate(call, chunk_rows),
             Request::NextChunk { cursor, chunk_rows } => self.next_chunk(cursor, chunk_rows),
             Request::CloseCursor(cursor) => {
@@ -445,18 +432,10 @@ impl Session {
         for (index, call) in calls.iter().enumerate() {
             let outcome = self.with_statement(call, |stmt| {
                 if stmt.column_count() == 0 {
-                    while stmt.step()? {}
-                    let (changes, last_insert_rowid) = stmt.changes();
-                    return Ok(Outcome::Run {
-                        changes,
-                        last_insert_rowid,
-                    });
+                    run_to_end(stmt)
+                } else {
+                    all_rows(stmt)
                 }
-                let mut rows = RowSet::new(stmt.column_names().into());
-                while stmt.step()? {
-                    read_row(stmt, &mut rows);
-                }
-                Ok(Outcome::Rows(rows))
             });
             match outcome {
                 Ok(outcome) => results.push(outcome),
@@ -526,6 +505,25 @@ fn reads_connection_state(ctx: &AuthContext<'_>) -> bool {
         AuthAction::Read { .. } => ctx.database_name.is_some_and(|db| db != "main"),
         _ => false,
     }
+}
+
+/// Steps to the end: `run()`'s change count and last rowid.
+fn run_to_end(stmt: &mut RawStatement) -> Result<Outcome> {
+    while stmt.step()? {}
+    let (changes, last_insert_rowid) = stmt.changes();
+    Ok(Outcome::Run {
+        changes,
+        last_insert_rowid,
+    })
+}
+
+/// Every row: `all()`.
+fn all_rows(stmt: &mut RawStatement) -> Result<Outcome> {
+    let mut rows = RowSet::new(stmt.column_names().into());
+    while stmt.step()? {
+        read_row(stmt, &mut rows);
+    }
+    Ok(Outcome::Rows(rows))
 }
 
 fn read_row(stmt: &RawStatement, rows: &mut RowSet) {
