@@ -256,17 +256,6 @@ pub fn nudge_channel() -> (Nudge, Receiver<()>) {
     (Nudge(tx), rx)
 }
 
-/// Marks the checkpointer inactive however its thread ends, panics included.
-struct ActiveGuard<'a>(&'a WalControl);
-
-impl Drop for ActiveGuard<'_> {
-    fn drop(&mut self) {
-        if self.0.is_active() {
-            self.0.fail("the checkpointer thread stopped".into());
-        }
-    }
-}
-
 impl CheckpointerThread {
     pub fn run(self) {
         if let Err(error) = self.gate.wait() {
@@ -300,15 +289,19 @@ impl CheckpointerThread {
         };
         self.control.state.store(ACTIVE, Ordering::Release);
         self.latch.arrive(Ok(()));
-        let guard = ActiveGuard(&self.control);
         let wal_path = wal_path(&conn);
         let result = catch_unwind(AssertUnwindSafe(|| self.serve(&conn, wal_path.as_deref())));
-        match result {
-            Ok(Ok(())) => {}
-            Ok(Err(error)) => self.control.fail(format!("checkpoint failed: {error}")),
-            Err(_) => self.control.fail("the checkpointer thread panicked".into()),
+        // However serving ended (the database closing, an error, a panic,
+        // or a stop on request, which marked it already), the thread is
+        // inactive from here on.
+        let why = match result {
+            Ok(Ok(())) => "the checkpointer thread stopped".to_string(),
+            Ok(Err(error)) => format!("checkpoint failed: {error}"),
+            Err(_) => "the checkpointer thread panicked".to_string(),
+        };
+        if self.control.is_active() {
+            self.control.fail(why);
         }
-        drop(guard);
         // Requests routed here before the stop became visible: this
         // connection can still answer them.
         for job in self.requests.try_iter() {
