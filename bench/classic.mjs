@@ -21,15 +21,14 @@
 
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 
 import { runChild } from './lib/child.mjs';
-import { snapshotOffloop } from './lib/build.mjs';
-import { cpuBusyPercent, cpuTimes, describeMachine, machine, otherLoadPercent } from './lib/machine.mjs';
+import { startBenchmark } from './lib/harness.mjs';
+import { cpuTimes, describeMachine, otherLoadPercent } from './lib/machine.mjs';
 import { BENCH, nodes } from './lib/paths.mjs';
-import { nodeMajor, waitForQuiet } from './lib/quiet.mjs';
+import { nodeMajor } from './lib/quiet.mjs';
 import { markdownTable, publish } from './lib/results.mjs';
 import { percentile, round, sorted } from './lib/stats.mjs';
 
@@ -477,18 +476,12 @@ function chartSpec(report) {
 
 const configs = configurations();
 console.error(`W2, the classic five: ${configs.length} configurations × ${ROUNDS} rounds`);
-const quiet = await waitForQuiet({ maxLoad: Number(opts['max-load']), label: 'classic' });
-const busyBefore = await cpuBusyPercent();
-
-// Every run measures the same build, even if the tree is rebuilt meanwhile.
-const offloop = snapshotOffloop();
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offloop-bench-w2-'));
+const bench = await startBenchmark({ label: 'classic', maxLoad: Number(opts['max-load']), tmpName: 'w2' });
+const { offloop, dir } = bench;
 const report = {
   benchmark: 'W2 — the classic five',
   command: COMMAND,
-  date: new Date().toISOString().slice(0, 10),
-  machine: { ...machine(), cpuBusyPercentBeforeStart: busyBefore, quietAtStart: quiet },
-  offloop: offloop.build,
+  ...bench.header,
   workload: { rows: ROWS, cacheSize: -16000, inFlight: IN_FLIGHT, cellMs: CELL_MS, rounds: ROUNDS, cells: CELLS },
   goals: GOALS,
   peers: [],
@@ -504,9 +497,7 @@ try {
   }
   report.peers = configs.map((c) => summarize(c, results.get(c.id)));
 } finally {
-  fs.rmSync(dir, { recursive: true, force: true });
-  offloop.cleanup();
+  bench.finish(report);
 }
-report.machine.loadAverageAtEnd = os.loadavg().map((x) => round(x));
 
 await publish('classic', report, markdown(report), chartSpec(report), partial);

@@ -11,17 +11,14 @@
 // other than --max-load make a quick partial run: it writes the same files
 // with a .tmp suffix (ignored by git).
 
-import fs from 'node:fs';
 import { createRequire } from 'node:module';
-import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 
-import { snapshotOffloop } from './lib/build.mjs';
+import { startBenchmark } from './lib/harness.mjs';
 import { runChild } from './lib/child.mjs';
-import { cpuBusyPercent, cpuTimes, describeMachine, machine, otherLoadPercent } from './lib/machine.mjs';
+import { cpuTimes, describeMachine, otherLoadPercent } from './lib/machine.mjs';
 import { BENCH, nodes } from './lib/paths.mjs';
-import { waitForQuiet } from './lib/quiet.mjs';
 import { markdownTable, publish } from './lib/results.mjs';
 import { percentile, round, sorted } from './lib/stats.mjs';
 
@@ -229,17 +226,12 @@ function chartSpec(report) {
 // ---------------------------------------------------------------------------
 
 console.error(`W4, reader scaling: ${CONFIGS.length} configurations × ${ROUNDS} rounds`);
-const quiet = await waitForQuiet({ maxLoad: Number(opts['max-load']), label: 'readers' });
-const busyBefore = await cpuBusyPercent();
-// Every run measures the same build, even if the tree is rebuilt meanwhile.
-const offloop = snapshotOffloop();
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offloop-bench-w4-'));
+const bench = await startBenchmark({ label: 'readers', maxLoad: Number(opts['max-load']), tmpName: 'w4' });
+const { offloop, dir } = bench;
 const report = {
   benchmark: 'W4 — reader scaling',
   command: COMMAND,
-  date: new Date().toISOString().slice(0, 10),
-  machine: { ...machine(), cpuBusyPercentBeforeStart: busyBefore, quietAtStart: quiet },
-  offloop: offloop.build,
+  ...bench.header,
   workload: { rows: ROWS, query: 'SELECT count(*) AS n, sum(length(text)) AS bytes FROM t WHERE text LIKE ?', inFlight: IN_FLIGHT, runMs: RUN_MS, rounds: ROUNDS },
   configurations: [],
 };
@@ -253,9 +245,7 @@ try {
   }
   report.configurations = CONFIGS.map((c) => summarize(c, results.get(c.id)));
 } finally {
-  fs.rmSync(dir, { recursive: true, force: true });
-  offloop.cleanup();
+  bench.finish(report);
 }
-report.machine.loadAverageAtEnd = os.loadavg().map((x) => round(x));
 
 await publish('readers', report, markdown(report), chartSpec(report), partial);

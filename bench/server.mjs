@@ -21,10 +21,10 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 
 import { runChild } from './lib/child.mjs';
-import { snapshotOffloop } from './lib/build.mjs';
-import { cpuBusyPercent, describeMachine, machine } from './lib/machine.mjs';
+import { startBenchmark } from './lib/harness.mjs';
+import { describeMachine } from './lib/machine.mjs';
 import { BENCH, nodes } from './lib/paths.mjs';
-import { nodeMajor, waitForQuiet } from './lib/quiet.mjs';
+import { nodeMajor } from './lib/quiet.mjs';
 import { markdownTable, publish } from './lib/results.mjs';
 import { percentile, round, sorted } from './lib/stats.mjs';
 
@@ -348,17 +348,12 @@ function chartSpec(report) {
 
 const configs = configurations();
 console.error(`W3, a real server: ${configs.length} servers × ${DURATION_S} s`);
-const quiet = await waitForQuiet({ maxLoad: Number(opts['max-load']), label: 'server' });
-const busyBefore = await cpuBusyPercent();
-// Every run measures the same build, even if the tree is rebuilt meanwhile.
-const offloop = snapshotOffloop();
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offloop-bench-w3-'));
+const bench = await startBenchmark({ label: 'server', maxLoad: Number(opts['max-load']), tmpName: 'w3' });
+const { offloop, dir } = bench;
 const report = {
   benchmark: 'W3 — a real server',
   command: COMMAND,
-  date: new Date().toISOString().slice(0, 10),
-  machine: { ...machine(), cpuBusyPercentBeforeStart: busyBefore, quietAtStart: quiet },
-  offloop: offloop.build,
+  ...bench.header,
   workload: { rows: ROWS, read: READ, connections: CONNECTIONS, durationS: DURATION_S, warmupS: WARMUP_S, probeRate: PROBE_RATE, readQueryMs: null },
   goal: GOAL,
   runs: [],
@@ -368,9 +363,7 @@ try {
   report.workload.readQueryMs = round(buildSeed(seed), 3);
   for (const config of configs) report.runs.push(await runConfig(config, seed, dir));
 } finally {
-  fs.rmSync(dir, { recursive: true, force: true });
-  offloop.cleanup();
+  bench.finish(report);
 }
-report.machine.loadAverageAtEnd = os.loadavg().map((x) => round(x));
 
 await publish('server', report, markdown(report), chartSpec(report), partial);
