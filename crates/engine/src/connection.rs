@@ -1,14 +1,14 @@
 //! Opening and configuring a connection for its role. Runs on the thread
 //! that will own the connection. Each returns the connection with its
-//! settings as read back once applied (see `pragmas`).
+//! settings as read back once applied (see `settings`).
 
 use rusqlite::config::DbConfig;
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::{ffi, Connection, OpenFlags};
 
 use crate::error::{Error, Result};
-use crate::pragmas::{self, ConnectionRole, ConnectionSettings, Key, SettingValue};
-use crate::settings::Settings;
+use crate::role::Role;
+use crate::settings::{self, ConnectionSettings, Key, SettingValue, Settings};
 
 /// Opens a connection. rusqlite appends the path to SQLite's "unable to open
 /// database file"; the message is SQLite's own again here, as node:sqlite
@@ -67,7 +67,7 @@ pub fn open_writer(settings: &Settings) -> Result<(Connection, ConnectionSetting
     };
     let conn = open(&settings.path, base_flags() | flags)?;
     apply_db_config(&conn, settings)?;
-    let report = pragmas::apply(&conn, ConnectionRole::Writer, settings)?;
+    let report = settings::apply(&conn, Role::Writer, settings)?;
     Ok((conn, report))
 }
 
@@ -79,7 +79,7 @@ pub fn open_checkpointer(settings: &Settings) -> Result<(Connection, ConnectionS
     // Reading the journal mode (which applying the settings does) opens the
     // WAL on this connection; until then SQLite treats the connection as
     // not in WAL mode and every checkpoint is a no-op.
-    let report = pragmas::apply(&conn, ConnectionRole::Checkpointer, settings)?;
+    let report = settings::apply(&conn, Role::Checkpointer, settings)?;
     match report.get(Key::JournalMode) {
         SettingValue::Text(mode) if mode == "wal" => Ok((conn, report)),
         mode => Err(crate::error::Error::invalid_state(format!(
@@ -95,7 +95,7 @@ pub fn open_reader(settings: &Settings, index: usize) -> Result<(Connection, Con
     let flags = base_flags() | OpenFlags::SQLITE_OPEN_READ_ONLY;
     let mut conn = open(&read_only_uri(&settings.path), flags)?;
     apply_db_config(&conn, settings)?;
-    let report = pragmas::apply(&conn, ConnectionRole::Reader(index), settings)?;
+    let report = settings::apply(&conn, Role::Reader(index), settings)?;
     conn.pragma_update(None, "query_only", true)?;
     conn.authorizer(Some(reader_authorizer))?;
     Ok((conn, report))
@@ -137,4 +137,22 @@ mod tests {
         assert_eq!(read_only_uri("a.db"), "a.db");
         assert_eq!(read_only_uri("file:a.db"), "file:a.db");
     }
+}
+
+/// The options the bundled SQLite was compiled with (`PRAGMA
+/// compile_options`), without the `SQLITE_` prefix.
+pub fn compile_options() -> Vec<String> {
+    let mut options = Vec::new();
+    for i in 0.. {
+        // SAFETY: sqlite3_compileoption_get takes any index and returns a
+        // static NUL-terminated string, or NULL past the last option; it
+        // needs no connection and no initialisation.
+        let ptr = unsafe { ffi::sqlite3_compileoption_get(i) };
+        if ptr.is_null() {
+            break;
+        }
+        // SAFETY: non-null, static and NUL-terminated, per the above.
+        options.push(unsafe { crate::error::cstr_to_string(ptr) });
+    }
+    options
 }

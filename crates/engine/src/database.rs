@@ -10,16 +10,18 @@ use std::time::Duration;
 
 use crossbeam_channel::{unbounded, Sender};
 
-use crate::checkpoint::{nudge_channel, CheckpointerThread, WalControl};
+use crate::checkpointer::Checkpointer;
 use crate::error::{Error, Result};
-use crate::job::{Done, Job, Outcome, Request, Role};
+use crate::job::{Done, Job, Outcome, Request};
 use crate::latch::{OpenLatch, WriterGate};
-use crate::pinned::{PinKind, PinnedSession};
-use crate::pragmas::SettingsReport;
 use crate::reader::ReaderThread;
+use crate::role::Role;
+use crate::scope::{Scope, ScopeKind};
 use crate::settings::Settings;
+use crate::settings::SettingsReport;
 use crate::sql::{Route, Sql, SqlRegistry};
 use crate::stats::{RoleCounters, Stats};
+use crate::wal::{nudge_channel, WalControl};
 use crate::writer::WriterThread;
 
 struct Queues {
@@ -112,7 +114,7 @@ impl Database {
         }
 
         if checkpointer {
-            let thread = CheckpointerThread {
+            let thread = Checkpointer {
                 settings: settings.clone(),
                 control: wal.clone(),
                 nudges,
@@ -185,8 +187,10 @@ impl Database {
         let in_transaction = self.writer_in_transaction.load(Ordering::Acquire);
         let target = match &job.request {
             Request::NextChunk { cursor, .. } | Request::CloseCursor(cursor) => match cursor.role {
-                Role::Writer => &queues.writer,
                 Role::Reader(i) => &queues.private[i],
+                // The checkpointer runs no statements, so no cursor names
+                // it; the writer answers that such a cursor is unknown.
+                Role::Writer | Role::Checkpointer => &queues.writer,
             },
             Request::Run(call)
             | Request::Get(call)
@@ -199,8 +203,8 @@ impl Database {
             | Request::Commit
             | Request::Rollback
             | Request::ReadSettings(_) => &queues.writer,
-            Request::Pinned(pinned) => match (pinned.kind(), &queues.readers) {
-                (PinKind::Read, Some(readers)) => readers,
+            Request::Scope(pinned) => match (pinned.kind(), &queues.readers) {
+                (ScopeKind::Read, Some(readers)) => readers,
                 _ => &queues.writer,
             },
             Request::Checkpoint(_) | Request::StopCheckpointer => match &queues.checkpointer {
@@ -255,29 +259,29 @@ impl Database {
         }
     }
 
-    /// Opens a pinned session: a write transaction (its BEGIN is queued on
+    /// Opens a scope: a write transaction (its BEGIN is queued on
     /// the writer now, and `begun` hears how it went) or a read snapshot
     /// (nothing happens until its first statement; `begun` then hears).
-    pub fn pin(&self, kind: PinKind, idle: Duration, begun: Done) -> PinnedSession {
-        let mut session = PinnedSession::new(kind, idle);
+    pub fn begin_scope(&self, kind: ScopeKind, idle: Duration, begun: Done) -> Scope {
+        let mut scope = Scope::new(kind, idle);
         match kind {
-            PinKind::Write(_) => {
-                if let Some(start) = session.take_start() {
-                    self.submit(Request::Pinned(start), begun);
+            ScopeKind::Write(_) => {
+                if let Some(start) = scope.take_start() {
+                    self.submit(Request::Scope(start), begun);
                 }
             }
-            PinKind::Read => session.set_begun(begun),
+            ScopeKind::Read => scope.set_begun(begun),
         }
-        session
+        scope
     }
 
-    /// Queues a job on a pinned session. A read snapshot's first job goes
-    /// into the session's queue before the session itself is routed, so the
+    /// Queues a job on a scope. A read snapshot's first job goes
+    /// into the scope's queue before the scope itself is routed, so the
     /// reader that takes it finds the statement waiting.
-    pub fn submit_to(&self, session: &mut PinnedSession, job: Job) {
-        session.send(job);
-        if let Some((start, begun)) = session.take_start_with_begun() {
-            self.submit(Request::Pinned(start), begun);
+    pub fn submit_to(&self, scope: &mut Scope, job: Job) {
+        scope.send(job);
+        if let Some((start, begun)) = scope.take_start_with_begun() {
+            self.submit(Request::Scope(start), begun);
         }
     }
 

@@ -5,13 +5,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::cancel::CancelToken;
-use crate::checkpoint::CheckpointMode;
 use crate::error::{Error, Result};
-use crate::pinned::Pinned;
-use crate::pragmas::SettingsReport;
+use crate::role::Role;
+use crate::scope::ScopeStart;
 use crate::settings::Settings;
+use crate::settings::SettingsReport;
 use crate::sql::Sql;
 use crate::value::{BindOptions, Params, RowSet};
+use crate::wal::CheckpointMode;
 
 /// One statement execution: the SQL, its parameters and how to bind them.
 #[derive(Debug, Clone)]
@@ -19,13 +20,6 @@ pub struct Call {
     pub sql: Arc<Sql>,
     pub params: Params,
     pub bind: BindOptions,
-}
-
-/// Which thread holds an open cursor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Role {
-    Writer,
-    Reader(usize),
 }
 
 /// A cursor left open by `Iterate`, to be continued by `NextChunk`.
@@ -69,11 +63,11 @@ pub enum Request {
     /// columns. The first failure rolls the whole batch back.
     Batch(Vec<Call>),
     /// Holds the thread that takes it for a transaction or a read snapshot,
-    /// serving only the session's own queue until it ends.
-    Pinned(Pinned),
-    /// Ends a pinned session: COMMIT (or, for a read snapshot, its end).
+    /// serving only the scope's own queue until it ends.
+    Scope(ScopeStart),
+    /// Ends a scope: COMMIT (or, for a read snapshot, its end).
     Commit,
-    /// Ends a pinned session with ROLLBACK.
+    /// Ends a scope with ROLLBACK.
     Rollback,
     /// Reads the connection's settings back and compares them with these
     /// (`db.settings()` sends one to every connection).
@@ -156,11 +150,11 @@ impl Job {
     }
 
     /// Completes the job with `error` without running it. A pinning job
-    /// ends its session with the same error, so the session's statements
+    /// ends its scope with the same error, so the scope's statements
     /// report it too.
     pub fn fail(self, error: Error) {
         let (request, done) = self.take();
-        if let Request::Pinned(pinned) = request {
+        if let Request::Scope(pinned) = request {
             pinned.end(error.clone());
         }
         complete(done, Err(error));

@@ -7,7 +7,7 @@ use std::sync::{Condvar, Mutex};
 
 use crate::error::{Error, Result};
 use crate::job::{complete, Done, Outcome};
-use crate::pragmas::{ConnectionSettings, SettingsReport};
+use crate::settings::{ConnectionSettings, SettingsReport};
 
 /// Opened once by the writer; readers block on it before opening.
 #[derive(Default)]

@@ -17,43 +17,45 @@
 
 mod cache;
 mod cancel;
-mod checkpoint;
+mod checkpointer;
 mod codes;
 mod connection;
+mod cursor;
 mod database;
 mod error;
+mod executor;
 mod job;
 mod latch;
-mod pinned;
-mod pragmas;
 mod reader;
-mod session;
+mod role;
+mod scope;
 mod settings;
 mod sql;
 mod statement;
 mod stats;
 mod value;
+mod wal;
 mod worker;
 mod writer;
 mod writer_wal;
 
 pub use cancel::{CancelToken, Cancelled};
-pub use checkpoint::{CheckpointMode, CheckpointStats};
 pub use codes::result_code_name;
+pub use connection::compile_options;
 pub use database::Database;
 pub use error::{Error, Result};
-pub use job::{Call, ColumnInfo, CursorRef, Done, Job, Outcome, Request, Role};
-pub use pinned::{PinKind, PinnedSession, TransactionMode};
-pub use pragmas::{
-    compile_options, ConnectionRole, ConnectionSettings, JournalMode, Key, Mismatch, PragmaValue,
-    SettingValue, SettingsReport, Synchronous, TempStore, SETTING_ERROR_CODE,
-};
+pub use job::{Call, ColumnInfo, CursorRef, Done, Job, Outcome, Request};
+pub use role::Role;
+pub use scope::{Scope, ScopeKind, TransactionMode};
 pub use settings::{
-    CheckpointSettings, Settings, DEFAULT_BUSY_TIMEOUT, DEFAULT_JOURNAL_SIZE_LIMIT, DEFAULT_READERS,
+    CheckpointSettings, ConnectionSettings, JournalMode, Key, Mismatch, PragmaValue, SettingValue,
+    Settings, SettingsReport, Synchronous, TempStore, DEFAULT_BUSY_TIMEOUT,
+    DEFAULT_JOURNAL_SIZE_LIMIT, DEFAULT_READERS, SETTING_ERROR_CODE,
 };
 pub use sql::{Route, Sql};
 pub use stats::{RoleStats, Stats};
 pub use value::{BindOptions, Params, RowSet, Value};
+pub use wal::{CheckpointMode, CheckpointStats};
 
 /// The version of the bundled SQLite.
 pub fn sqlite_version() -> &'static str {

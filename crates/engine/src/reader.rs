@@ -8,9 +8,10 @@ use std::time::Duration;
 use crossbeam_channel::{select, Receiver, RecvTimeoutError};
 
 use crate::connection::open_reader;
-use crate::job::{Job, Role};
+use crate::executor::Executor;
+use crate::job::Job;
 use crate::latch::{OpenLatch, WriterGate};
-use crate::session::Session;
+use crate::role::Role;
 use crate::settings::Settings;
 use crate::stats::RoleCounters;
 use crate::worker::run_job;
@@ -66,11 +67,11 @@ impl ReaderThread {
             }
         };
         self.latch.arrive(Ok(()));
-        let mut session = Session::new(conn, Role::Reader(self.index));
+        let mut executor = Executor::new(conn, Role::Reader(self.index));
         let mut starving_polls = 0;
         let mut last_taken = self.shared_taken.load(Ordering::Relaxed);
         loop {
-            let next = if session.has_live_cursors() {
+            let next = if executor.has_live_cursors() {
                 // A connection with an open statement keeps its snapshot, and
                 // a new query would read that old snapshot: serve only the
                 // cursors' own queue while any is open.
@@ -82,7 +83,7 @@ impl ReaderThread {
                         last_taken = taken;
                         starving_polls = if stalled { starving_polls + 1 } else { 0 };
                         if starving_polls >= 2 {
-                            session.park_cursors();
+                            executor.park_cursors();
                             starving_polls = 0;
                         }
                         continue;
@@ -99,7 +100,7 @@ impl ReaderThread {
                 }
             };
             match next {
-                Some(job) => run_job(&mut session, job, &self.counters),
+                Some(job) => run_job(&mut executor, job, &self.counters),
                 None => break,
             }
         }
@@ -108,12 +109,12 @@ impl ReaderThread {
         // First the cursors' own jobs, then, with the cursors gone (they
         // would pin an old snapshot), the shared reads.
         for job in self.private.try_iter() {
-            run_job(&mut session, job, &self.counters);
+            run_job(&mut executor, job, &self.counters);
         }
-        session.finish();
+        executor.finish();
         for job in self.shared.iter() {
-            run_job(&mut session, job, &self.counters);
+            run_job(&mut executor, job, &self.counters);
         }
-        session.finish();
+        executor.finish();
     }
 }

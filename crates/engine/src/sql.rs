@@ -110,11 +110,11 @@ fn first_keyword(sql: &str) -> &str {
 /// first and cost one writer round trip to learn again.
 const SQL_REGISTRY_CAPACITY: usize = 2048;
 
-/// Interns SQL texts per database so a statement prepared again for every
-/// request (`db.prepare(sql).get()`) still finds its learned route.
 /// Interned texts with the tick of their last use.
 type Entries = HashMap<Box<str>, (Arc<Sql>, u64)>;
 
+/// Interns SQL texts per database so a statement prepared again for every
+/// request (`db.prepare(sql).get()`) still finds its learned route.
 #[derive(Default)]
 pub struct SqlRegistry {
     entries: Mutex<Entries>,

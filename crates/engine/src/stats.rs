@@ -51,5 +51,5 @@ pub struct Stats {
     pub readers: Vec<RoleStats>,
     /// Jobs waiting in the queue every reader takes from.
     pub reader_queue: usize,
-    pub checkpoint: crate::checkpoint::CheckpointStats,
+    pub checkpoint: crate::wal::CheckpointStats,
 }

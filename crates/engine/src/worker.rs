@@ -1,57 +1,61 @@
-//! The loop body every SQLite thread shares: run one job inside
-//! `catch_unwind`, record its wait, hand the result to its completion.
+//! The loop bodies every SQLite thread shares: run one job inside
+//! `catch_unwind`, record its wait, hand the result to its completion; and
+//! serve a scope (a transaction or read snapshot) that a job started.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use crate::error::Error;
-use crate::job::{complete, Job, Request};
-use crate::session::Session;
+use crossbeam_channel::RecvTimeoutError;
+
+use crate::error::{Error, Result};
+use crate::executor::Executor;
+use crate::job::{complete, Done, Job, Outcome, Request};
+use crate::scope::{begin_sql, ScopeKind, ScopeStart};
 use crate::stats::RoleCounters;
 
-pub fn run_job(session: &mut Session, job: Job, counters: &RoleCounters) {
-    run_job_then(session, job, counters, |_| {});
+pub fn run_job(executor: &mut Executor, job: Job, counters: &RoleCounters) {
+    run_job_then(executor, job, counters, |_| {});
 }
 
-/// `run_job`, calling `settled` with the session after the job ran and
+/// `run_job`, calling `settled` with the executor after the job ran and
 /// before its completion: what it publishes is seen by every call issued
 /// once the job's caller hears back.
 pub fn run_job_then(
-    session: &mut Session,
+    executor: &mut Executor,
     job: Job,
     counters: &RoleCounters,
-    settled: impl FnOnce(&Session),
+    settled: impl FnOnce(&Executor),
 ) {
     counters.record(job.enqueued.elapsed());
     let token = job.cancel.clone();
     if let Some(token) = &token {
-        if !token.start(session.interrupt_handle()) {
+        if !token.start(executor.interrupt_handle()) {
             // Cancelled while it waited: it never runs.
             job.fail(aborted());
             return;
         }
     }
     let (request, done) = job.take();
-    if let Request::Pinned(pinned) = request {
+    if let Request::Scope(scope) = request {
         let served = catch_unwind(AssertUnwindSafe(|| {
-            crate::pinned::serve(session, pinned, done, counters)
+            serve_scope(executor, scope, done, counters)
         }));
         if served.is_err() {
-            // The session's queue and completion went down with the panic
+            // The scope's queue and completion went down with the panic
             // (dropped jobs report the database closed); the connection may
             // still hold the transaction open.
-            let _ = session.execute(Request::Exec("ROLLBACK".into()));
+            let _ = executor.execute(Request::Exec("ROLLBACK".into()));
         }
-        settled(session);
+        settled(executor);
         return;
     }
-    let mut result = catch_unwind(AssertUnwindSafe(|| session.execute(request)))
+    let mut result = catch_unwind(AssertUnwindSafe(|| executor.execute(request)))
         .unwrap_or_else(|panic| Err(panic_error(panic)));
     if let Some(token) = &token {
         if token.finish() && result.is_err() {
             result = Err(aborted());
         }
     }
-    settled(session);
+    settled(executor);
     // A completion that panics must not take the thread (and the connection
     // every later job needs) with it.
     complete(done, result);
@@ -71,5 +75,67 @@ pub fn panic_error(panic: Box<dyn std::any::Any + Send>) -> Error {
         .unwrap_or_else(|| "unknown panic".to_string());
     Error::Panic {
         message: format!("offloop internal error: {detail}"),
+    }
+}
+
+fn exec(executor: &mut Executor, sql: &str) -> Result<Outcome> {
+    executor.execute(Request::Exec(sql.to_string()))
+}
+
+/// Serves one scope on `executor`'s thread, to its end. `done` is
+/// the pinning job's completion: it hears whether BEGIN succeeded.
+fn serve_scope(executor: &mut Executor, scope: ScopeStart, done: Done, counters: &RoleCounters) {
+    // Cursors opened from here on belong to the scope and end with it;
+    // older ones (parked on this thread) outlive it.
+    let mark = executor.cursor_mark();
+    if let Err(error) = exec(executor, begin_sql(scope.kind)) {
+        scope.end(error.clone());
+        complete(done, Err(error));
+        return;
+    }
+    complete(done, Ok(Outcome::Done));
+    let ending = loop {
+        match scope.jobs.recv_timeout(scope.idle) {
+            Ok(job) => match job.request {
+                Request::Commit | Request::Rollback => break Some(job),
+                _ => {
+                    if matches!(scope.kind, ScopeKind::Write(_))
+                        && job.cursor().is_none()
+                        && executor.has_live_cursors()
+                    {
+                        executor.park_cursors();
+                    }
+                    run_job(executor, job, counters);
+                }
+            },
+            Err(RecvTimeoutError::Timeout) => {
+                executor.close_cursors_from(mark);
+                let _ = exec(executor, "ROLLBACK");
+                scope.end(Error::invalid_state(format!(
+                    "the transaction was rolled back after {} ms without a statement \
+                     (transactionIdleTimeout); did the callback await a call on the \
+                     database instead of on the transaction?",
+                    scope.idle.as_millis()
+                )));
+                return;
+            }
+            Err(RecvTimeoutError::Disconnected) => break None,
+        }
+    };
+    executor.close_cursors_from(mark);
+    let commit = matches!(&ending, Some(job) if matches!(job.request, Request::Commit));
+    let result = if commit {
+        exec(executor, "COMMIT").inspect_err(|_| {
+            // A failed COMMIT (a deferred constraint, a busy lock) leaves
+            // the transaction open; end it.
+            let _ = exec(executor, "ROLLBACK");
+        })
+    } else {
+        exec(executor, "ROLLBACK")
+    };
+    scope.end(Error::invalid_state("the transaction has ended"));
+    if let Some(job) = ending {
+        let (_, done) = job.take();
+        complete(done, result.map(|_| Outcome::Done));
     }
 }

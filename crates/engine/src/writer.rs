@@ -6,13 +6,14 @@ use std::sync::{Arc, OnceLock};
 
 use crossbeam_channel::Receiver;
 
-use crate::checkpoint::{Nudge, WalControl};
 use crate::connection::open_writer;
-use crate::job::{Job, Role};
+use crate::executor::Executor;
+use crate::job::Job;
 use crate::latch::{OpenLatch, WriterGate};
-use crate::session::Session;
+use crate::role::Role;
 use crate::settings::Settings;
 use crate::stats::RoleCounters;
+use crate::wal::{Nudge, WalControl};
 use crate::worker::run_job_then;
 use crate::writer_wal::WriterWal;
 
@@ -62,25 +63,25 @@ impl WriterThread {
             .ok(),
             None => None,
         };
-        let mut session = Session::new(conn, Role::Writer);
+        let mut executor = Executor::new(conn, Role::Writer);
         for job in self.queue.iter() {
             // An open statement keeps the connection inside a read of its
             // own: the cursor would mix this job's writes into the rows it
             // has yet to return, and SQLite documents that an implicit
             // transaction commits only when the last active statement ends.
-            if job.cursor().is_none() && session.has_live_cursors() {
-                session.park_cursors();
+            if job.cursor().is_none() && executor.has_live_cursors() {
+                executor.park_cursors();
             }
             // Published before the completion, so a read issued after a
             // BEGIN (or COMMIT) resolved is routed by the new state.
-            run_job_then(&mut session, job, &self.counters, |session| {
-                let open = !session.connection().is_autocommit();
+            run_job_then(&mut executor, job, &self.counters, |executor| {
+                let open = !executor.connection().is_autocommit();
                 self.in_transaction.store(open, Ordering::Release);
             });
             if let Some(wal) = &mut wal {
-                wal.after_job(session.connection(), !session.has_live_cursors());
+                wal.after_job(executor.connection(), !executor.has_live_cursors());
             }
         }
-        session.finish();
+        executor.finish();
     }
 }

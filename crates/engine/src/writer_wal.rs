@@ -16,8 +16,8 @@ use std::time::{Duration, Instant};
 
 use rusqlite::{ffi, Connection};
 
-use crate::checkpoint::{checkpoint, CheckpointMode, Nudge, WalControl};
 use crate::error::Error;
+use crate::wal::{checkpoint, CheckpointMode, Nudge, WalControl};
 
 /// SQLite's default `wal_autocheckpoint`, restored when the checkpointer
 /// stops so the WAL stays bounded without it.

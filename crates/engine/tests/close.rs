@@ -9,7 +9,7 @@ use std::sync::{mpsc, Arc};
 
 use common::*;
 use offloop_engine::{
-    CancelToken, CheckpointMode, Done, Outcome, PinKind, Request, TransactionMode,
+    CancelToken, CheckpointMode, Done, Outcome, Request, ScopeKind, TransactionMode,
 };
 
 const COUNT: &str = "SELECT count(*) FROM t";
@@ -50,8 +50,8 @@ fn jobs_submitted_after_close_fail_at_once_with_err_invalid_state() {
     assert_invalid_state(settings.now());
 
     let (begun, write_begun) = callback();
-    let mut write = db.pin(
-        PinKind::Write(TransactionMode::Immediate),
+    let mut write = db.begin_scope(
+        ScopeKind::Write(TransactionMode::Immediate),
         NEVER_IDLE,
         begun,
     );
@@ -59,7 +59,7 @@ fn jobs_submitted_after_close_fail_at_once_with_err_invalid_state() {
     assert_invalid_state(submit_in(&db, &mut write, exec_request("SELECT 1")).now());
 
     let (begun, read_begun) = callback();
-    let mut read = db.pin(PinKind::Read, NEVER_IDLE, begun);
+    let mut read = db.begin_scope(ScopeKind::Read, NEVER_IDLE, begun);
     let in_read = submit_in(&db, &mut read, Request::All(stmt(&db, COUNT, vec![])));
     assert_invalid_state(in_read.now());
     assert_invalid_state(read_begun.now());

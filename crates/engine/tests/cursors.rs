@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use offloop_engine::{CursorRef, Database, Outcome, PinKind, Request, Role, Value};
+use offloop_engine::{CursorRef, Database, Outcome, Request, Role, ScopeKind, Value};
 
 const ROWS: &str = "SELECT v FROM t ORDER BY id";
 const COUNT: &str = "SELECT count(*) FROM t";
@@ -218,7 +218,7 @@ fn a_reader_cursor_survives_a_read_snapshot_served_by_the_same_reader() {
 
     // The only reader buffers its cursor to take the snapshot.
     let (begun, _) = callback();
-    let mut snapshot = db.pin(PinKind::Read, NEVER_IDLE, begun);
+    let mut snapshot = db.begin_scope(ScopeKind::Read, NEVER_IDLE, begun);
     let count = Request::All(stmt(&db, COUNT, vec![]));
     assert_eq!(
         int_of(&rows(call_in(&db, &mut snapshot, count).unwrap())),

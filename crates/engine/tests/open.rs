@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use offloop_engine::{
-    result_code_name, CheckpointMode, ConnectionRole, Error, Outcome, PinKind, Request, Settings,
+    result_code_name, CheckpointMode, Error, Outcome, Request, Role, ScopeKind, Settings,
     TransactionMode,
 };
 
@@ -17,15 +17,15 @@ fn opened_fires_after_every_connection_is_open_and_reports_each_ones_settings() 
     let Ok(Outcome::Settings(report)) = opened else {
         panic!("the database did not open: {opened:?}");
     };
-    let roles: Vec<ConnectionRole> = report.connections.iter().map(|c| c.role).collect();
+    let roles: Vec<Role> = report.connections.iter().map(|c| c.role).collect();
     assert_eq!(
         roles,
         [
-            ConnectionRole::Writer,
-            ConnectionRole::Reader(0),
-            ConnectionRole::Reader(1),
-            ConnectionRole::Reader(2),
-            ConnectionRole::Checkpointer,
+            Role::Writer,
+            Role::Reader(0),
+            Role::Reader(1),
+            Role::Reader(2),
+            Role::Checkpointer,
         ]
     );
     // The checkpointer is running, not merely started.
@@ -39,8 +39,8 @@ fn a_memory_database_opens_only_the_writer() {
     let Ok(Outcome::Settings(report)) = opened else {
         panic!("the database did not open: {opened:?}");
     };
-    let roles: Vec<ConnectionRole> = report.connections.iter().map(|c| c.role).collect();
-    assert_eq!(roles, [ConnectionRole::Writer]);
+    let roles: Vec<Role> = report.connections.iter().map(|c| c.role).collect();
+    assert_eq!(roles, [Role::Writer]);
     close(&db).unwrap();
 }
 
@@ -103,13 +103,13 @@ fn jobs_queued_on_a_database_that_cannot_open_fail_with_the_open_error() {
 }
 
 #[test]
-fn a_write_session_on_a_database_that_cannot_open_fails_with_the_open_error() {
+fn a_write_scope_on_a_database_that_cannot_open_fails_with_the_open_error() {
     let dir = temp_dir();
     let (done, opened) = callback();
     let db = offloop_engine::Database::open(unopenable(&dir), done).unwrap();
     let (begun, write_begun) = callback();
-    let mut write = db.pin(
-        PinKind::Write(TransactionMode::Immediate),
+    let mut write = db.begin_scope(
+        ScopeKind::Write(TransactionMode::Immediate),
         NEVER_IDLE,
         begun,
     );
@@ -126,12 +126,12 @@ fn a_write_session_on_a_database_that_cannot_open_fails_with_the_open_error() {
 }
 
 #[test]
-fn a_read_session_on_a_database_that_cannot_open_fails_with_the_open_error() {
+fn a_read_scope_on_a_database_that_cannot_open_fails_with_the_open_error() {
     let dir = temp_dir();
     let (done, opened) = callback();
     let db = offloop_engine::Database::open(unopenable(&dir), done).unwrap();
     let (begun, read_begun) = callback();
-    let mut read = db.pin(PinKind::Read, NEVER_IDLE, begun);
+    let mut read = db.begin_scope(ScopeKind::Read, NEVER_IDLE, begun);
     let in_read = submit_in(&db, &mut read, Request::All(stmt(&db, "SELECT 1", vec![])));
     let error = opened.wait().unwrap_err();
     assert_eq!(read_begun.wait().unwrap_err(), error);

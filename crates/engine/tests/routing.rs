@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use offloop_engine::{PinKind, Request, Route, Settings};
+use offloop_engine::{Request, Route, ScopeKind, Settings};
 
 const COUNT: &str = "SELECT count(*) FROM t";
 
@@ -144,7 +144,7 @@ fn a_query_of_last_insert_rowid_first_run_in_a_read_snapshot_still_stays_on_the_
     create_numbers(&db, 0);
     let sql = "SELECT last_insert_rowid()";
     let (begun, _) = callback();
-    let mut snapshot = db.pin(PinKind::Read, NEVER_IDLE, begun);
+    let mut snapshot = db.begin_scope(ScopeKind::Read, NEVER_IDLE, begun);
     let first = call_in(&db, &mut snapshot, Request::All(stmt(&db, sql, vec![])));
     assert_eq!(int_of(&rows(first.unwrap())), 0);
     call_in(&db, &mut snapshot, Request::Commit).unwrap();

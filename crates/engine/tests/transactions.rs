@@ -1,4 +1,4 @@
-//! Pinned sessions: a write transaction holds the writer and serves only its
+//! Scopes: a write transaction holds the writer and serves only its
 //! own queue until COMMIT or ROLLBACK (or its idle timeout); a read snapshot
 //! holds one reader and sees one snapshot; an unused snapshot costs nothing.
 
@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::*;
-use offloop_engine::{Database, Done, Outcome, PinKind, Request};
+use offloop_engine::{Database, Done, Outcome, Request, ScopeKind};
 
 const COUNT: &str = "SELECT count(*) FROM t";
 const VALUES: &str = "SELECT v FROM t ORDER BY id";
@@ -110,7 +110,7 @@ fn a_dropped_transaction_rolls_back_and_frees_the_writer() {
 }
 
 #[test]
-fn a_session_ends_with_commit_and_later_statements_fail() {
+fn a_scope_ends_with_commit_and_later_statements_fail() {
     let db = setup(1);
     let mut tx = begin_write(&db, NEVER_IDLE);
     assert_eq!(call_in(&db, &mut tx, Request::Commit), Ok(Outcome::Done));
@@ -120,7 +120,7 @@ fn a_session_ends_with_commit_and_later_statements_fail() {
 }
 
 #[test]
-fn commit_or_rollback_outside_a_session_is_an_error() {
+fn commit_or_rollback_outside_a_scope_is_an_error() {
     let db = setup(1);
     for request in [Request::Commit, Request::Rollback] {
         let message = assert_invalid_state(call(&db, request));
@@ -149,7 +149,7 @@ fn a_read_snapshot_does_not_see_a_commit_made_during_it() {
     exec(&db, "INSERT INTO t(v) VALUES ('before')");
     learn_route(&db, COUNT);
     let (begun, began) = callback();
-    let mut snapshot = db.pin(PinKind::Read, NEVER_IDLE, begun);
+    let mut snapshot = db.begin_scope(ScopeKind::Read, NEVER_IDLE, begun);
     let first = call_in(&db, &mut snapshot, count(&db)).unwrap();
     assert_eq!(began.wait(), Ok(Outcome::Done));
     assert_eq!(int_of(&rows(first)), 1);
@@ -171,8 +171,8 @@ fn a_read_snapshot_runs_on_a_reader() {
     let db = setup(2);
     let (writer, readers) = executed(&db);
     let (begun, _) = callback();
-    let mut snapshot = db.pin(PinKind::Read, NEVER_IDLE, begun);
-    // A text the writer has not learned yet: the session decides.
+    let mut snapshot = db.begin_scope(ScopeKind::Read, NEVER_IDLE, begun);
+    // A text the writer has not learned yet: the scope decides.
     let first = call_in(&db, &mut snapshot, count(&db)).unwrap();
     assert_eq!(int_of(&rows(first)), 0);
     assert_eq!(
@@ -190,7 +190,7 @@ fn an_unused_read_snapshot_never_takes_a_thread() {
     learn_route(&db, COUNT);
     let before = executed(&db);
     let (begun, began) = callback();
-    let snapshot = db.pin(PinKind::Read, NEVER_IDLE, begun);
+    let snapshot = db.begin_scope(ScopeKind::Read, NEVER_IDLE, begun);
     assert!(!snapshot.is_started());
     assert_eq!(executed(&db), before);
     for _ in 0..3 {

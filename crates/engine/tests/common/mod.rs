@@ -12,8 +12,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use offloop_engine::{
-    BindOptions, Call, CancelToken, Database, Done, Error, Job, Outcome, Params, PinKind,
-    PinnedSession, Request, Result, Settings, TransactionMode, Value,
+    BindOptions, Call, CancelToken, Database, Done, Error, Job, Outcome, Params, Request, Result,
+    Scope, ScopeKind, Settings, TransactionMode, Value,
 };
 use tempfile::TempDir;
 
@@ -157,25 +157,25 @@ pub fn call(db: &Database, request: Request) -> Result<Outcome> {
     submit(db, request).wait()
 }
 
-/// Queues a request on a pinned session.
-pub fn submit_in(db: &Database, session: &mut PinnedSession, request: Request) -> Pending {
+/// Queues a request on a scope.
+pub fn submit_in(db: &Database, scope: &mut Scope, request: Request) -> Pending {
     let (done, pending) = callback();
-    db.submit_to(session, Job::new(request, done));
+    db.submit_to(scope, Job::new(request, done));
     pending
 }
 
 #[track_caller]
-pub fn call_in(db: &Database, session: &mut PinnedSession, request: Request) -> Result<Outcome> {
-    submit_in(db, session, request).wait()
+pub fn call_in(db: &Database, scope: &mut Scope, request: Request) -> Result<Outcome> {
+    submit_in(db, scope, request).wait()
 }
 
 /// Opens a write transaction and waits until its BEGIN has run.
 #[track_caller]
-pub fn begin_write(db: &Database, idle: Duration) -> PinnedSession {
+pub fn begin_write(db: &Database, idle: Duration) -> Scope {
     let (begun, pending) = callback();
-    let session = db.pin(PinKind::Write(TransactionMode::Immediate), idle, begun);
+    let scope = db.begin_scope(ScopeKind::Write(TransactionMode::Immediate), idle, begun);
     match pending.wait() {
-        Ok(Outcome::Done) => session,
+        Ok(Outcome::Done) => scope,
         other => panic!("BEGIN failed: {other:?}"),
     }
 }

@@ -18,21 +18,20 @@
 //! itself inactive and the writer hands automatic checkpoints back to
 //! SQLite (`wal_autocheckpoint` = 1000) between two jobs.
 
-use std::os::raw::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{select, Receiver, Sender, TrySendError};
+use crossbeam_channel::{select, Receiver};
 use rusqlite::{ffi, Connection};
 
 use crate::connection::open_checkpointer;
 use crate::error::{Error, Result};
 use crate::job::{complete, Job, Outcome, Request};
 use crate::latch::{OpenLatch, WriterGate};
-use crate::pragmas;
-use crate::settings::Settings;
+use crate::role::Role;
+use crate::settings::{self, Settings};
+use crate::wal::{checkpoint, CheckpointMode, WalControl, WalCounts};
 
 /// Passes one round may run before giving up on a short tail (writes
 /// outrun the copy); the next nudge starts a new round.
@@ -41,207 +40,7 @@ const MAX_PASSES_PER_ROUND: usize = 4;
 /// well under a millisecond of page-cache I/O plus one small sync.
 const CATCH_UP_FRAMES: u64 = 100;
 
-/// SQLite's checkpoint modes, as `db.checkpoint(mode)` names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CheckpointMode {
-    Passive,
-    Full,
-    Restart,
-    Truncate,
-}
-
-impl CheckpointMode {
-    fn raw(self) -> c_int {
-        match self {
-            CheckpointMode::Passive => ffi::SQLITE_CHECKPOINT_PASSIVE,
-            CheckpointMode::Full => ffi::SQLITE_CHECKPOINT_FULL,
-            CheckpointMode::Restart => ffi::SQLITE_CHECKPOINT_RESTART,
-            CheckpointMode::Truncate => ffi::SQLITE_CHECKPOINT_TRUNCATE,
-        }
-    }
-}
-
-/// What SQLite reports of a checkpoint: frames in the WAL, and how many of
-/// them are now in the database file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct WalCounts {
-    pub log_frames: u64,
-    pub checkpointed_frames: u64,
-}
-
-/// Runs `sqlite3_wal_checkpoint_v2` on `conn` (NOOP when `mode` is None).
-pub fn checkpoint(conn: &Connection, mode: Option<CheckpointMode>) -> Result<WalCounts> {
-    let mut log: c_int = 0;
-    let mut done: c_int = 0;
-    let raw = mode.map_or(ffi::SQLITE_CHECKPOINT_NOOP, CheckpointMode::raw);
-    // SAFETY: the handle belongs to `conn`, used on its own thread; the
-    // schema name NULL means every attached database; the out-pointers are
-    // valid locals.
-    let rc = unsafe {
-        let db = conn.handle();
-        ffi::sqlite3_wal_checkpoint_v2(db, std::ptr::null(), raw, &mut log, &mut done)
-    };
-    if rc != ffi::SQLITE_OK {
-        // SAFETY: same live handle; the error belongs to the call above.
-        return Err(unsafe { Error::from_handle(conn.handle()) });
-    }
-    // SQLite reports -1 for both when the database is not in WAL mode.
-    Ok(WalCounts {
-        log_frames: log.max(0) as u64,
-        checkpointed_frames: done.max(0) as u64,
-    })
-}
-
-/// Shared by the writer, the checkpointer and `stats()`.
-/// `WalControl::catch_up` values. The checkpointer asks (IDLE → REQUESTED);
-/// the writer copies the tail (→ COPIED) and, at its next commit, which
-/// restarts the WAL, hands the WAL back (→ IDLE). The checkpointer stays out
-/// of the way until then: its passes take locks the restart needs.
-const CATCH_UP_IDLE: u8 = 0;
-const CATCH_UP_REQUESTED: u8 = 1;
-const CATCH_UP_COPIED: u8 = 2;
-
-/// `WalControl::state` values besides 0 (the default), which means the
-/// checkpointer is still opening.
-const ACTIVE: u8 = 1;
-const STOPPED: u8 = 2;
-
-#[derive(Default)]
-pub struct WalControl {
-    state: AtomicU8,
-    /// The WAL-restart handshake between checkpointer and writer; one of
-    /// the `CATCH_UP_*` values.
-    catch_up: AtomicU8,
-    runs: AtomicU64,
-    frames_copied: AtomicU64,
-    last_ns: AtomicU64,
-    max_ns: AtomicU64,
-    wal_frames: AtomicU64,
-    wal_bytes: AtomicU64,
-    writer_catch_ups: AtomicU64,
-    writer_catch_up_max_ns: AtomicU64,
-    backstops: AtomicU64,
-    backstop_max_ns: AtomicU64,
-    error: Mutex<Option<String>>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct CheckpointStats {
-    /// The checkpointer thread runs and owns automatic checkpoints.
-    pub active: bool,
-    /// Checkpoints run by the checkpointer (automatic and requested).
-    pub runs: u64,
-    /// Frames copied into the database file by those checkpoints.
-    pub frames_copied: u64,
-    pub last_duration: Duration,
-    pub max_duration: Duration,
-    /// WAL length in frames at the last count, and the file's size.
-    pub wal_frames: u64,
-    pub wal_bytes: u64,
-    /// Short catch-ups the writer ran between jobs to let the WAL restart,
-    /// and the longest one (the job after it waited that long).
-    pub writer_catch_ups: u64,
-    pub writer_catch_up_max: Duration,
-    /// Checkpoints the writer had to wait for because the WAL outgrew the
-    /// backstop (the checkpointer could not keep up), and the longest wait.
-    pub backstops: u64,
-    pub backstop_max: Duration,
-    /// Why the checkpointer stopped, if it did.
-    pub error: Option<String>,
-}
-
-impl WalControl {
-    pub fn is_active(&self) -> bool {
-        self.state.load(Ordering::Acquire) == ACTIVE
-    }
-
-    /// The checkpointer ran and stopped (or never could start): automatic
-    /// checkpoints are the writer's again.
-    pub fn is_stopped(&self) -> bool {
-        self.state.load(Ordering::Acquire) == STOPPED
-    }
-
-    /// The checkpointer asked the writer to copy the WAL's last frames.
-    pub fn catch_up_requested(&self) -> bool {
-        self.catch_up.load(Ordering::Acquire) == CATCH_UP_REQUESTED
-    }
-
-    /// The writer committed after its catch-up: the WAL has restarted (or
-    /// could not, and is the checkpointer's again either way).
-    pub fn writer_committed(&self) {
-        let _ = self.catch_up.compare_exchange(
-            CATCH_UP_COPIED,
-            CATCH_UP_IDLE,
-            Ordering::AcqRel,
-            Ordering::Acquire,
-        );
-    }
-
-    pub fn record_backstop(&self, took: Duration) {
-        let ns = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
-        self.backstops.fetch_add(1, Ordering::Relaxed);
-        self.backstop_max_ns.fetch_max(ns, Ordering::Relaxed);
-    }
-
-    /// The writer copied them: the request is met.
-    pub fn record_writer_catch_up(&self, took: Duration) {
-        self.catch_up.store(CATCH_UP_COPIED, Ordering::Release);
-        let ns = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
-        self.writer_catch_ups.fetch_add(1, Ordering::Relaxed);
-        self.writer_catch_up_max_ns.fetch_max(ns, Ordering::Relaxed);
-    }
-
-    fn fail(&self, error: String) {
-        *self.error.lock().unwrap_or_else(|e| e.into_inner()) = Some(error);
-        self.state.store(STOPPED, Ordering::Release);
-    }
-
-    fn record_run(&self, took: Duration, before: u64, after: WalCounts) {
-        let ns = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
-        self.runs.fetch_add(1, Ordering::Relaxed);
-        self.frames_copied.fetch_add(
-            after.checkpointed_frames.saturating_sub(before),
-            Ordering::Relaxed,
-        );
-        self.last_ns.store(ns, Ordering::Relaxed);
-        self.max_ns.fetch_max(ns, Ordering::Relaxed);
-        self.wal_frames.store(after.log_frames, Ordering::Relaxed);
-    }
-
-    pub fn snapshot(&self) -> CheckpointStats {
-        CheckpointStats {
-            active: self.is_active(),
-            runs: self.runs.load(Ordering::Relaxed),
-            frames_copied: self.frames_copied.load(Ordering::Relaxed),
-            last_duration: Duration::from_nanos(self.last_ns.load(Ordering::Relaxed)),
-            max_duration: Duration::from_nanos(self.max_ns.load(Ordering::Relaxed)),
-            wal_frames: self.wal_frames.load(Ordering::Relaxed),
-            wal_bytes: self.wal_bytes.load(Ordering::Relaxed),
-            writer_catch_ups: self.writer_catch_ups.load(Ordering::Relaxed),
-            writer_catch_up_max: Duration::from_nanos(
-                self.writer_catch_up_max_ns.load(Ordering::Relaxed),
-            ),
-            backstops: self.backstops.load(Ordering::Relaxed),
-            backstop_max: Duration::from_nanos(self.backstop_max_ns.load(Ordering::Relaxed)),
-            error: self.error.lock().unwrap_or_else(|e| e.into_inner()).clone(),
-        }
-    }
-}
-
-/// The writer's side: tells the checkpointer a commit happened.
-#[derive(Clone)]
-pub struct Nudge(Sender<()>);
-
-impl Nudge {
-    pub fn send(&self) {
-        // Full means a nudge already waits; that one covers this commit.
-        match self.0.try_send(()) {
-            Ok(()) | Err(TrySendError::Full(())) | Err(TrySendError::Disconnected(())) => {}
-        }
-    }
-}
-
-pub struct CheckpointerThread {
+pub struct Checkpointer {
     pub settings: Arc<Settings>,
     pub control: Arc<WalControl>,
     pub nudges: Receiver<()>,
@@ -251,12 +50,7 @@ pub struct CheckpointerThread {
     pub latch: Arc<OpenLatch>,
 }
 
-pub fn nudge_channel() -> (Nudge, Receiver<()>) {
-    let (tx, rx) = crossbeam_channel::bounded(1);
-    (Nudge(tx), rx)
-}
-
-impl CheckpointerThread {
+impl Checkpointer {
     pub fn run(self) {
         if let Err(error) = self.gate.wait() {
             for job in self.requests.iter() {
@@ -271,7 +65,7 @@ impl CheckpointerThread {
             }
             // A setting that is not what was asked, under strictSettings:
             // the open fails as it would for any other connection.
-            Err(error) if pragmas::is_strict_error(&error) => {
+            Err(error) if settings::is_strict_error(&error) => {
                 self.control
                     .fail(format!("the checkpointer could not open: {error}"));
                 self.latch.arrive(Err(error));
@@ -287,7 +81,7 @@ impl CheckpointerThread {
                 return;
             }
         };
-        self.control.state.store(ACTIVE, Ordering::Release);
+        self.control.mark_active();
         self.latch.arrive(Ok(()));
         let wal_path = wal_path(&conn);
         let result = catch_unwind(AssertUnwindSafe(|| self.serve(&conn, wal_path.as_deref())));
@@ -385,9 +179,9 @@ impl CheckpointerThread {
                 return false;
             }
             Request::ReadSettings(settings) => {
-                let role = pragmas::ConnectionRole::Checkpointer;
-                pragmas::read_back(conn, role, &settings).map(|c| {
-                    let mut report = pragmas::SettingsReport::default();
+                let role = Role::Checkpointer;
+                settings::read_back(conn, role, &settings).map(|c| {
+                    let mut report = settings::SettingsReport::default();
                     report.insert(c);
                     Outcome::Settings(Box::new(report))
                 })
@@ -408,15 +202,13 @@ impl CheckpointerThread {
         wal_path: Option<&str>,
         due: impl FnOnce(WalCounts) -> bool,
     ) -> Result<()> {
-        if self.control.catch_up.load(Ordering::Acquire) != CATCH_UP_IDLE {
+        if self.control.writer_owns_wal() {
             return Ok(());
         }
         let threshold = self.settings.checkpoint.threshold_frames;
         let result = (|| {
             let counts = checkpoint(conn, None)?;
-            self.control
-                .wal_frames
-                .store(counts.log_frames, Ordering::Relaxed);
+            self.control.record_wal_frames(counts.log_frames);
             if !due(counts) {
                 return Ok(());
             }
@@ -429,9 +221,7 @@ impl CheckpointerThread {
             for round in 1..=MAX_PASSES_PER_ROUND {
                 let done = self.pass(conn, wal_path, CheckpointMode::Passive)?;
                 let now = checkpoint(conn, None)?;
-                self.control
-                    .wal_frames
-                    .store(now.log_frames, Ordering::Relaxed);
+                self.control.record_wal_frames(now.log_frames);
                 if now.log_frames < threshold || now.log_frames == done.checkpointed_frames {
                     // Short, or copied entirely: the next commit restarts it.
                     break;
@@ -439,9 +229,7 @@ impl CheckpointerThread {
                 let tail = now.log_frames - done.checkpointed_frames;
                 let outrun = round == MAX_PASSES_PER_ROUND && now.log_frames >= 2 * threshold;
                 if tail <= CATCH_UP_FRAMES || outrun {
-                    self.control
-                        .catch_up
-                        .store(CATCH_UP_REQUESTED, Ordering::Release);
+                    self.control.request_catch_up();
                     break;
                 }
             }
@@ -491,7 +279,7 @@ impl CheckpointerThread {
             .record_run(started.elapsed(), before.checkpointed_frames, counts);
         if let Some(path) = wal_path {
             let bytes = std::fs::metadata(path).map_or(0, |m| m.len());
-            self.control.wal_bytes.store(bytes, Ordering::Relaxed);
+            self.control.record_wal_bytes(bytes);
         }
         Ok(counts)
     }

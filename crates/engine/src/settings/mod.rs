@@ -1,9 +1,22 @@
 //! `Settings`: everything that shapes how a database is opened, validated by
-//! the caller before it reaches the engine.
+//! the caller before it reaches the engine, and the connection settings
+//! (pragmas) applied and read back on every connection: the keywords they
+//! are written in (`keywords`), which connection gets which (`policy`),
+//! applying and reading back (`apply`), and what is in force (`report`).
 
 use std::time::Duration;
 
-use crate::pragmas::{JournalMode, PragmaValue, Synchronous, TempStore};
+mod apply;
+mod keywords;
+mod policy;
+mod report;
+
+pub use apply::{apply, read_back};
+pub use keywords::{JournalMode, PragmaValue, Synchronous, TempStore};
+pub use policy::{Key, SettingValue};
+pub use report::{
+    is_strict_error, ConnectionSettings, Mismatch, SettingsReport, SETTING_ERROR_CODE,
+};
 
 /// Reader threads when the caller does not say. Four keeps a 2-core server
 /// busy while one reader waits on I/O, and costs four connections.

@@ -11,301 +11,16 @@
 //! statement, then reads every one of them back; what differs from the
 //! request is reported as a [`Mismatch`], and refused with `strict_settings`.
 
-use std::fmt;
-
 use rusqlite::types::Value as SqlValue;
-use rusqlite::{ffi, Connection};
+use rusqlite::Connection;
 
-use crate::error::{Error, Result};
-use crate::settings::Settings;
+use crate::error::Result;
+use crate::role::Role;
 
-/// The error code of an open that `strict_settings` refused.
-pub const SETTING_ERROR_CODE: &str = "ERR_OFFLOOP_SETTING";
-
-/// An enum of SQLite keywords, each with the text SQLite reads back (and
-/// for the numeric ones, the number `PRAGMA x` returns).
-macro_rules! keywords {
-    ($(#[$meta:meta])* $name:ident { $($variant:ident = $text:literal),+ $(,)? }) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-        pub enum $name { $($variant),+ }
-
-        impl $name {
-            pub const ALL: &'static [$name] = &[$($name::$variant),+];
-
-            pub fn as_str(self) -> &'static str {
-                match self { $($name::$variant => $text),+ }
-            }
-
-            /// Case-insensitive, as SQLite reads it.
-            pub fn parse(text: &str) -> Option<$name> {
-                Self::ALL.iter().copied().find(|k| k.as_str().eq_ignore_ascii_case(text))
-            }
-        }
-    };
-}
-
-keywords!(
-    /// `PRAGMA journal_mode`.
-    JournalMode {
-        Delete = "delete",
-        Truncate = "truncate",
-        Persist = "persist",
-        Memory = "memory",
-        Wal = "wal",
-        Off = "off",
-    }
-);
-
-keywords!(
-    /// `PRAGMA synchronous`: reads back as 0 to 3, in this order.
-    Synchronous {
-        Off = "off",
-        Normal = "normal",
-        Full = "full",
-        Extra = "extra",
-    }
-);
-
-keywords!(
-    /// `PRAGMA temp_store`: reads back as 0 to 2, in this order.
-    TempStore {
-        Default = "default",
-        File = "file",
-        Memory = "memory",
-    }
-);
-
-/// The name of the keyword SQLite reads back as `level` (its index).
-fn keyword_at(all: &[&'static str], level: i64) -> Option<&'static str> {
-    usize::try_from(level)
-        .ok()
-        .and_then(|i| all.get(i).copied())
-}
-
-/// A value for one of the free-form `pragmas`.
-#[derive(Debug, Clone, PartialEq)]
-pub enum PragmaValue {
-    Integer(i64),
-    Text(String),
-}
-
-/// A setting as requested or as read back, in a form where the two compare:
-/// keywords are lower-case text (`"wal"`, `"normal"`), flags are booleans,
-/// and `Null` is "no value" (the pragma returned no row).
-#[derive(Debug, Clone, PartialEq)]
-pub enum SettingValue {
-    Null,
-    Bool(bool),
-    Integer(i64),
-    Real(f64),
-    Text(String),
-}
-
-impl fmt::Display for SettingValue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SettingValue::Null => f.write_str("null"),
-            SettingValue::Bool(b) => write!(f, "{b}"),
-            SettingValue::Integer(i) => write!(f, "{i}"),
-            SettingValue::Real(r) => write!(f, "{r}"),
-            SettingValue::Text(t) => write!(f, "'{t}'"),
-        }
-    }
-}
-
-/// The connections of one database.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ConnectionRole {
-    Writer,
-    Reader(usize),
-    Checkpointer,
-}
-
-impl fmt::Display for ConnectionRole {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ConnectionRole::Writer => f.write_str("the writer"),
-            ConnectionRole::Reader(i) => write!(f, "reader {i}"),
-            ConnectionRole::Checkpointer => f.write_str("the checkpointer"),
-        }
-    }
-}
-
-/// The settings offloop has an option for, in the order they are applied.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Key {
-    BusyTimeout,
-    JournalMode,
-    Synchronous,
-    JournalSizeLimit,
-    ForeignKeys,
-    MmapSize,
-    CacheSize,
-    TempStore,
-}
-
-impl Key {
-    pub const ALL: [Key; 8] = [
-        Key::BusyTimeout,
-        Key::JournalMode,
-        Key::Synchronous,
-        Key::JournalSizeLimit,
-        Key::ForeignKeys,
-        Key::MmapSize,
-        Key::CacheSize,
-        Key::TempStore,
-    ];
-
-    /// The pragma's name, which also names the setting in reports.
-    pub fn pragma(self) -> &'static str {
-        match self {
-            Key::BusyTimeout => "busy_timeout",
-            Key::JournalMode => "journal_mode",
-            Key::Synchronous => "synchronous",
-            Key::JournalSizeLimit => "journal_size_limit",
-            Key::ForeignKeys => "foreign_keys",
-            Key::MmapSize => "mmap_size",
-            Key::CacheSize => "cache_size",
-            Key::TempStore => "temp_store",
-        }
-    }
-
-    /// Whether offloop applies this setting on a connection of `role`.
-    /// Every connection reads every setting back; only these are compared
-    /// with the request.
-    ///
-    /// - The busy timeout matters wherever a lock is taken: everywhere.
-    /// - The journal mode is set by the writer. WAL is a property of the
-    ///   file, which readers and the checkpointer then see; the other modes
-    ///   only shape how a connection writes, and only the writer writes.
-    /// - `synchronous` and `journal_size_limit` shape how writes and
-    ///   checkpoints sync and trim files: the writer and the checkpointer.
-    /// - Statements run on the writer and the readers, so whatever shapes
-    ///   how a query runs goes there: foreign keys, mmap, page cache, temp
-    ///   storage. The checkpointer copies WAL frames with plain reads and
-    ///   writes and never runs a query.
-    pub fn applies_to(self, role: ConnectionRole) -> bool {
-        use ConnectionRole::*;
-        match self {
-            Key::BusyTimeout => true,
-            Key::JournalMode => role == Writer,
-            Key::Synchronous | Key::JournalSizeLimit => matches!(role, Writer | Checkpointer),
-            Key::ForeignKeys | Key::MmapSize | Key::CacheSize | Key::TempStore => {
-                matches!(role, Writer | Reader(_))
-            }
-        }
-    }
-
-    /// The value read back from SQLite, in the form requests take.
-    fn normalize(self, value: SqlValue) -> SettingValue {
-        match (self, value) {
-            (_, SqlValue::Null) => SettingValue::Null,
-            (Key::JournalMode, SqlValue::Text(t)) => SettingValue::Text(t.to_ascii_lowercase()),
-            (Key::Synchronous, SqlValue::Integer(i)) => keyword_or_number(SYNCHRONOUS_LEVELS, i),
-            (Key::TempStore, SqlValue::Integer(i)) => keyword_or_number(TEMP_STORE_LEVELS, i),
-            (Key::ForeignKeys, SqlValue::Integer(i)) => SettingValue::Bool(i != 0),
-            (_, other) => plain(other),
-        }
-    }
-}
-
-const SYNCHRONOUS_LEVELS: &[&str] = &["off", "normal", "full", "extra"];
-const TEMP_STORE_LEVELS: &[&str] = &["default", "file", "memory"];
-
-fn keyword_or_number(levels: &[&'static str], level: i64) -> SettingValue {
-    match keyword_at(levels, level) {
-        Some(k) => SettingValue::Text(k.to_string()),
-        None => SettingValue::Integer(level),
-    }
-}
-
-fn plain(value: SqlValue) -> SettingValue {
-    match value {
-        SqlValue::Null | SqlValue::Blob(_) => SettingValue::Null,
-        SqlValue::Integer(i) => SettingValue::Integer(i),
-        SqlValue::Real(r) => SettingValue::Real(r),
-        SqlValue::Text(t) => SettingValue::Text(t.to_ascii_lowercase()),
-    }
-}
-
-/// Whether the free-form `pragmas` are applied on a connection of `role`:
-/// the connections that run statements.
-pub fn pragmas_apply_to(role: ConnectionRole) -> bool {
-    matches!(role, ConnectionRole::Writer | ConnectionRole::Reader(_))
-}
-
-/// A setting whose value in force on a connection differs from the request.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Mismatch {
-    pub role: ConnectionRole,
-    /// The pragma's name (`"mmap_size"`).
-    pub name: String,
-    pub requested: SettingValue,
-    pub effective: SettingValue,
-}
-
-impl fmt::Display for Mismatch {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} = {} was requested, but {} is in force on {}",
-            self.name, self.requested, self.effective, self.role
-        )
-    }
-}
-
-/// What one connection has in force.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ConnectionSettings {
-    pub role: ConnectionRole,
-    /// Every setting of [`Key::ALL`], as read back on this connection.
-    pub values: Vec<(Key, SettingValue)>,
-    /// The free-form `pragmas`, as read back (only where they apply).
-    pub pragmas: Vec<(String, SettingValue)>,
-    /// The settings applied here whose value in force is not the request.
-    pub mismatches: Vec<Mismatch>,
-}
-
-impl ConnectionSettings {
-    pub fn get(&self, key: Key) -> &SettingValue {
-        self.values
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map_or(&SettingValue::Null, |(_, v)| v)
-    }
-}
-
-/// Every connection's settings: the writer first, then the readers by
-/// index, then the checkpointer (when it runs).
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct SettingsReport {
-    pub connections: Vec<ConnectionSettings>,
-}
-
-impl SettingsReport {
-    /// Adds one connection's settings, keeping the order by role.
-    pub fn insert(&mut self, connection: ConnectionSettings) {
-        let at = self
-            .connections
-            .partition_point(|c| c.role < connection.role);
-        self.connections.insert(at, connection);
-    }
-
-    pub fn merge(&mut self, other: SettingsReport) {
-        for connection in other.connections {
-            self.insert(connection);
-        }
-    }
-
-    pub fn role(&self, role: ConnectionRole) -> Option<&ConnectionSettings> {
-        self.connections.iter().find(|c| c.role == role)
-    }
-
-    pub fn mismatches(&self) -> impl Iterator<Item = &Mismatch> {
-        self.connections.iter().flat_map(|c| c.mismatches.iter())
-    }
-}
+use super::keywords::{JournalMode, PragmaValue, Synchronous, TempStore};
+use super::policy::{plain, pragmas_apply_to, Key, SettingValue};
+use super::report::{strict_error, ConnectionSettings, Mismatch};
+use super::Settings;
 
 /// What offloop asks of `key` on a connection of `role`: the value to write
 /// and the value it should read back. `None`: nothing is asked (the setting
@@ -315,7 +30,7 @@ impl SettingsReport {
 fn request(
     settings: &Settings,
     key: Key,
-    role: ConnectionRole,
+    role: Role,
     journal_mode: &SettingValue,
 ) -> Option<(PragmaValue, SettingValue)> {
     if !key.applies_to(role) {
@@ -417,11 +132,7 @@ fn read(conn: &Connection, name: &str) -> Result<SqlValue> {
 /// locks; then the free-form pragmas, so `page_size` or `auto_vacuum` land
 /// before the journal mode writes the file's header; then the journal mode,
 /// on which the default of `synchronous` depends.
-pub fn apply(
-    conn: &Connection,
-    role: ConnectionRole,
-    settings: &Settings,
-) -> Result<ConnectionSettings> {
+pub fn apply(conn: &Connection, role: Role, settings: &Settings) -> Result<ConnectionSettings> {
     let none = SettingValue::Null;
     if let Some((value, _)) = request(settings, Key::BusyTimeout, role, &none) {
         write(conn, Key::BusyTimeout.pragma(), &value)?;
@@ -454,11 +165,7 @@ pub fn apply(
 
 /// Reads every setting back on a connection of `role` and compares the
 /// ones that belong there with the request.
-pub fn read_back(
-    conn: &Connection,
-    role: ConnectionRole,
-    settings: &Settings,
-) -> Result<ConnectionSettings> {
+pub fn read_back(conn: &Connection, role: Role, settings: &Settings) -> Result<ConnectionSettings> {
     let mut values = Vec::with_capacity(Key::ALL.len());
     for key in Key::ALL {
         values.push((key, key.normalize(read(conn, key.pragma())?)));
@@ -504,46 +211,16 @@ pub fn read_back(
     })
 }
 
-/// The error that fails an open under `strict_settings`.
-pub fn strict_error(mismatch: &Mismatch) -> Error {
-    Error::Misuse {
-        code: SETTING_ERROR_CODE,
-        message: format!("{mismatch} (strictSettings refuses to open)"),
-    }
-}
-
-/// Whether `error` is a `strict_settings` refusal.
-pub fn is_strict_error(error: &Error) -> bool {
-    matches!(error, Error::Misuse { code, .. } if *code == SETTING_ERROR_CODE)
-}
-
-/// The options the bundled SQLite was compiled with (`PRAGMA
-/// compile_options`), without the `SQLITE_` prefix.
-pub fn compile_options() -> Vec<String> {
-    let mut options = Vec::new();
-    for i in 0.. {
-        // SAFETY: sqlite3_compileoption_get takes any index and returns a
-        // static NUL-terminated string, or NULL past the last option; it
-        // needs no connection and no initialisation.
-        let ptr = unsafe { ffi::sqlite3_compileoption_get(i) };
-        if ptr.is_null() {
-            break;
-        }
-        // SAFETY: non-null, static and NUL-terminated, per the above.
-        options.push(unsafe { crate::error::cstr_to_string(ptr) });
-    }
-    options
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::mpsc;
     use std::time::Duration;
 
     use super::*;
-    use crate::connection::{open_checkpointer, open_reader, open_writer};
+    use crate::connection::{compile_options, open_checkpointer, open_reader, open_writer};
     use crate::database::Database;
     use crate::job::Outcome;
+    use crate::settings::{is_strict_error, SettingsReport};
 
     const GIB: u64 = 1 << 30;
 
@@ -680,7 +357,7 @@ mod tests {
         let live = read_settings(&db);
         for report in [&opened, &live] {
             let roles: Vec<_> = report.connections.iter().map(|c| c.role).collect();
-            use ConnectionRole::*;
+            use Role::*;
             assert_eq!(
                 roles,
                 vec![Writer, Reader(0), Reader(1), Reader(2), Checkpointer]
@@ -739,10 +416,7 @@ mod tests {
         };
         assert_eq!(
             mismatches,
-            vec![
-                clamped(ConnectionRole::Writer),
-                clamped(ConnectionRole::Reader(0))
-            ]
+            vec![clamped(Role::Writer), clamped(Role::Reader(0))]
         );
         close(db);
 
@@ -820,7 +494,7 @@ mod tests {
         let (db, report) = open(settings);
         let report = report.unwrap();
         assert_eq!(report.mismatches().count(), 0);
-        let writer = report.role(ConnectionRole::Writer).unwrap();
+        let writer = report.role(Role::Writer).unwrap();
         assert_eq!(
             writer.get(Key::JournalMode),
             &SettingValue::Text("truncate".into())
@@ -830,7 +504,7 @@ mod tests {
             writer.get(Key::Synchronous),
             &SettingValue::Text("full".into())
         );
-        assert!(report.role(ConnectionRole::Checkpointer).is_none());
+        assert!(report.role(Role::Checkpointer).is_none());
         close(db);
     }
 

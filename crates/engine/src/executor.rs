@@ -1,8 +1,7 @@
-//! `Session`: one connection, its statement cache and its open cursors, and
-//! the code that runs a `Request` against them. A session lives and dies on
+//! `Executor`: one connection, its statement cache and its open cursors, and
+//! the code that runs a `Request` against them. An executor lives and dies on
 //! its own thread; writer and readers differ only in what they feed it.
 
-use std::collections::{HashMap, VecDeque};
 use std::ffi::CString;
 use std::sync::Arc;
 
@@ -11,36 +10,21 @@ use rusqlite::{ffi, Connection};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::cache::{StatementCache, STATEMENT_CACHE_CAPACITY};
-use crate::checkpoint::checkpoint;
+use crate::cursor::{read_row, step_rows, Cursors};
 use crate::error::{Error, Result};
-use crate::job::{Call, ColumnInfo, CursorRef, Outcome, Request, Role};
-use crate::pragmas::{self, ConnectionRole, SettingsReport};
+use crate::job::{Call, ColumnInfo, CursorRef, Outcome, Request};
+use crate::role::Role;
+use crate::settings::{self, SettingsReport};
 use crate::sql::Sql;
 use crate::statement::RawStatement;
-use crate::value::{RowSet, Value};
+use crate::value::RowSet;
+use crate::wal::checkpoint;
 
-enum Cursor {
-    /// Still stepping its statement, which holds a read snapshot open.
-    Live {
-        sql: Arc<Sql>,
-        stmt: RawStatement,
-        columns: Arc<[String]>,
-    },
-    /// Stepped to the end ahead of the consumer so the connection could do
-    /// other work (see `Session::park_cursors`).
-    Buffered {
-        columns: Arc<[String]>,
-        values: VecDeque<Value>,
-        error: Option<Error>,
-    },
-}
-
-pub struct Session {
+pub struct Executor {
     // Field order is drop order: statements are finalized before the
     // connection closes.
-    cursors: HashMap<u64, Cursor>,
+    cursors: Cursors,
     cache: StatementCache,
-    next_cursor: u64,
     role: Role,
     /// Writer only: set while preparing a statement that reads state of
     /// this connection alone (see `reads_connection_state`).
@@ -48,7 +32,7 @@ pub struct Session {
     conn: Connection,
 }
 
-impl Session {
+impl Executor {
     pub fn new(mut conn: Connection, role: Role) -> Self {
         // The writer prepares every SQL text first and so decides its route;
         // an authorizer that allows everything tells it which texts depend
@@ -68,10 +52,9 @@ impl Session {
             }
             flag
         });
-        Session {
-            cursors: HashMap::new(),
+        Executor {
+            cursors: Cursors::default(),
             cache: StatementCache::new(STATEMENT_CACHE_CAPACITY),
-            next_cursor: 1,
             role,
             state_reads,
             conn,
@@ -89,9 +72,7 @@ impl Session {
     }
 
     pub fn has_live_cursors(&self) -> bool {
-        self.cursors
-            .values()
-            .any(|c| matches!(c, Cursor::Live { .. }))
+        self.cursors.has_live()
     }
 
     pub fn execute(&mut self, request: Request) -> Result<Outcome> {
@@ -109,7 +90,7 @@ impl Session {
             Request::Iterate { call, chunk_rows } => self.iterate(call, chunk_rows),
             Request::NextChunk { cursor, chunk_rows } => self.next_chunk(cursor, chunk_rows),
             Request::CloseCursor(cursor) => {
-                self.close_cursor(cursor.id);
+                self.cursors.close(cursor.id, &mut self.cache);
                 Ok(Outcome::Done)
             }
             Request::Columns(sql) => {
@@ -140,11 +121,11 @@ impl Session {
             Request::Expand(call) => {
                 self.with_statement(&call, |stmt| Ok(Outcome::Text(stmt.expanded_sql())))
             }
-            // Reaches a session only when no checkpointer runs.
+            // Reaches an executor only when no checkpointer runs.
             Request::StopCheckpointer => Ok(Outcome::Done),
             Request::Batch(calls) => self.batch(&calls),
             // The thread loops dispatch these; here they are a misuse.
-            Request::Pinned(_) | Request::Commit | Request::Rollback => {
+            Request::Scope(_) | Request::Commit | Request::Rollback => {
                 Err(Error::invalid_state("no transaction is open"))
             }
             Request::Checkpoint(mode) => {
@@ -155,12 +136,9 @@ impl Session {
                 })
             }
             Request::ReadSettings(settings) => {
-                let role = match self.role {
-                    Role::Writer => ConnectionRole::Writer,
-                    Role::Reader(i) => ConnectionRole::Reader(i),
-                };
+                let role = self.role;
                 let mut report = SettingsReport::default();
-                report.insert(pragmas::read_back(&self.conn, role, &settings)?);
+                report.insert(settings::read_back(&self.conn, role, &settings)?);
                 Ok(Outcome::Settings(Box::new(report)))
             }
         }
@@ -170,7 +148,7 @@ impl Session {
         let sql = CString::new(sql)
             .map_err(|_| Error::sqlite(ffi::SQLITE_ERROR, "SQL text contains a NUL character"))?;
         let db = self.handle();
-        // SAFETY: `db` is this session's live connection; no callback and no
+        // SAFETY: `db` is this executor's live connection; no callback and no
         // error-message out-pointer are passed, so SQLite only reads `sql`.
         let rc = unsafe {
             ffi::sqlite3_exec(
@@ -201,7 +179,7 @@ impl Session {
             flag.store(false, Ordering::Relaxed);
         }
         // SAFETY: the handle is live; the statement is kept only in this
-        // session (cache, cursors, locals), all dropped before `conn`.
+        // executor (cache, cursors, locals), all dropped before `conn`.
         match unsafe { RawStatement::prepare(self.handle(), sql.text()) }? {
             Some(stmt) => {
                 let query = self.state_reads.as_ref().map(|flag| {
@@ -252,165 +230,50 @@ impl Session {
         }
         let columns: Arc<[String]> = stmt.column_names().into();
         let mut rows = RowSet::new(columns.clone());
-        match step_rows(&mut stmt, &mut rows, chunk_rows) {
+        let id = match step_rows(&mut stmt, &mut rows, chunk_rows) {
             Err(e) if rows.values.is_empty() => {
                 self.cache.put(call.sql.text(), stmt);
-                Err(e)
+                return Err(e);
             }
             // The rows before the error come first; the error is the
             // cursor's next chunk (node:sqlite throws it from the `next()`
             // that reaches it).
             Err(e) => {
                 self.cache.put(call.sql.text(), stmt);
-                let id = self.defer_error(columns, e);
-                Ok(Outcome::Chunk {
-                    rows,
-                    cursor: Some(CursorRef {
-                        role: self.role,
-                        id,
-                    }),
-                })
+                Some(self.cursors.defer_error(columns, e))
             }
             Ok(true) => {
                 self.cache.put(call.sql.text(), stmt);
-                Ok(Outcome::Chunk { rows, cursor: None })
+                None
             }
-            Ok(false) => {
-                let id = self.next_cursor;
-                self.next_cursor += 1;
-                self.cursors.insert(
-                    id,
-                    Cursor::Live {
-                        sql: call.sql,
-                        stmt,
-                        columns,
-                    },
-                );
-                Ok(Outcome::Chunk {
-                    rows,
-                    cursor: Some(CursorRef {
-                        role: self.role,
-                        id,
-                    }),
-                })
-            }
-        }
-    }
-
-    fn next_chunk(&mut self, cursor: CursorRef, chunk_rows: usize) -> Result<Outcome> {
-        let Some(state) = self.cursors.get_mut(&cursor.id) else {
-            return Err(Error::invalid_state("the iterator is already finished"));
+            Ok(false) => Some(self.cursors.open(call.sql, stmt, columns)),
         };
-        let mut deferred = None;
-        let (rows, finished) = match state {
-            Cursor::Live { stmt, columns, .. } => {
-                let mut rows = RowSet::new(columns.clone());
-                match step_rows(stmt, &mut rows, chunk_rows) {
-                    Ok(done) => (Ok(rows), done),
-                    Err(e) if rows.values.is_empty() => (Err(e), true),
-                    // As in `iterate`: these rows now, the error next.
-                    Err(e) => {
-                        deferred = Some((columns.clone(), e));
-                        (Ok(rows), true)
-                    }
-                }
-            }
-            Cursor::Buffered {
-                columns,
-                values,
-                error,
-            } => {
-                let take = (chunk_rows.saturating_mul(columns.len())).min(values.len());
-                let rows = RowSet {
-                    columns: columns.clone(),
-                    values: values.drain(..take).collect(),
-                };
-                if values.is_empty() {
-                    match error.take() {
-                        Some(e) if rows.values.is_empty() => (Err(e), true),
-                        Some(e) => {
-                            *error = Some(e);
-                            (Ok(rows), false)
-                        }
-                        None => (Ok(rows), true),
-                    }
-                } else {
-                    (Ok(rows), false)
-                }
-            }
-        };
-        if finished {
-            self.close_cursor(cursor.id);
-        }
-        if let Some((columns, e)) = deferred {
-            let id = self.defer_error(columns, e);
-            return rows.map(|rows| Outcome::Chunk {
-                rows,
-                cursor: Some(CursorRef {
-                    role: cursor.role,
-                    id,
-                }),
-            });
-        }
-        rows.map(|rows| Outcome::Chunk {
+        let role = self.role;
+        Ok(Outcome::Chunk {
             rows,
-            cursor: (!finished).then_some(cursor),
+            cursor: id.map(|id| CursorRef { role, id }),
         })
     }
 
-    /// A cursor whose next chunk is `error`.
-    fn defer_error(&mut self, columns: Arc<[String]>, error: Error) -> u64 {
-        let id = self.next_cursor;
-        self.next_cursor += 1;
-        self.cursors.insert(
-            id,
-            Cursor::Buffered {
-                columns,
-                values: VecDeque::new(),
-                error: Some(error),
-            },
-        );
-        id
-    }
-
-    fn close_cursor(&mut self, id: u64) {
-        if let Some(Cursor::Live { sql, stmt, .. }) = self.cursors.remove(&id) {
-            self.cache.put(sql.text(), stmt);
-        }
+    fn next_chunk(&mut self, cursor: CursorRef, chunk_rows: usize) -> Result<Outcome> {
+        let (rows, next) = self
+            .cursors
+            .next_chunk(cursor.id, chunk_rows, &mut self.cache)?;
+        Ok(Outcome::Chunk {
+            rows,
+            cursor: next.map(|id| CursorRef {
+                role: cursor.role,
+                id,
+            }),
+        })
     }
 
     /// Steps every live cursor to its end and keeps the rows in memory, so
     /// the connection holds no read snapshot. Needed before the writer runs
     /// another job (an open statement would defer its autocommit) and when a
-    /// pinned reader must serve a starving queue.
+    /// reader serving a scope must serve a starving queue.
     pub fn park_cursors(&mut self) {
-        let ids: Vec<u64> = self
-            .cursors
-            .iter()
-            .filter(|(_, c)| matches!(c, Cursor::Live { .. }))
-            .map(|(id, _)| *id)
-            .collect();
-        for id in ids {
-            let Some(Cursor::Live {
-                sql,
-                mut stmt,
-                columns,
-            }) = self.cursors.remove(&id)
-            else {
-                continue;
-            };
-            let mut rows = RowSet::new(columns.clone());
-            let error = step_rows(&mut stmt, &mut rows, usize::MAX).err();
-            self.cache.put(sql.text(), stmt);
-            self.cursors.insert(
-                id,
-                Cursor::Buffered {
-                    columns,
-                    values: rows.values.into(),
-                    error,
-                },
-            );
-        }
+        self.cursors.park(&mut self.cache);
     }
 
     /// Runs each call in one transaction (a SAVEPOINT when one is open
@@ -464,20 +327,12 @@ impl Session {
     /// The id the next cursor will get: cursors opened after this mark can
     /// be told from older ones.
     pub fn cursor_mark(&self) -> u64 {
-        self.next_cursor
+        self.cursors.mark()
     }
 
-    /// Ends the cursors opened since `mark` (a pinned session's end with it).
+    /// Ends the cursors opened since `mark` (a scope's end with it).
     pub fn close_cursors_from(&mut self, mark: u64) {
-        let ids: Vec<u64> = self
-            .cursors
-            .keys()
-            .copied()
-            .filter(|id| *id >= mark)
-            .collect();
-        for id in ids {
-            self.close_cursor(id);
-        }
+        self.cursors.close_from(mark, &mut self.cache);
     }
 
     /// Stops whatever this connection runs; used by cancellation.
@@ -520,27 +375,6 @@ fn run_to_end(stmt: &mut RawStatement) -> Result<Outcome> {
 /// Every row: `all()`.
 fn all_rows(stmt: &mut RawStatement) -> Result<Outcome> {
     let mut rows = RowSet::new(stmt.column_names().into());
-    while stmt.step()? {
-        read_row(stmt, &mut rows);
-    }
+    step_rows(stmt, &mut rows, usize::MAX)?;
     Ok(Outcome::Rows(rows))
-}
-
-fn read_row(stmt: &RawStatement, rows: &mut RowSet) {
-    for i in 0..rows.columns.len() {
-        rows.values.push(stmt.column_value(i));
-    }
-}
-
-/// Steps up to `limit` rows into `rows`; `Ok(true)` when the statement ended.
-fn step_rows(stmt: &mut RawStatement, rows: &mut RowSet, limit: usize) -> Result<bool> {
-    let mut count = 0;
-    while count < limit {
-        if !stmt.step()? {
-            return Ok(true);
-        }
-        read_row(stmt, rows);
-        count += 1;
-    }
-    Ok(false)
 }

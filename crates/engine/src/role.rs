@@ -1,0 +1,22 @@
+//! `Role`: which of a database's connections (and threads) something
+//! belongs to. Plain data, named in stats, settings reports and cursors.
+
+use std::fmt;
+
+/// The connections of one database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Role {
+    Writer,
+    Reader(usize),
+    Checkpointer,
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Role::Writer => f.write_str("the writer"),
+            Role::Reader(i) => write!(f, "reader {i}"),
+            Role::Checkpointer => f.write_str("the checkpointer"),
+        }
+    }
+}
