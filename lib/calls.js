@@ -9,6 +9,7 @@
 const native = require('../native.js');
 const { errorFromNative } = require('./errors.js');
 const { decodeAll, decodeRun } = require('./rows.js');
+const { cancel: CANCEL, error: ERROR, record: RECORD } = require('./protocol.js');
 
 const pending = new Map();
 let nextId = 1;
@@ -31,6 +32,10 @@ function track(decode, context) {
   return { id, promise };
 }
 
+/**
+ * Drops call `id`: settled, cancelled before it started, or never sent
+ * (its arguments were refused). Returns its record.
+ */
 function forget(id) {
   const call = pending.get(id);
   pending.delete(id);
@@ -38,14 +43,6 @@ function forget(id) {
   if (call !== undefined && call.cleanup !== null) call.cleanup();
   return call;
 }
-
-/** Drops a call that never reached the addon (its arguments were refused). */
-function untrack(id) {
-  forget(id);
-}
-
-// `cancel(id)` results, from src/node/database.rs.
-const CANCELLED_BEFORE_START = 1;
 
 /**
  * Makes call `id` abortable by `signal` and bounded by `timeoutMs` (0: no
@@ -60,7 +57,7 @@ function armCancel(id, cancel, signal, timeoutMs) {
   const abort = (reason) => {
     if (pending.get(id) !== call || call.abortReason !== undefined) return;
     call.abortReason = reason;
-    if (cancel(id) === CANCELLED_BEFORE_START) {
+    if (cancel(id) === CANCEL.BEFORE_START) {
       forget(id);
       call.reject(reason);
     }
@@ -79,12 +76,7 @@ function armCancel(id, cancel, signal, timeoutMs) {
   };
 }
 
-// Record kinds in a drain's flat array (src/node/outcome.rs): each record
-// is `id, kind` and then
-const FAILED = 0; // error
-const VALUE = 1; // payload
-const RUN = 2; // changes, lastInsertRowid
-const ROWS = 3; // columns, n, then n values
+const { FAILED, RUN, ROWS } = RECORD;
 
 function drain() {
   const batch = native.takeCompletions();
@@ -104,7 +96,7 @@ function drain() {
 function settle(call, batch, i, kind) {
   if (kind === FAILED) {
     const error = batch[i + 2];
-    call.reject(call.abortReason !== undefined && error[0] === 'ABORT_ERR' ? call.abortReason : errorFromNative(error));
+    call.reject(call.abortReason !== undefined && error[ERROR.CODE] === 'ABORT_ERR' ? call.abortReason : errorFromNative(error));
     return;
   }
   let value;
@@ -127,4 +119,4 @@ const join = (...arrays) => [].concat(...arrays);
 
 native.init(drain, pack, join);
 
-module.exports = { native, track, untrack, armCancel };
+module.exports = { native, track, forget, armCancel };

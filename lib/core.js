@@ -6,7 +6,7 @@
 // through here; a `scope` is null for the database itself or the JS handle
 // of a transaction or read snapshot (`{ native, ended }`).
 
-const { native, track, untrack, armCancel } = require('./calls.js');
+const { native, track, forget, armCancel } = require('./calls.js');
 const { codedError, nodeError, notOpen } = require('./errors.js');
 const { flagsOf } = require('./options.js');
 
@@ -16,11 +16,6 @@ const CLOSING = 2;
 const CLOSED = 3;
 
 // Call kinds shared with src/node/database.rs.
-const RUN = 0;
-const GET = 1;
-const ALL = 2;
-const ITERATE = 3;
-const COLUMNS = 4;
 
 function finalized() {
   return nodeError(Error, 'ERR_INVALID_STATE', 'statement has been finalized');
@@ -38,7 +33,7 @@ function send(id, queue) {
   try {
     queue();
   } catch (err) {
-    untrack(id);
+    forget(id);
     throw err;
   }
 }
@@ -146,11 +141,11 @@ class Core {
       );
     } catch (err) {
       // A getter of a named-parameter object threw: nothing was queued.
-      untrack(id);
+      forget(id);
       throw err;
     }
     if (bad !== null) {
-      untrack(id);
+      forget(id);
       throw codedError(bad[0], bad[1]);
     }
     if (scope === null) hold(this.native);
@@ -182,11 +177,11 @@ class Core {
     try {
       bad = queueBatch(this.native, id, calls, this.options.readBigInts, scope?.native ?? null);
     } catch (err) {
-      untrack(id);
+      forget(id);
       throw err;
     }
     if (bad !== null) {
-      untrack(id);
+      forget(id);
       const err = codedError(bad[1], bad[2]);
       err.batchIndex = Number(bad[0]);
       throw err;
@@ -219,11 +214,11 @@ class Core {
   /** COMMIT (or the end of a read snapshot) or ROLLBACK. */
   end(scope, commit) {
     scope.ended = true;
-    if (this.state === CLOSED || !this.native.sessionStarted(scope.native)) return Promise.resolve();
+    if (this.state === CLOSED || !this.native.scopeStarted(scope.native)) return Promise.resolve();
     const { id, promise } = track(null, null);
     send(id, () => this.native.end(id, scope.native, commit));
     return promise;
   }
 }
 
-module.exports = { send, Core, finalized, OPENING, OPEN, CLOSING, CLOSED, RUN, GET, ALL, ITERATE, COLUMNS };
+module.exports = { send, Core, finalized, OPENING, OPEN, CLOSING, CLOSED };

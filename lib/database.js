@@ -2,7 +2,8 @@
 
 // Database: the public handle on one open database.
 
-const { native, track, untrack } = require('./calls.js');
+const { native, track, forget } = require('./calls.js');
+const protocol = require('./protocol.js');
 const { Core, OPENING, OPEN, CLOSING, CLOSED, send } = require('./core.js');
 const { argType, nodeError, notOpen } = require('./errors.js');
 const { readCallOptions, readOptions, readPath } = require('./options.js');
@@ -13,7 +14,7 @@ const { runRead, runTransaction } = require('./transaction.js');
 
 const asyncDispose = Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose');
 
-const CHECKPOINT_MODES = { __proto__: null, PASSIVE: 0, FULL: 1, RESTART: 2, TRUNCATE: 3 };
+const CHECKPOINT_MODES = { __proto__: null, ...protocol.checkpoint };
 
 class Database {
   #core;
@@ -56,7 +57,7 @@ class Database {
         id,
       );
     } catch (err) {
-      untrack(id);
+      forget(id);
       throw err;
     }
     const core = new Core(nativeDb, o);
@@ -159,10 +160,6 @@ class Database {
   }
 
   /**
-   * Work done so far, per thread: jobs executed, jobs queued now, and how
-   * long jobs waited in the queue; and the checkpointer's state.
-   */
-  /**
    * Every connection's settings, read back now on its own thread:
    * `{ writer, readers: [...], checkpointer }` (the checkpointer is null
    * when it does not run).
@@ -175,6 +172,10 @@ class Database {
     return promise;
   }
 
+  /**
+   * Work done so far, per thread: jobs executed, jobs queued now, and how
+   * long jobs waited in the queue; and the checkpointer's state.
+   */
   stats() {
     if (this.#core.state === CLOSED) throw notOpen();
     const s = this.#core.native.stats();

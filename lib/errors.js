@@ -2,6 +2,8 @@
 
 // Error objects shaped like node:sqlite's (and Node's own misuse errors).
 
+const { error: ERROR } = require('./protocol.js');
+
 const ERROR_CLASSES = {
   ERR_INVALID_ARG_TYPE: TypeError,
   ERR_INVALID_ARG_VALUE: TypeError,
@@ -21,7 +23,12 @@ function codedError(code, message) {
 
 // `[code, message, errcode, errstr, sqliteCode, batchIndex?]` from the addon.
 function errorFromNative(desc) {
-  const [code, message, errcode, errstr, sqliteCode, batchIndex] = desc;
+  const code = desc[ERROR.CODE];
+  const message = desc[ERROR.MESSAGE];
+  const errcode = desc[ERROR.ERRCODE];
+  const errstr = desc[ERROR.ERRSTR];
+  const sqliteCode = desc[ERROR.SQLITE_CODE];
+  const batchIndex = desc[ERROR.BATCH_INDEX];
   let err;
   if (code === 'ERR_SQLITE_ERROR') {
     err = new Error(message);

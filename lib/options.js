@@ -4,9 +4,7 @@
 
 const { argType, nodeError, outOfRange } = require('./errors.js');
 
-const FLAG_READ_BIG_INTS = 1;
-const FLAG_ALLOW_BARE = 4;
-const FLAG_ALLOW_UNKNOWN = 8;
+const { flag: FLAG } = require('./protocol.js');
 
 // In the order node:sqlite checks them (the first bad one is reported);
 // `timeout`, an integer, is checked in its place among them.
@@ -24,9 +22,16 @@ const BOOLEAN_OPTIONS = [
 
 const STATEMENT_OPTIONS = ['returnArrays', 'readBigInts', 'allowBareNamedParameters', 'allowUnknownNamedParameters'];
 
-const DEFAULT_READERS = 4;
-const DEFAULT_TIMEOUT_MS = 5000;
-const DEFAULT_JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024;
+// The engine's defaults (crates/engine/src/settings/mod.rs), read once.
+const DEFAULTS = require('../native.js').defaults();
+const DEFAULT_READERS = DEFAULTS.readers;
+const DEFAULT_TIMEOUT_MS = DEFAULTS.timeout;
+const DEFAULT_JOURNAL_SIZE_LIMIT = DEFAULTS.journalSizeLimit;
+const CHECKPOINT_DEFAULTS = {
+  thresholdFrames: DEFAULTS.checkpointThresholdFrames,
+  idleMs: DEFAULTS.checkpointIdleMs,
+  backstopFrames: DEFAULTS.checkpointBackstopFrames,
+};
 // A transaction whose callback issues nothing for this long is rolled back:
 // long enough for any real work between two statements, short enough that
 // the classic deadlock (awaiting the database inside its own transaction)
@@ -47,15 +52,15 @@ function readInteger(options, name, fallback, min, max, prefix = 'options.') {
 // `checkpoint: false` turns the checkpointer thread off; an object tunes it.
 function readCheckpointOptions(value) {
   if (value === undefined || value === true) value = {};
-  if (value === false) return { enabled: false, thresholdFrames: 1000, idleMs: 100, backstopFrames: 10000 };
+  if (value === false) return { enabled: false, ...CHECKPOINT_DEFAULTS };
   if (value === null || typeof value !== 'object') {
     throw argType('options.checkpoint', 'a boolean or an object');
   }
   return {
     enabled: true,
-    thresholdFrames: readInteger(value, 'thresholdFrames', 1000, 1, MAX_INT32, 'options.checkpoint.'),
-    idleMs: readInteger(value, 'idleMs', 100, 1, MAX_INT32, 'options.checkpoint.'),
-    backstopFrames: readInteger(value, 'backstopFrames', 10000, 1, MAX_INT32, 'options.checkpoint.'),
+    thresholdFrames: readInteger(value, 'thresholdFrames', CHECKPOINT_DEFAULTS.thresholdFrames, 1, MAX_INT32, 'options.checkpoint.'),
+    idleMs: readInteger(value, 'idleMs', CHECKPOINT_DEFAULTS.idleMs, 1, MAX_INT32, 'options.checkpoint.'),
+    backstopFrames: readInteger(value, 'backstopFrames', CHECKPOINT_DEFAULTS.backstopFrames, 1, MAX_INT32, 'options.checkpoint.'),
   };
 }
 
@@ -270,9 +275,9 @@ function readPath(location) {
 
 function flagsOf(o) {
   return (
-    (o.readBigInts ? FLAG_READ_BIG_INTS : 0) |
-    (o.allowBareNamedParameters ? FLAG_ALLOW_BARE : 0) |
-    (o.allowUnknownNamedParameters ? FLAG_ALLOW_UNKNOWN : 0)
+    (o.readBigInts ? FLAG.READ_BIG_INTS : 0) |
+    (o.allowBareNamedParameters ? FLAG.ALLOW_BARE_NAMED : 0) |
+    (o.allowUnknownNamedParameters ? FLAG.ALLOW_UNKNOWN_NAMED : 0)
   );
 }
 
@@ -282,5 +287,4 @@ module.exports = {
   readCallOptions,
   readPath,
   flagsOf,
-  FLAG_READ_BIG_INTS,
 };

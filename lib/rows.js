@@ -49,9 +49,7 @@ function decodeCheckpoint([logFrames, checkpointedFrames]) {
   return { logFrames, checkpointedFrames };
 }
 
-// Record kinds inside a batch's flat array (src/node/outcome.rs).
-const RUN = 2; // changes, lastInsertRowid
-const ROWS = 3; // columns, n, then n values
+const { RUN, ROWS } = require('./protocol.js').record;
 
 /** Each statement's result, from `RUN …` and `ROWS …` records in order. */
 function decodeBatch(flat, arrays) {

@@ -8,7 +8,8 @@ const { argType } = require('./errors.js');
 const { RowIterator } = require('./iterator.js');
 const { readCallOptions, readStatementOptions } = require('./options.js');
 const { decodeAll, decodeColumns, decodeGet } = require('./rows.js');
-const { RUN, GET, ALL, ITERATE, COLUMNS, finalized } = require('./core.js');
+const { finalized } = require('./core.js');
+const { call: CALL } = require('./protocol.js');
 
 function checkBoolean(value, name) {
   if (typeof value !== 'boolean') throw argType(name, 'a boolean');
@@ -71,17 +72,17 @@ class Statement {
   /** Runs the statement; resolves to `{ changes, lastInsertRowid }`. */
   run(...params) {
     // The addon reports a run as its own record (lib/calls.js decodes it).
-    return this.#call(RUN, params, null, null);
+    return this.#call(CALL.RUN, params, null, null);
   }
 
   /** Resolves to the first row, or undefined when there is none. */
   get(...params) {
-    return this.#call(GET, params, decodeGet, this.#options.returnArrays);
+    return this.#call(CALL.GET, params, decodeGet, this.#options.returnArrays);
   }
 
   /** Resolves to an array of every row. */
   all(...params) {
-    return this.#call(ALL, params, decodeAll, this.#options.returnArrays);
+    return this.#call(CALL.ALL, params, decodeAll, this.#options.returnArrays);
   }
 
   /**
@@ -90,13 +91,13 @@ class Statement {
    */
   iterate(...params) {
     const options = { ...this.#options };
-    const first = this.#call(ITERATE, params, null, null);
+    const first = this.#call(CALL.ITERATE, params, null, null);
     return new RowIterator(this.#core, this.#scope, first, options);
   }
 
   /** Resolves to the result columns' metadata, as node:sqlite's columns(). */
   columns() {
-    return this.#call(COLUMNS, [], decodeColumns, null);
+    return this.#call(CALL.COLUMNS, [], decodeColumns, null);
   }
 
   setReadBigInts(enabled) {

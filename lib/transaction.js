@@ -8,9 +8,9 @@
 const { argType, nodeError } = require('./errors.js');
 const { decodeBatch } = require('./rows.js');
 const { prepare, batchCalls } = require('./statement.js');
+const { scope: SCOPE } = require('./protocol.js');
 
-const MODES = { __proto__: null, deferred: 1, immediate: 2, exclusive: 3 };
-const READ = 0;
+const MODES = { __proto__: null, deferred: SCOPE.DEFERRED, immediate: SCOPE.IMMEDIATE, exclusive: SCOPE.EXCLUSIVE };
 
 function readMode(options) {
   if (options === undefined) return MODES.immediate;
@@ -124,7 +124,7 @@ async function runRead(core, fn) {
   checkCallback(fn);
   const refused = core.refusal(null);
   if (refused !== null) throw refused;
-  const scope = core.begin(READ);
+  const scope = core.begin(SCOPE.READ);
   try {
     return await fn(new ReadSnapshot(core, scope));
   } finally {

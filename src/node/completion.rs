@@ -81,44 +81,6 @@ impl CompletionQueue {
 
 thread_local! {
     static QUEUE: RefCell<Option<Arc<CompletionQueue>>> = const { RefCell::new(None) };
-    /// `[pack, join]` of this environment (see `init`).
-    static PACKERS: RefCell<Option<[Reference; 2]>> = const { RefCell::new(None) };
-}
-
-/// A strong reference to a JS value of this environment, held for its life.
-#[derive(Clone, Copy)]
-struct Reference(sys::napi_ref);
-
-impl Reference {
-    fn new(cx: Cx, value: Js) -> Result<Reference> {
-        let mut r = ptr::null_mut();
-        // SAFETY: live env and a value of this call; `r` receives the handle.
-        check(unsafe { sys::napi_create_reference(cx.0, value.0, 1, &mut r) })?;
-        Ok(Reference(r))
-    }
-
-    fn value(self, cx: Cx) -> Result<Js> {
-        let mut v = ptr::null_mut();
-        // SAFETY: the reference was created in this environment (a thread
-        // local, cleared when it ends) and is never deleted before then.
-        check(unsafe { sys::napi_get_reference_value(cx.0, self.0, &mut v) })?;
-        Ok(Js(v))
-    }
-}
-
-/// The environment's `pack` (`(...values) => values`) and `join`
-/// (`(...arrays) => [].concat(...arrays)`) functions: V8 builds an array
-/// from a call's arguments far faster than Node-API sets its elements one
-/// by one (see `outcome::Packer`).
-pub fn packers(cx: Cx) -> Result<(Js, Js)> {
-    let refs = PACKERS.with(|p| *p.borrow());
-    let [pack, join] = refs.ok_or_else(|| {
-        napi::Error::new(
-            napi::Status::GenericFailure,
-            "offloop: init() was not called",
-        )
-    })?;
-    Ok((pack.value(cx)?, join.value(cx)?))
 }
 
 /// This environment's queue. `init` must have run (index.js does it at load).
@@ -135,9 +97,7 @@ unsafe extern "C" fn tsfn_finalized(_env: sys::napi_env, data: *mut c_void, _hin
 
 unsafe extern "C" fn env_cleanup(_arg: *mut c_void) {
     QUEUE.with(|q| q.borrow_mut().take());
-    // Node frees the references themselves with the environment.
-    PACKERS.with(|p| p.borrow_mut().take());
-    super::outcome::forget_cached_columns();
+    super::packer::forget_environment();
 }
 
 /// Creates this environment's queue and its thread-safe function, which
@@ -149,8 +109,7 @@ pub fn init(cx: Cx, drain: Js, pack: Js, join: Js) -> Result<()> {
     if current().is_some() {
         return Ok(());
     }
-    let refs = [Reference::new(cx, pack)?, Reference::new(cx, join)?];
-    PACKERS.with(|p| *p.borrow_mut() = Some(refs));
+    super::packer::init(cx, pack, join)?;
     let queue = Arc::new(CompletionQueue {
         items: Mutex::new(Vec::new()),
         waker: Waker(Mutex::new(None)),

@@ -3,11 +3,16 @@
 
 mod completion;
 mod database;
+mod dispatch;
 mod js;
+mod open;
 mod outcome;
+mod packer;
 mod params;
+mod protocol;
 mod settings;
 mod spread;
+mod stats;
 
 use napi::{Env, Result};
 use napi_derive::napi;
@@ -15,6 +20,8 @@ use napi_derive::napi;
 use js::{Cx, Js};
 
 pub use database::NativeDatabase;
+pub use open::defaults;
+pub use protocol::protocol;
 pub use settings::compile_options;
 pub use spread::spread_functions;
 

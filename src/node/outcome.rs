@@ -13,143 +13,22 @@
 //!   only make objects with `Object.prototype`, and `node:sqlite`'s rows
 //!   have none.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
-
-use napi::{sys, Result};
+use napi::Result;
 use offloop_engine::{self as engine, Outcome, Role, RowSet, Value};
 
-use super::completion::{self, Completion};
+use super::completion::Completion;
 use super::js::{Cx, Js};
-
-/// Per-call flags, set by index.js from the statement's options.
-pub const READ_BIG_INTS: u32 = 1;
+use super::packer::{column_names, Packer};
+use super::protocol::{error as error_slot, flag, record, WRITER_ROLE};
 
 /// JS numbers hold integers exactly up to 2^53 - 1.
 const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
 
-/// Record kinds in a drain's flat array (lib/calls.js reads the same).
-const FAILED: f64 = 0.0;
-const VALUE: f64 = 1.0;
-const RUN: f64 = 2.0;
-const ROWS: f64 = 3.0;
-
-/// Arguments per call of `pack`. Each is a stack slot in V8, whose stack is
-/// about 1 MB; 8,192 slots (64 KiB) leave room for whatever runs the drain.
-const PACK_CHUNK: usize = 8192;
-
-/// Column lists whose JS names are cached. A server has a few dozen
-/// statements; past this many lists, the cache starts over.
-const COLUMN_CACHE_CAPACITY: usize = 512;
-
-/// Values on their way into one JS array.
-struct Packer {
-    cx: Cx,
-    handles: Vec<sys::napi_value>,
-}
-
-impl Packer {
-    fn new(cx: Cx, capacity: usize) -> Packer {
-        Packer {
-            cx,
-            handles: Vec::with_capacity(capacity),
-        }
-    }
-
-    fn push(&mut self, value: Js) {
-        self.handles.push(value.0);
-    }
-
-    fn number(&mut self, v: f64) -> Result<()> {
-        self.push(self.cx.number(v)?);
-        Ok(())
-    }
-
-    /// The JS array of every value pushed, in order.
-    fn finish(self) -> Result<Js> {
-        let (pack, join) = completion::packers(self.cx)?;
-        if self.handles.len() <= PACK_CHUNK {
-            return self.cx.call(pack, &self.handles);
-        }
-        let mut parts = Vec::with_capacity(self.handles.len().div_ceil(PACK_CHUNK));
-        for chunk in self.handles.chunks(PACK_CHUNK) {
-            parts.push(self.cx.call(pack, chunk)?.0);
-        }
-        // The parts are few (one per 8,192 values) and each is one argument.
-        self.cx.call(join, &parts)
-    }
-}
-
-/// FNV-1a: the cache is looked up once per result, with a few short
-/// names as the key, where SipHash's setup would cost more than the
-/// hashing. The keys are column names of the application's own queries.
-#[derive(Default)]
-struct Fnv(u64);
-
-impl Hasher for Fnv {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for b in bytes {
-            h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
-        }
-        self.0 = h;
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-type ColumnCache = HashMap<Box<[String]>, sys::napi_ref, BuildHasherDefault<Fnv>>;
-
-thread_local! {
-    /// Column lists to arrays of their names, held by reference.
-    static COLUMNS: RefCell<ColumnCache> = RefCell::new(ColumnCache::default());
-}
-
-/// Drops the cache when its environment ends (Node frees the references).
-pub fn forget_cached_columns() {
-    COLUMNS.with(|c| c.borrow_mut().clear());
-}
-
-/// The JS array of `names`, the same array for the same list: lib/rows.js
-/// only reads it.
-fn column_names(cx: Cx, names: &[String]) -> Result<Js> {
-    let cached = COLUMNS.with(|c| c.borrow().get(names).copied());
-    if let Some(reference) = cached {
-        let mut value = std::ptr::null_mut();
-        // SAFETY: the reference was created in this environment (the cache
-        // is a thread local cleared when the environment ends) and is
-        // deleted only when it leaves the cache.
-        super::js::check(unsafe { sys::napi_get_reference_value(cx.0, reference, &mut value) })?;
-        return Ok(Js(value));
-    }
-    let mut packer = Packer::new(cx, names.len());
-    for name in names {
-        packer.push(cx.string(name)?);
-    }
-    let array = packer.finish()?;
-    let mut reference = std::ptr::null_mut();
-    // SAFETY: live env and the array just made in it.
-    super::js::check(unsafe { sys::napi_create_reference(cx.0, array.0, 1, &mut reference) })?;
-    COLUMNS.with(|c| {
-        let mut cache = c.borrow_mut();
-        if cache.len() >= COLUMN_CACHE_CAPACITY {
-            for (_, old) in cache.drain() {
-                // SAFETY: a live reference of this environment, leaving the
-                // cache (nothing else holds it).
-                unsafe { sys::napi_delete_reference(cx.0, old) };
-            }
-        }
-        cache.insert(names.into(), reference);
-    });
-    Ok(array)
-}
+/// Record kinds in a drain's flat array, as numbers for the packer.
+const FAILED: f64 = record::FAILED as f64;
+const VALUE: f64 = record::VALUE as f64;
+const RUN: f64 = record::RUN as f64;
+const ROWS: f64 = record::ROWS as f64;
 
 /// Everything taken from the queue, as one flat array of records, each
 /// starting `id, kind`:
@@ -168,14 +47,14 @@ pub fn completions_to_js(cx: Cx, completions: Vec<Completion>) -> Result<Js> {
     let mut out = Packer::new(cx, completions.len() * 4 + values);
     for c in completions {
         out.number(c.id)?;
-        let big = c.flags & READ_BIG_INTS != 0;
+        let big = c.flags & flag::READ_BIG_INTS != 0;
         match c.result {
             Ok(Outcome::Batch {
                 failed: Some((index, error)),
                 ..
             }) => {
                 let desc = error_to_js(cx, &error)?;
-                cx.set_element(desc, 5, cx.number(index as f64)?)?;
+                cx.set_element(desc, error_slot::BATCH_INDEX, cx.number(index as f64)?)?;
                 out.number(FAILED)?;
                 out.push(desc);
             }
@@ -252,27 +131,16 @@ fn integer(cx: Cx, v: i64, big: bool) -> Result<Js> {
 /// rows, or the error a value conversion hit (an integer JS numbers cannot
 /// hold, without `readBigInts`).
 fn outcome_to_js(cx: Cx, outcome: Outcome, flags: u32) -> Result<engine::Result<Js>> {
-    let big = flags & READ_BIG_INTS != 0;
+    let big = flags & flag::READ_BIG_INTS != 0;
     Ok(Ok(match outcome {
         Outcome::Done => cx.undefined()?,
-        // Only reached inside a batch or for a caller that expects a pair.
-        Outcome::Run {
-            changes,
-            last_insert_rowid,
-        } => {
-            let mut pair = Packer::new(cx, 2);
-            pair.push(integer(cx, changes, big)?);
-            pair.push(integer(cx, last_insert_rowid, big)?);
-            pair.finish()?
+        // `completions_to_js` writes these as RUN and ROWS records and never
+        // passes them here.
+        Outcome::Run { .. } | Outcome::Rows(_) => {
+            return Ok(Err(engine::Error::invalid_state(
+                "run and rows outcomes have records of their own",
+            )))
         }
-        Outcome::Rows(rows) => match first_unreadable(&rows, 0, big) {
-            Some((_, e)) => return Ok(Err(e)),
-            None => {
-                let mut flat = Packer::new(cx, rows.values.len() + 2);
-                push_rows(&mut flat, &rows, big)?;
-                flat.finish()?
-            }
-        },
         // `[columns, values, role, id, unreadable?]`. A row holding a value
         // JS cannot take becomes an error in its place, listed as
         // `[row, error, ...]` in the fifth element: node:sqlite's next()
@@ -293,8 +161,8 @@ fn outcome_to_js(cx: Cx, outcome: Outcome, flags: u32) -> Result<engine::Result<
                 }
                 Some(c) => {
                     chunk.number(match c.role {
-                        Role::Writer => -1.0,
                         Role::Reader(i) => i as f64,
+                        Role::Writer | Role::Checkpointer => WRITER_ROLE as f64,
                     })?;
                     chunk.number(c.id as f64)?;
                 }
@@ -427,17 +295,23 @@ pub fn error_to_js(cx: Cx, error: &engine::Error) -> Result<Js> {
         engine::Error::Aborted { .. } => ("ABORT_ERR", None),
         engine::Error::Panic { .. } => ("ERR_OFFLOOP_INTERNAL", None),
     };
-    cx.set_element(out, 0, cx.string(code)?)?;
-    cx.set_element(out, 1, cx.string(&error.to_string())?)?;
+    cx.set_element(out, error_slot::CODE, cx.string(code)?)?;
+    cx.set_element(out, error_slot::MESSAGE, cx.string(&error.to_string())?)?;
     match errcode {
         Some(errcode) => {
-            cx.set_element(out, 2, cx.number(errcode as f64)?)?;
-            cx.set_element(out, 3, cx.string(&engine::Error::errstr(errcode))?)?;
-            cx.set_element(out, 4, cx.string(engine::result_code_name(errcode))?)?;
+            let errstr = engine::Error::errstr(errcode);
+            let name = engine::result_code_name(errcode);
+            cx.set_element(out, error_slot::ERRCODE, cx.number(errcode as f64)?)?;
+            cx.set_element(out, error_slot::ERRSTR, cx.string(&errstr)?)?;
+            cx.set_element(out, error_slot::SQLITE_CODE, cx.string(name)?)?;
         }
         None => {
-            for i in 2..5 {
-                cx.set_element(out, i, cx.null()?)?;
+            for slot in [
+                error_slot::ERRCODE,
+                error_slot::ERRSTR,
+                error_slot::SQLITE_CODE,
+            ] {
+                cx.set_element(out, slot, cx.null()?)?;
             }
         }
     }

@@ -5,8 +5,7 @@
 use napi::{Error, Result, Status};
 use napi_derive::napi;
 use offloop_engine::{
-    ConnectionRole, JournalMode, PragmaValue, SettingValue, Settings, SettingsReport, Synchronous,
-    TempStore,
+    JournalMode, PragmaValue, Role, SettingValue, Settings, SettingsReport, Synchronous, TempStore,
 };
 
 use super::js::{Cx, Js};
@@ -100,9 +99,9 @@ pub fn report_to_js(cx: Cx, report: &SettingsReport) -> Result<Js> {
     let out = cx.array(report.connections.len())?;
     for (i, connection) in report.connections.iter().enumerate() {
         let (role, index) = match connection.role {
-            ConnectionRole::Writer => ("writer", -1.0),
-            ConnectionRole::Reader(index) => ("reader", index as f64),
-            ConnectionRole::Checkpointer => ("checkpointer", -1.0),
+            Role::Writer => ("writer", -1.0),
+            Role::Reader(index) => ("reader", index as f64),
+            Role::Checkpointer => ("checkpointer", -1.0),
         };
         let entry = cx.array(5)?;
         cx.set_element(entry, 0, cx.string(role)?)?;

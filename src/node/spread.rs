@@ -25,7 +25,8 @@ use napi::{sys, Env, Error, Result, Status};
 use napi_derive::napi;
 use offloop_engine::Sql;
 
-use super::database::{NativeDatabase, SessionCell};
+use super::database::NativeDatabase;
+use super::dispatch::ScopeCell;
 use super::js::{check, Cx, Js};
 use super::params::Args;
 
@@ -153,7 +154,7 @@ unsafe extern "C" fn call_spread(
             (
                 from_js::<&NativeDatabase>(env, argv[0])?,
                 from_js::<&External<Arc<Sql>>>(env, argv[3])?,
-                from_js::<Option<&External<SessionCell>>>(env, argv[5])?,
+                from_js::<Option<&External<ScopeCell>>>(env, argv[5])?,
             )
         };
         let kind = cx.get_f64(Js(argv[1]))? as u32;
@@ -186,7 +187,7 @@ unsafe extern "C" fn batch_spread(
         let (db, session) = unsafe {
             (
                 from_js::<&NativeDatabase>(env, argv[0])?,
-                from_js::<Option<&External<SessionCell>>>(env, argv[3])?,
+                from_js::<Option<&External<ScopeCell>>>(env, argv[3])?,
             )
         };
         let id = cx.get_f64(Js(argv[1]))?;

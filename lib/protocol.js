@@ -1,0 +1,38 @@
+'use strict';
+
+// The wire between lib/ and the addon, named once: every number that
+// crosses the boundary is here, with the same names, in the same order and
+// with the same values as src/node/protocol.rs. `__test__/protocol.test.mjs`
+// checks the two against the addon's own table (`native.protocol()`).
+// Nothing else in lib/ writes one of these numbers as a literal.
+
+/** What a statement call does (`native.call`). */
+const call = Object.freeze({ RUN: 0, GET: 1, ALL: 2, ITERATE: 3, COLUMNS: 4, EXPAND: 5 });
+
+/**
+ * The kind of each record in a drain's flat array; every record starts
+ * `id, kind`, then: FAILED `error`; VALUE `payload`; RUN `changes,
+ * lastInsertRowid`; ROWS `columns, n, v1 … vn`. A batch's flat array holds
+ * RUN and ROWS records without the id.
+ */
+const record = Object.freeze({ FAILED: 0, VALUE: 1, RUN: 2, ROWS: 3 });
+
+/** Bits of a call's `flags`. */
+const flag = Object.freeze({ READ_BIG_INTS: 1, ALLOW_BARE_NAMED: 4, ALLOW_UNKNOWN_NAMED: 8 });
+
+/** What a scope begins with (`native.begin`). */
+const scope = Object.freeze({ READ: 0, DEFERRED: 1, IMMEDIATE: 2, EXCLUSIVE: 3 });
+
+/** `db.checkpoint(mode)`'s modes. */
+const checkpoint = Object.freeze({ PASSIVE: 0, FULL: 1, RESTART: 2, TRUNCATE: 3 });
+
+/** What `native.cancel(id)` reports. */
+const cancel = Object.freeze({ TOO_LATE: 0, BEFORE_START: 1, WHILE_RUNNING: 2 });
+
+/** The thread holding a cursor: a reader's index, or WRITER. */
+const role = Object.freeze({ WRITER: -1 });
+
+/** Positions in an error tuple. */
+const error = Object.freeze({ CODE: 0, MESSAGE: 1, ERRCODE: 2, ERRSTR: 3, SQLITE_CODE: 4, BATCH_INDEX: 5 });
+
+module.exports = { call, record, flag, scope, checkpoint, cancel, role, error };

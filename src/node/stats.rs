@@ -1,0 +1,77 @@
+//! What `db.stats()` returns: the engine's counters as plain JS objects.
+
+use napi_derive::napi;
+use offloop_engine as engine;
+
+#[napi(object)]
+pub struct RoleStats {
+    pub executed: f64,
+    pub queued: u32,
+    pub wait_mean_ms: f64,
+    pub wait_max_ms: f64,
+}
+
+impl From<engine::RoleStats> for RoleStats {
+    fn from(s: engine::RoleStats) -> Self {
+        RoleStats {
+            executed: s.executed as f64,
+            queued: s.queued as u32,
+            wait_mean_ms: s.wait_mean.as_secs_f64() * 1000.0,
+            wait_max_ms: s.wait_max.as_secs_f64() * 1000.0,
+        }
+    }
+}
+
+#[napi(object)]
+pub struct DatabaseStats {
+    pub writer: RoleStats,
+    pub readers: Vec<RoleStats>,
+    pub reader_queue: u32,
+    pub checkpoint: CheckpointStats,
+}
+
+#[napi(object)]
+pub struct CheckpointStats {
+    pub active: bool,
+    pub runs: f64,
+    pub frames_copied: f64,
+    pub last_ms: f64,
+    pub max_ms: f64,
+    pub wal_frames: f64,
+    pub wal_bytes: f64,
+    pub writer_catch_ups: f64,
+    pub writer_catch_up_max_ms: f64,
+    pub backstops: f64,
+    pub backstop_max_ms: f64,
+    pub error: Option<String>,
+}
+
+impl From<engine::CheckpointStats> for CheckpointStats {
+    fn from(s: engine::CheckpointStats) -> Self {
+        CheckpointStats {
+            active: s.active,
+            runs: s.runs as f64,
+            frames_copied: s.frames_copied as f64,
+            last_ms: s.last_duration.as_secs_f64() * 1000.0,
+            max_ms: s.max_duration.as_secs_f64() * 1000.0,
+            wal_frames: s.wal_frames as f64,
+            wal_bytes: s.wal_bytes as f64,
+            writer_catch_ups: s.writer_catch_ups as f64,
+            writer_catch_up_max_ms: s.writer_catch_up_max.as_secs_f64() * 1000.0,
+            backstops: s.backstops as f64,
+            backstop_max_ms: s.backstop_max.as_secs_f64() * 1000.0,
+            error: s.error,
+        }
+    }
+}
+
+impl From<engine::Stats> for DatabaseStats {
+    fn from(stats: engine::Stats) -> Self {
+        DatabaseStats {
+            writer: stats.writer.into(),
+            readers: stats.readers.into_iter().map(Into::into).collect(),
+            reader_queue: stats.reader_queue as u32,
+            checkpoint: stats.checkpoint.into(),
+        }
+    }
+}
