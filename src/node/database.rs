@@ -5,20 +5,19 @@
 //! the threads close their connections themselves.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use napi::bindgen_prelude::External;
 use napi::{Env, Error, Result, Status};
 use napi_derive::napi;
 use offloop_engine::{
-    self as engine, CancelToken, Cancelled, CheckpointMode, Job, Request, ScopeKind, Sql,
-    TransactionMode,
+    self as engine, Cancelled, CheckpointMode, Request, ScopeKind, Sql, TransactionMode,
 };
 
-use super::completion::CompletionQueue;
-use super::dispatch::{cursor_ref, done_for, queue, Cancel, Hold, ScopeCell, ITERATE_CHUNK_ROWS};
+use super::dispatch::{
+    cursor_ref, done_for, queue, Cancel, Dispatcher, Hold, ScopeCell, ITERATE_CHUNK_ROWS,
+};
 use super::js::{Cx, Js};
 use super::open::OpenOptions;
 use super::params::Args;
@@ -27,17 +26,7 @@ use super::stats::DatabaseStats;
 
 #[napi]
 pub struct NativeDatabase {
-    pub(super) db: engine::Database,
-    pub(super) queue: Arc<CompletionQueue>,
-    /// Statement calls made outside a scope, held until lib/core.js calls
-    /// `flush` at the end of the microtask checkpoint they were made in
-    /// (before any other request, so arrival order holds). Calls that
-    /// resolve together are re-issued together: sent as one burst, they
-    /// wake a parked SQLite thread once per burst instead of once per call,
-    /// and each wake-up is a system call on the JS thread.
-    pub(super) held: RefCell<Vec<Job>>,
-    /// Cancel tokens of the cancellable calls in flight, by call id.
-    pub(super) tokens: Arc<Mutex<HashMap<u64, Arc<CancelToken>>>>,
+    pub(super) dispatcher: Dispatcher,
 }
 
 #[napi]
@@ -51,17 +40,14 @@ impl NativeDatabase {
         let db = engine::Database::open(settings, done_for(&queue, open_id, 0))
             .map_err(|e| Error::new(Status::GenericFailure, e.to_string()))?;
         Ok(NativeDatabase {
-            db,
-            queue,
-            held: RefCell::new(Vec::new()),
-            tokens: Arc::default(),
+            dispatcher: Dispatcher::new(db, queue),
         })
     }
 
     /// A handle on a SQL text; statements pass it with every call.
     #[napi(catch_unwind)]
     pub fn sql(&self, text: String) -> External<Arc<Sql>> {
-        External::new(self.db.sql(&text))
+        External::new(self.dispatcher.db.sql(&text))
     }
 
     /// Queues one statement call (`protocol::call`), on the database or
@@ -82,7 +68,7 @@ impl NativeDatabase {
         scope: Option<&External<ScopeCell>>,
         cancellable: bool,
     ) -> Result<Option<Vec<String>>> {
-        let refused = self.queue_call(
+        let refused = self.dispatcher.queue_call(
             Cx(env.raw()),
             kind,
             id,
@@ -98,7 +84,7 @@ impl NativeDatabase {
     /// Sends the statement calls held since the last flush.
     #[napi(catch_unwind)]
     pub fn flush(&self) {
-        self.release_held();
+        self.dispatcher.release_held();
     }
 
     /// Several statements in one transaction: `sqls[i]` with the arguments
@@ -123,7 +109,9 @@ impl NativeDatabase {
             let entry = cx.get_element(args, i as u32)?;
             entries.push((sql, Args::Array(entry), flags.get(i).copied().unwrap_or(0)));
         }
-        let refused = self.queue_batch(cx, id, entries, read_big_ints, scope)?;
+        let refused = self
+            .dispatcher
+            .queue_batch(cx, id, entries, read_big_ints, scope)?;
         Ok(refused.map(|(i, e)| vec![i.to_string(), e.code.to_string(), e.message]))
     }
 
@@ -140,7 +128,8 @@ impl NativeDatabase {
         } else {
             Cancel::Never
         };
-        self.dispatch(Request::Exec(sql), id, 0, scope, cancel, Hold::SendNow);
+        self.dispatcher
+            .dispatch(Request::Exec(sql), id, 0, scope, cancel, Hold::SendNow);
     }
 
     /// Asks the thread holding a cursor for its next chunk.
@@ -157,7 +146,8 @@ impl NativeDatabase {
             cursor: cursor_ref(role, cursor),
             chunk_rows: ITERATE_CHUNK_ROWS,
         };
-        self.dispatch(request, id, flags, scope, Cancel::Never, Hold::SendNow);
+        self.dispatcher
+            .dispatch(request, id, flags, scope, Cancel::Never, Hold::SendNow);
     }
 
     #[napi(catch_unwind)]
@@ -169,7 +159,8 @@ impl NativeDatabase {
         scope: Option<&External<ScopeCell>>,
     ) {
         let request = Request::CloseCursor(cursor_ref(role, cursor));
-        self.dispatch(request, id, 0, scope, Cancel::Never, Hold::SendNow);
+        self.dispatcher
+            .dispatch(request, id, 0, scope, Cancel::Never, Hold::SendNow);
     }
 
     /// Opens a scope (`protocol::scope`: a read snapshot, or a write
@@ -186,10 +177,12 @@ impl NativeDatabase {
             _ => return Err(Error::new(Status::InvalidArg, "unknown scope kind")),
         };
         let idle = Duration::from_millis(idle_ms.max(1.0) as u64);
-        self.release_held();
-        let scope = self
-            .db
-            .begin_scope(kind, idle, done_for(&self.queue, begun_id, 0));
+        self.dispatcher.release_held();
+        let scope = self.dispatcher.db.begin_scope(
+            kind,
+            idle,
+            done_for(&self.dispatcher.queue, begun_id, 0),
+        );
         Ok(External::new(RefCell::new(scope)))
     }
 
@@ -208,7 +201,8 @@ impl NativeDatabase {
         } else {
             Request::Rollback
         };
-        self.dispatch(request, id, 0, Some(scope), Cancel::Never, Hold::SendNow);
+        self.dispatcher
+            .dispatch(request, id, 0, Some(scope), Cancel::Never, Hold::SendNow);
     }
 
     /// Aborts a cancellable call; says how (`protocol::cancel`). A call
@@ -216,7 +210,7 @@ impl NativeDatabase {
     /// running one is interrupted (its completion says how it ended).
     #[napi(catch_unwind)]
     pub fn cancel(&self, id: f64) -> u32 {
-        let token = self.tokens().get(&id.to_bits()).cloned();
+        let token = self.dispatcher.tokens().get(&id.to_bits()).cloned();
         match token.map(|t| t.cancel()) {
             Some(Cancelled::BeforeStart) => protocol::cancel::BEFORE_START,
             Some(Cancelled::WhileRunning) => protocol::cancel::WHILE_RUNNING,
@@ -234,39 +228,47 @@ impl NativeDatabase {
             protocol::checkpoint::TRUNCATE => CheckpointMode::Truncate,
             _ => return Err(Error::new(Status::InvalidArg, "unknown checkpoint mode")),
         };
-        self.release_held();
-        self.db
-            .submit(Request::Checkpoint(mode), done_for(&self.queue, id, 0));
+        self.dispatcher.release_held();
+        self.dispatcher.db.submit(
+            Request::Checkpoint(mode),
+            done_for(&self.dispatcher.queue, id, 0),
+        );
         Ok(())
     }
 
     #[napi(catch_unwind)]
     pub fn stop_checkpointer(&self, id: f64) {
-        self.release_held();
-        self.db
-            .submit(Request::StopCheckpointer, done_for(&self.queue, id, 0));
+        self.dispatcher.release_held();
+        self.dispatcher.db.submit(
+            Request::StopCheckpointer,
+            done_for(&self.dispatcher.queue, id, 0),
+        );
     }
 
     #[napi(catch_unwind)]
     pub fn close(&self, id: f64) {
-        self.release_held();
-        self.db.close(done_for(&self.queue, id, 0));
+        self.dispatcher.release_held();
+        self.dispatcher
+            .db
+            .close(done_for(&self.dispatcher.queue, id, 0));
     }
 
     #[napi(catch_unwind)]
     pub fn location(&self) -> Option<String> {
-        self.db.location().map(str::to_string)
+        self.dispatcher.db.location().map(str::to_string)
     }
 
     /// Reads every connection's settings back, each on its own thread.
     #[napi(catch_unwind)]
     pub fn settings(&self, id: f64) {
-        self.release_held();
-        self.db.read_settings(done_for(&self.queue, id, 0));
+        self.dispatcher.release_held();
+        self.dispatcher
+            .db
+            .read_settings(done_for(&self.dispatcher.queue, id, 0));
     }
 
     #[napi(catch_unwind)]
     pub fn stats(&self) -> DatabaseStats {
-        self.db.stats().into()
+        self.dispatcher.db.stats().into()
     }
 }

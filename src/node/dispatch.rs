@@ -6,7 +6,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use napi::bindgen_prelude::External;
 use napi::{Error, Result, Status};
@@ -15,7 +15,6 @@ use offloop_engine::{
 };
 
 use super::completion::{self, Completion, CompletionQueue};
-use super::database::NativeDatabase;
 use super::js::Cx;
 use super::params::{read_params, ArgError, Args};
 use super::protocol;
@@ -47,15 +46,40 @@ pub(super) enum Hold {
     SendNow,
 }
 
-impl NativeDatabase {
-    pub(super) fn tokens(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<CancelToken>>> {
+/// The queuing half of `NativeDatabase`: the engine handle, this
+/// environment's completion queue, the held calls and the cancel tokens.
+pub struct Dispatcher {
+    pub db: engine::Database,
+    pub queue: Arc<CompletionQueue>,
+    /// Statement calls made outside a scope, held until lib/core.js calls
+    /// `flush` at the end of the microtask checkpoint they were made in
+    /// (before any other request, so arrival order holds). Calls that
+    /// resolve together are re-issued together: sent as one burst, they
+    /// wake a parked SQLite thread once per burst instead of once per call,
+    /// and each wake-up is a system call on the JS thread.
+    held: RefCell<Vec<Job>>,
+    /// Cancel tokens of the cancellable calls in flight, by call id.
+    tokens: Arc<Mutex<HashMap<u64, Arc<CancelToken>>>>,
+}
+
+impl Dispatcher {
+    pub fn new(db: engine::Database, queue: Arc<CompletionQueue>) -> Self {
+        Dispatcher {
+            db,
+            queue,
+            held: RefCell::new(Vec::new()),
+            tokens: Arc::default(),
+        }
+    }
+
+    pub fn tokens(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<CancelToken>>> {
         self.tokens.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Reads one statement call's arguments and queues it (see `call`);
     /// `Some` is the argument error to throw, when nothing was queued.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn queue_call(
+    pub fn queue_call(
         &self,
         cx: Cx,
         kind: u32,
@@ -96,7 +120,7 @@ impl NativeDatabase {
     /// Reads a batch's statements (SQL handle, arguments, binding flags
     /// each) and queues it as one request; `Some` is the index of the
     /// statement whose argument cannot be bound and the error to throw.
-    pub(super) fn queue_batch(
+    pub fn queue_batch(
         &self,
         cx: Cx,
         id: f64,
@@ -122,7 +146,7 @@ impl NativeDatabase {
     }
 
     /// Sends the held statement calls, in the order they were made.
-    pub(super) fn release_held(&self) {
+    pub fn release_held(&self) {
         let mut held = self.held.borrow_mut();
         for job in held.drain(..) {
             self.db.submit_job(job);
@@ -132,7 +156,7 @@ impl NativeDatabase {
     /// Queues `request` on the database or on `scope`, completing under
     /// `id`; a cancellable call registers a token until it completes. A
     /// held request outside a scope waits for `flush`.
-    pub(super) fn dispatch(
+    pub fn dispatch(
         &self,
         request: Request,
         id: f64,
@@ -197,17 +221,17 @@ fn read_call(
     }))
 }
 
-pub(super) fn queue() -> Result<Arc<CompletionQueue>> {
+pub fn queue() -> Result<Arc<CompletionQueue>> {
     completion::current()
         .ok_or_else(|| Error::new(Status::GenericFailure, "offloop: init() was not called"))
 }
 
-pub(super) fn done_for(queue: &Arc<CompletionQueue>, id: f64, flags: u32) -> engine::Done {
+pub fn done_for(queue: &Arc<CompletionQueue>, id: f64, flags: u32) -> engine::Done {
     let queue = queue.clone();
     Box::new(move |result| queue.push(Completion { id, flags, result }))
 }
 
-pub(super) fn cursor_ref(role: i32, id: f64) -> CursorRef {
+pub fn cursor_ref(role: i32, id: f64) -> CursorRef {
     CursorRef {
         role: if role == protocol::WRITER_ROLE {
             Role::Writer

@@ -162,7 +162,10 @@ unsafe extern "C" fn call_spread(
         let flags = cx.get_f64(Js(argv[4]))? as u32;
         let cancellable = cx.get_bool(Js(argv[6]))?;
         let params = Args::Values(&argv[CALL_FIXED..]);
-        match db.queue_call(cx, kind, id, sql, params, flags, session, cancellable)? {
+        match db
+            .dispatcher
+            .queue_call(cx, kind, id, sql, params, flags, session, cancellable)?
+        {
             None => cx.null(),
             Some(e) => {
                 let out = cx.array(2)?;
@@ -210,7 +213,10 @@ unsafe extern "C" fn batch_spread(
             entries.push((sql, Args::Values(&argv[start..end]), flags));
             at = end;
         }
-        match db.queue_batch(cx, id, entries, read_big_ints, session)? {
+        match db
+            .dispatcher
+            .queue_batch(cx, id, entries, read_big_ints, session)?
+        {
             None => cx.null(),
             Some((index, e)) => {
                 let out = cx.array(3)?;
