@@ -1,5 +1,5 @@
-// W1 — the checkpoint stall (BENCH.md). 20,000 inserts of a 2 KiB blob,
-// back to back and in bursts, through node:sqlite, better-sqlite3 and
+// W1 — the checkpoint stall (docs/performance.md). 20,000 inserts of a 2 KiB
+// blob, back to back and in bursts, through node:sqlite, better-sqlite3 and
 // offloop with its checkpointer on and off; each run in a fresh child
 // process (bench/workloads/w1.mjs), then again under strace to count the
 // syncs the JavaScript thread makes.
@@ -37,7 +37,7 @@ const BUSY_PERCENT = 20;
 const QUIET_WAIT_MS = 60_000;
 const RETRY_OTHER_LOAD_PERCENT = 25;
 
-// The goals of BENCH.md W1, for offloop with its checkpointer on.
+// The goals of W1 (docs/performance.md), for offloop with its checkpointer on.
 const GOAL = { jsThreadSyncs: 0, eventLoopDelayMaxMs: 2, slowCalls: 1, walBytes: 8e6 };
 
 const { values: opts } = parseArgs({

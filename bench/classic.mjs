@@ -1,7 +1,7 @@
-// W2 — the classic five (BENCH.md), better-sqlite3's benchmark shape: get
-// one row by rowid, all() of 100 rows, iterate 100 rows, insert one row,
-// insert 100 rows in one transaction, on a table of 10,000 rows (nul,
-// integer, real, text, blob) with cache_size -16000, WAL, synchronous
+// W2 — the classic five (docs/performance.md), better-sqlite3's benchmark
+// shape: get one row by rowid, all() of 100 rows, iterate 100 rows, insert
+// one row, insert 100 rows in one transaction, on a table of 10,000 rows
+// (nul, integer, real, text, blob) with cache_size -16000, WAL, synchronous
 // NORMAL. The synchronous peers run each in a tight loop; sqlite3 and
 // offloop run each awaited one at a time and with 64 calls in flight.
 // offloop's 100-row insert is measured three ways: 100 awaited calls, one
@@ -42,7 +42,8 @@ const MAX_ATTEMPTS = 3;
 const IN_FLIGHT = 64;
 const ROWS = 10_000;
 
-// BENCH.md W2: offloop against better-sqlite3 (ops/s ratios).
+// The goals of W2 (docs/performance.md): offloop against better-sqlite3, as
+// ratios of operations per second.
 const GOALS = [
   { task: 'get', mode: 'awaited', min: 0.5, text: 'get, awaited one at a time' },
   { task: 'all', mode: 'awaited', min: 0.5, text: 'all(), awaited one at a time' },

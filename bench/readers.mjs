@@ -1,9 +1,9 @@
-// W4 — reader scaling (BENCH.md). A CPU-heavy read (a LIKE over every row
-// of a 100,000-row table, about 10 ms of SQLite CPU) through offloop with
-// 1, 2 and 4 reader threads, 8 calls in flight, next to better-sqlite3
-// running the same query on the JS thread. Each configuration runs in a
-// fresh child process (bench/workloads/w4.mjs) once per round; rounds
-// interleave the configurations and the tables show the median.
+// W4 — reader scaling (docs/performance.md). A CPU-heavy read (a LIKE over
+// every row of a 100,000-row table, about 10 ms of SQLite CPU) through
+// offloop with 1, 2 and 4 reader threads, 8 calls in flight, next to
+// better-sqlite3 running the same query on the JS thread. Each configuration
+// runs in a fresh child process (bench/workloads/w4.mjs) once per round;
+// rounds interleave the configurations and the tables show the median.
 //
 //   npm run bench -- readers [--rounds N] [--ms N] [--max-load X]
 //

@@ -1,9 +1,9 @@
-// W3 — a real server (BENCH.md). A node:http server (bench/workloads/
-// w3-server.mjs) with /read (a query costing about 1 ms of SQLite CPU),
-// /write (one insert) and /health (no database), on better-sqlite3,
-// node:sqlite and offloop. autocannon, in a process of its own on
-// loopback, loads /read and /write (each connection alternating) as fast
-// as the server answers; a second autocannon probes /health at a fixed,
+// W3 — a real server (docs/performance.md). A node:http server
+// (bench/workloads/w3-server.mjs) with /read (a query costing about 1 ms of
+// SQLite CPU), /write (one insert) and /health (no database), on
+// better-sqlite3, node:sqlite and offloop. autocannon, in a process of its
+// own on loopback, loads /read and /write (each connection alternating) as
+// fast as the server answers; a second autocannon probes /health at a fixed,
 // light rate and records its latency. Every run is bounded in time.
 //
 //   npm run bench -- server [--duration S] [--connections N] [--only <id>] [--max-load X]
