@@ -348,7 +348,7 @@ function markdown(report) {
     '',
     checkpointerTable(runs),
     '',
-    '### Against the goals of BENCH.md',
+    '### Against the goals',
     '',
     goalLines(runs),
   ].join('\n');

@@ -400,7 +400,7 @@ function markdown(report) {
     '',
     roundTripLines(libs),
     '',
-    '### Against the goals of BENCH.md',
+    '### Against the goals',
     '',
     goalLines(libs),
     '',

@@ -291,7 +291,7 @@ function markdown(report) {
     '',
     mainTable(runs),
     '',
-    '### Against the goals of BENCH.md',
+    '### Against the goals',
     '',
     goalLines(runs),
     '',
