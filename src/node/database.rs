@@ -73,6 +73,7 @@ enum Kind {
     Iterate = 3,
     Columns = 4,
     Expand = 5,
+    Query = 6,
 }
 
 impl Kind {
@@ -84,6 +85,7 @@ impl Kind {
             3 => Kind::Iterate,
             4 => Kind::Columns,
             5 => Kind::Expand,
+            6 => Kind::Query,
             _ => return None,
         })
     }
@@ -142,6 +144,7 @@ impl NativeDatabase {
             },
             Kind::Columns => Request::Columns(call.sql),
             Kind::Expand => Request::Expand(call),
+            Kind::Query => Request::Query(call),
         };
         self.dispatch(request, id, flags, session, cancellable, true);
         Ok(None)
