@@ -69,6 +69,17 @@ export interface RunResult {
   lastInsertRowid: number | bigint;
 }
 
+/** What `stmt.query()` resolves to. */
+export interface QueryResult<T = Row> {
+  /** The result columns' metadata; empty for a statement without columns. */
+  columns: ColumnInfo[];
+  rows: T[];
+  /** Rows changed by the statement; 0 when it changed none. */
+  changes: number | bigint;
+  /** The last inserted rowid; 0 when the statement changed no row. */
+  lastInsertRowid: number | bigint;
+}
+
 export interface ColumnInfo {
   column: string | null;
   database: string | null;
@@ -177,6 +188,8 @@ export declare class Statement {
   get<T = Row>(...params: Array<SQLInputValue | NamedParameters>): Promise<T | undefined>;
   all<T = Row>(...params: Array<SQLInputValue | NamedParameters>): Promise<T[]>;
   iterate<T = Row>(...params: Array<SQLInputValue | NamedParameters>): AsyncIterableIterator<T>;
+  /** Any statement: its columns, rows and changes, in one round trip. */
+  query<T = Row>(...params: Array<SQLInputValue | NamedParameters>): Promise<QueryResult<T>>;
   columns(): Promise<ColumnInfo[]>;
   setReadBigInts(enabled: boolean): void;
   setReturnArrays(enabled: boolean): void;
@@ -193,11 +206,13 @@ export declare class Database {
   readonly ready: Promise<Database>;
   readonly isOpen: boolean;
   location(): string | null;
-  /** True while a `transaction()` callback runs. */
+  /** True while a transaction from `begin()` or `transaction()` is open. */
   readonly isTransaction: boolean;
   prepare(sql: string, options?: StatementOptions): Statement;
   exec(sql: string, options?: CallOptions): Promise<void>;
   transaction<T>(fn: (tx: Transaction) => Promise<T> | T, options?: { mode?: TransactionMode }): Promise<T>;
+  /** Begins a write transaction; resolves once BEGIN has run. End it with commit() or rollback(). */
+  begin(options?: { mode?: TransactionMode }): Promise<Transaction>;
   batch(statements: BatchEntry[]): Promise<BatchResult[]>;
   read<T>(fn: (snapshot: ReadSnapshot) => Promise<T> | T): Promise<T>;
   checkpoint(mode?: CheckpointMode | Lowercase<CheckpointMode>): Promise<CheckpointResult>;
@@ -209,7 +224,7 @@ export declare class Database {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-/** The handle `db.transaction()` passes to its callback. */
+/** A write transaction: from `db.begin()`, or passed to a `db.transaction()` callback. */
 export declare class Transaction {
   private constructor();
   prepare(sql: string, options?: StatementOptions): Statement;
@@ -217,6 +232,17 @@ export declare class Transaction {
   batch(statements: BatchEntry[]): Promise<BatchResult[]>;
   /** A SAVEPOINT: released when `fn` resolves, rolled back to when it rejects. */
   transaction<T>(fn: (tx: Transaction) => Promise<T> | T): Promise<T>;
+  /** SAVEPOINT "name" (any non-empty string, quoted). */
+  savepoint(name: string): Promise<void>;
+  /** RELEASE "name". */
+  release(name: string): Promise<void>;
+  /** ROLLBACK TO "name"; the savepoint stays open. */
+  rollbackTo(name: string): Promise<void>;
+  /** COMMIT; rejects once the transaction has ended. */
+  commit(): Promise<void>;
+  /** ROLLBACK; resolves doing nothing once the transaction has ended. */
+  rollback(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
 /** The handle `db.read()` passes to its callback: reads from one snapshot. */

@@ -61,12 +61,14 @@ const partial = Boolean(opts.duration || opts.connections || opts.only);
 const DURATION_S = Number(opts.duration ?? 10);
 const CONNECTIONS = Number(opts.connections ?? 32);
 
+const BUILDERS = ['kysely', 'drizzle'];
+
 function configurations() {
   const { host, node24 } = nodes();
   const configs = [];
   const add = (node, peer, threadNice = 0) =>
     configs.push({
-      id: `${peer.replace(':', '-')}${threadNice ? `-nice${threadNice}` : ''}-node${nodeMajor(node.version)}`,
+      id: `${peer.replace(/[:+]/g, '-')}${threadNice ? `-nice${threadNice}` : ''}-node${nodeMajor(node.version)}`,
       peer,
       threadNice,
       bin: node.bin,
@@ -76,6 +78,11 @@ function configurations() {
   add(host, 'offloop');
   // The SQLite threads below the event loop in the CPU's favour.
   add(host, 'offloop', THREAD_NICE);
+  // The query builders, each on offloop and on better-sqlite3.
+  for (const builder of BUILDERS) {
+    add(host, `${builder}+better-sqlite3`);
+    add(host, `${builder}+offloop`);
+  }
   if (node24 && nodeMajor(host.version) < 24) {
     add(node24, 'node:sqlite');
     add(node24, 'offloop');
@@ -118,7 +125,7 @@ function buildSeed(file) {
 function startServer(config, file) {
   return new Promise((resolve, reject) => {
     const args = [SERVER, '--peer', config.peer, '--file', file];
-    if (config.peer === 'offloop') args.push('--offloop', offloop.dir, '--thread-nice', String(config.threadNice));
+    if (config.peer.endsWith('offloop')) args.push('--offloop', offloop.dir, '--thread-nice', String(config.threadNice));
     const child = spawn(config.bin, args, {
       stdio: ['pipe', 'pipe', 'pipe'],
     });
@@ -268,6 +275,14 @@ function goalLines(runs) {
     out.push(
       `- ${libLabel(r)} (${nodeLabel(r.node)}) against ${peer.peer}: /health p99 ${fix(factor)}× lower (goal ≥ ${GOAL.healthP99Factor}×: ${factor >= GOAL.healthP99Factor ? 'met' : '**not met**'}); /read + /write throughput ${fix(tput, 2)}× (goal ≥ ${GOAL.throughputFactor}×: ${tput >= GOAL.throughputFactor ? 'met' : '**not met**'})`,
     );
+  }
+  // Each query builder on offloop against the same builder on better-sqlite3.
+  for (const r of ok.filter((x) => x.peer.endsWith('+offloop'))) {
+    const peer = ok.find((x) => x.peer === r.peer.replace('+offloop', '+better-sqlite3') && x.node === r.node);
+    if (!peer) continue;
+    const factor = peer.health.latencyMs.p99 / r.health.latencyMs.p99;
+    const tput = r.readWritePerSecond / peer.readWritePerSecond;
+    out.push(`- ${r.peer} (${nodeLabel(r.node)}) against ${peer.peer}: /health p99 ${fix(factor)}× lower; /read + /write throughput ${fix(tput, 2)}×`);
   }
   return out.join('\n');
 }

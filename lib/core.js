@@ -15,8 +15,6 @@ const OPEN = 1;
 const CLOSING = 2;
 const CLOSED = 3;
 
-// Call kinds shared with src/node/database.rs.
-
 function finalized() {
   return nodeError(Error, 'ERR_INVALID_STATE', 'statement has been finalized');
 }
@@ -204,11 +202,21 @@ class Core {
   }
 
   /**
-   * A scope (transaction or read snapshot) handle. Its BEGIN completion is
-   * not tracked: its failure reaches every statement and the end.
+   * A scope (transaction or read snapshot) handle, and with `tracked` a
+   * promise of its BEGIN (else null). A read snapshot's BEGIN waits for its
+   * first statement, so it is never tracked: an unused snapshot would keep
+   * the process alive. An untracked BEGIN's failure still reaches every
+   * statement and the end.
    */
-  begin(kind) {
-    return { native: this.native.begin(kind, this.options.transactionIdleTimeout, 0), ended: false };
+  begin(kind, tracked) {
+    const idle = this.options.transactionIdleTimeout;
+    if (!tracked) return { scope: { native: this.native.begin(kind, idle, 0), ended: false }, begun: null };
+    const { id, promise } = track(null, null);
+    let session;
+    send(id, () => {
+      session = this.native.begin(kind, idle, id);
+    });
+    return { scope: { native: session, ended: false }, begun: promise.then(() => undefined) };
   }
 
   /** COMMIT (or the end of a read snapshot) or ROLLBACK. */

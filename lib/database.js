@@ -10,7 +10,7 @@ const { readCallOptions, readOptions, readPath } = require('./options.js');
 const { decodeBatch, decodeCheckpoint } = require('./rows.js');
 const { decodeSettings, emitSettingWarnings } = require('./settings.js');
 const { prepare, batchCalls } = require('./statement.js');
-const { runRead, runTransaction } = require('./transaction.js');
+const { beginTransaction, runRead, runTransaction } = require('./transaction.js');
 
 const asyncDispose = Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose');
 
@@ -106,7 +106,10 @@ class Database {
     return this.#core.state === OPEN;
   }
 
-  /** True while a `transaction()` callback runs. */
+  /**
+   * True while a transaction is open: from `begin()` (or the start of a
+   * `transaction()` callback) until its caller commits or rolls it back.
+   */
   get isTransaction() {
     return this.#transactions.open > 0;
   }
@@ -152,6 +155,15 @@ class Database {
    */
   transaction(fn, options) {
     return runTransaction(this.#core, fn, options, this.#transactions);
+  }
+
+  /**
+   * Begins a write transaction (`options.mode` as for `transaction()`) and
+   * resolves to its handle once BEGIN has run on the writer. The caller ends
+   * it with `tx.commit()` or `tx.rollback()`; until then other writes wait.
+   */
+  begin(options) {
+    return beginTransaction(this.#core, options, this.#transactions);
   }
 
   /** Runs `fn(r)`, whose reads (from `r.prepare()`) all see one snapshot. */

@@ -7,7 +7,7 @@
 // Nothing else in lib/ writes one of these numbers as a literal.
 
 /** What a statement call does (`native.call`). */
-const call = Object.freeze({ RUN: 0, GET: 1, ALL: 2, ITERATE: 3, COLUMNS: 4, EXPAND: 5 });
+const call = Object.freeze({ RUN: 0, GET: 1, ALL: 2, ITERATE: 3, COLUMNS: 4, EXPAND: 5, QUERY: 6 });
 
 /**
  * The kind of each record in a drain's flat array; every record starts

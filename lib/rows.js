@@ -45,6 +45,16 @@ function decodeColumns(flat) {
   return out;
 }
 
+/** `query()`'s payload: `[columns' metadata, changes, lastInsertRowid, names, values]`. */
+function decodeQuery([meta, changes, lastInsertRowid, names, values], arrays) {
+  return {
+    columns: decodeColumns(meta),
+    rows: decodeAll(names, values, 0, values.length, arrays),
+    changes,
+    lastInsertRowid,
+  };
+}
+
 function decodeCheckpoint([logFrames, checkpointedFrames]) {
   return { logFrames, checkpointedFrames };
 }
@@ -68,4 +78,4 @@ function decodeBatch(flat, arrays) {
   return results;
 }
 
-module.exports = { makeRow, decodeRun, decodeGet, decodeAll, decodeColumns, decodeCheckpoint, decodeBatch };
+module.exports = { makeRow, decodeRun, decodeGet, decodeAll, decodeColumns, decodeQuery, decodeCheckpoint, decodeBatch };

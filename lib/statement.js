@@ -7,7 +7,7 @@
 const { argType } = require('./errors.js');
 const { RowIterator } = require('./iterator.js');
 const { readCallOptions, readStatementOptions } = require('./options.js');
-const { decodeAll, decodeColumns, decodeGet } = require('./rows.js');
+const { decodeAll, decodeColumns, decodeGet, decodeQuery } = require('./rows.js');
 const { finalized } = require('./core.js');
 const { call: CALL } = require('./protocol.js');
 
@@ -93,6 +93,15 @@ class Statement {
     const options = { ...this.#options };
     const first = this.#call(CALL.ITERATE, params, null, null);
     return new RowIterator(this.#core, this.#scope, first, options);
+  }
+
+  /**
+   * Runs a statement of any kind and resolves to everything it produced, in
+   * one round trip: `{ columns, rows, changes, lastInsertRowid }`. For SQL
+   * whose kind the caller does not know (query builders' raw SQL).
+   */
+  query(...params) {
+    return this.#call(CALL.QUERY, params, decodeQuery, this.#options.returnArrays);
   }
 
   /** Resolves to the result columns' metadata, as node:sqlite's columns(). */

@@ -3,7 +3,10 @@
 // Transaction and ReadSnapshot: scopes whose statements run on one pinned
 // thread. A transaction holds the writer (other callers' writes wait, in
 // order, and never join it); a read snapshot holds one reader, so all its
-// reads see one snapshot of the database.
+// reads see one snapshot of the database. `db.begin()` hands a transaction
+// out to be ended by its caller; `db.transaction(fn)` is the same handle,
+// committed or rolled back by what `fn` does. Neither ever sends BEGIN or
+// COMMIT through the shared queue: they travel on the session itself.
 
 const { argType, nodeError } = require('./errors.js');
 const { decodeBatch } = require('./rows.js');
@@ -11,6 +14,8 @@ const { prepare, batchCalls } = require('./statement.js');
 const { scope: SCOPE } = require('./protocol.js');
 
 const MODES = { __proto__: null, deferred: SCOPE.DEFERRED, immediate: SCOPE.IMMEDIATE, exclusive: SCOPE.EXCLUSIVE };
+
+const asyncDispose = Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose');
 
 function readMode(options) {
   if (options === undefined) return MODES.immediate;
@@ -31,6 +36,16 @@ function checkCallback(fn) {
   if (typeof fn !== 'function') throw argType('fn', 'a function');
 }
 
+/** A savepoint name as an SQL identifier: any string, quoted. */
+function savepointName(name) {
+  if (typeof name !== 'string' || name === '') throw argType('name', 'a non-empty string');
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+function ended() {
+  return nodeError(Error, 'ERR_INVALID_STATE', 'the transaction has ended');
+}
+
 class ReadSnapshot {
   #core;
   #scope;
@@ -46,14 +61,31 @@ class ReadSnapshot {
   }
 }
 
+// A transaction handle dropped without being ended: the addon rolls it back
+// when its session is collected; the database stops counting it then.
+const dropped = new FinalizationRegistry((counter) => {
+  counter.open -= 1;
+});
+
+let isEnded;
+
 class Transaction {
   #core;
   #scope;
+  #counter;
   #savepoints = 0;
 
-  constructor(core, scope) {
+  constructor(core, scope, counter) {
     this.#core = core;
     this.#scope = scope;
+    this.#counter = counter;
+    counter.open += 1;
+    dropped.register(this, counter, this);
+  }
+
+  static {
+    // Whether the caller ended the transaction, for runTransaction.
+    isEnded = (tx) => tx.#scope.ended;
   }
 
   /** A statement whose calls run inside this transaction. */
@@ -72,6 +104,21 @@ class Transaction {
     return this.#core.batch(batchCalls(this.#core, this.#scope, statements), this.#scope, decodeBatch);
   }
 
+  /** SAVEPOINT `name`. */
+  savepoint(name) {
+    return this.exec(`SAVEPOINT ${savepointName(name)}`);
+  }
+
+  /** RELEASE `name`: its changes become part of the enclosing transaction. */
+  release(name) {
+    return this.exec(`RELEASE ${savepointName(name)}`);
+  }
+
+  /** ROLLBACK TO `name`: undoes what followed it; the savepoint stays open. */
+  rollbackTo(name) {
+    return this.exec(`ROLLBACK TO ${savepointName(name)}`);
+  }
+
   /**
    * A nested transaction: a SAVEPOINT, released when `fn` resolves and
    * rolled back to when it rejects. `fn` gets this same transaction.
@@ -79,7 +126,7 @@ class Transaction {
   async transaction(fn) {
     checkCallback(fn);
     const name = `offloop_savepoint_${++this.#savepoints}`;
-    await this.exec(`SAVEPOINT ${name}`);
+    await this.savepoint(name);
     let result;
     try {
       result = await fn(this);
@@ -87,36 +134,93 @@ class Transaction {
       await this.exec(`ROLLBACK TO ${name}; RELEASE ${name}`).catch(() => {});
       throw err;
     }
-    await this.exec(`RELEASE ${name}`);
+    await this.release(name);
     return result;
+  }
+
+  #end() {
+    this.#counter.open -= 1;
+    dropped.unregister(this);
+  }
+
+  /**
+   * COMMIT, after every statement queued before it. A COMMIT that fails
+   * (a deferred foreign key) rolls back and rejects. Rejects with
+   * ERR_INVALID_STATE once the transaction has ended.
+   */
+  commit() {
+    if (this.#scope.ended) return Promise.reject(ended());
+    this.#end();
+    return this.#core.end(this.#scope, true);
+  }
+
+  /**
+   * ROLLBACK, after every statement queued before it. Resolves, without
+   * doing anything, when the transaction is over already (committed, rolled
+   * back, or ended by the idle timeout or a failed COMMIT).
+   */
+  rollback() {
+    if (this.#scope.ended) return Promise.resolve();
+    this.#end();
+    return this.#core.end(this.#scope, false).catch((err) => {
+      // The session had ended on its own: it is rolled back.
+      if (err?.code !== 'ERR_INVALID_STATE') throw err;
+    });
+  }
+
+  /** `await using tx = await db.begin()`: rolled back unless committed. */
+  [asyncDispose]() {
+    return this.rollback();
   }
 }
 
 /**
- * Runs `fn` in a write transaction on `core`: BEGIN (mode), then COMMIT
- * when `fn`'s promise resolves (returning its value) or ROLLBACK when it
- * rejects (rethrowing). `counter` tracks open transactions.
+ * A write transaction on `core`, its BEGIN queued on the writer; `begun`
+ * settles when BEGIN ran. Statements queued meanwhile wait behind it.
  */
-async function runTransaction(core, fn, options, counter) {
-  checkCallback(fn);
+function openTransaction(core, options, counter) {
   const mode = readMode(options);
   const refused = core.refusal(null);
   if (refused !== null) throw refused;
-  const scope = core.begin(mode);
-  counter.open += 1;
+  const { scope, begun } = core.begin(mode, true);
+  return { tx: new Transaction(core, scope, counter), scope, begun };
+}
+
+/** `db.begin()`: resolves to the transaction once BEGIN has run. */
+async function beginTransaction(core, options, counter) {
+  const { tx, scope, begun } = openTransaction(core, options, counter);
   try {
-    let result;
-    try {
-      result = await fn(new Transaction(core, scope));
-    } catch (err) {
-      await core.end(scope, false).catch(() => {});
-      throw err;
-    }
-    await core.end(scope, true);
-    return result;
-  } finally {
+    await begun;
+  } catch (err) {
+    // The session ended with the error; there is nothing to roll back.
+    scope.ended = true;
     counter.open -= 1;
+    dropped.unregister(tx);
+    throw err;
   }
+  return tx;
+}
+
+/**
+ * `db.transaction(fn)`: a transaction handle whose end `fn` decides:
+ * COMMIT when `fn`'s promise resolves (returning its value) or ROLLBACK when
+ * it rejects (rethrowing). `fn` starts at once; its statements queue behind
+ * BEGIN, whose failure they and the COMMIT report.
+ */
+async function runTransaction(core, fn, options, counter) {
+  checkCallback(fn);
+  const { tx, begun } = openTransaction(core, options, counter);
+  begun.catch(() => {});
+  let result;
+  try {
+    result = await fn(tx);
+  } catch (err) {
+    await tx.rollback().catch(() => {});
+    throw err;
+  }
+  // `fn` may have ended the transaction itself through the handle.
+  if (!isEnded(tx)) await tx.commit();
+  return result;
 }
 
 /** Runs `fn` with reads that all see one snapshot. */
@@ -124,7 +228,7 @@ async function runRead(core, fn) {
   checkCallback(fn);
   const refused = core.refusal(null);
   if (refused !== null) throw refused;
-  const scope = core.begin(SCOPE.READ);
+  const { scope } = core.begin(SCOPE.READ, false);
   try {
     return await fn(new ReadSnapshot(core, scope));
   } finally {
@@ -132,4 +236,4 @@ async function runRead(core, fn) {
   }
 }
 
-module.exports = { Transaction, ReadSnapshot, runTransaction, runRead };
+module.exports = { Transaction, ReadSnapshot, beginTransaction, runTransaction, runRead };

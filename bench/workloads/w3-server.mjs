@@ -4,6 +4,11 @@
 //   node bench/workloads/w3-server.mjs --peer <name> --file <db> [--offloop <package dir>]
 //                                      [--thread-nice N]
 //
+// A peer is a driver (better-sqlite3, node:sqlite, offloop), or a query
+// builder on one (kysely+offloop against Kysely's own SQLite dialect on
+// better-sqlite3, drizzle+offloop against Drizzle's better-sqlite3 driver),
+// which builds the same two queries.
+//
 // Routes:
 //   /read    a query that costs about a millisecond of SQLite CPU (a LIKE
 //            over every row's text), answered with its one result row;
@@ -16,6 +21,7 @@
 
 import fs from 'node:fs';
 import http from 'node:http';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
@@ -82,6 +88,111 @@ const adapters = {
     };
   },
 };
+
+// The query builders' tables: the W2 table `t` and the write table `w`.
+function drizzleTables() {
+  const { blob, integer, real, sqliteTable, text } = benchRequire('drizzle-orm/sqlite-core');
+  return {
+    t: sqliteTable('t', { text: text('text') }),
+    w: sqliteTable('w', {
+      nul: integer('nul'),
+      integer: integer('integer'),
+      real: real('real'),
+      text: text('text'),
+      blob: blob('blob', { mode: 'buffer' }),
+    }),
+  };
+}
+
+const WRITE_VALUES = { nul: ROW[0], integer: ROW[1], real: ROW[2], text: ROW[3], blob: Buffer.from(ROW[4]) };
+
+/** A peer serving /read and /write through Kysely with `dialect`. */
+function kyselyPeer(dialect, version, close) {
+  const { Kysely, sql } = benchRequire('kysely');
+  const db = new Kysely({ dialect });
+  return {
+    version,
+    read: (p) =>
+      db
+        .selectFrom('t')
+        .select([sql`count(*)`.as('n'), sql`sum(length(text))`.as('bytes')])
+        .where('text', 'like', p)
+        .executeTakeFirstOrThrow(),
+    write: async () => ({ lastInsertRowid: (await db.insertInto('w').values(WRITE_VALUES).executeTakeFirstOrThrow()).insertId }),
+    close: async () => {
+      await db.destroy();
+      await close?.();
+    },
+  };
+}
+
+/** A peer serving /read and /write through the Drizzle database `db`. */
+function drizzlePeer(db, version, close) {
+  const { like, sql } = benchRequire('drizzle-orm');
+  const { t, w } = drizzleTables();
+  return {
+    version,
+    read: async (p) => db.select({ n: sql`count(*)`, bytes: sql`sum(length(text))` }).from(t).where(like(t.text, p)).get(),
+    write: async () => db.insert(w).values(WRITE_VALUES).run(),
+    close,
+  };
+}
+
+function betterSqlite3() {
+  const Database = benchRequire('better-sqlite3');
+  const db = new Database(opts.file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma(`cache_size = ${CACHE_SIZE}`);
+  return db;
+}
+
+async function offloopDatabase() {
+  const { Database } = requireOffloop(opts.offloop);
+  return Database.open(opts.file, { cacheSize: CACHE_SIZE, threadNice: Number(opts['thread-nice']) });
+}
+
+/**
+ * An offloop adapter from the checkout under test, built on the bench
+ * package's copy of its library (the one the better-sqlite3 side uses).
+ */
+function offloopAdapter(file) {
+  return createRequire(path.join(opts.offloop, 'package.json'))(path.join(opts.offloop, 'adapters', file));
+}
+
+/** The version of bench package dependency `name` (whose exports may hide its package.json). */
+function versionOf(name) {
+  for (let dir = path.dirname(benchRequire.resolve(name)); dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    const file = path.join(dir, 'package.json');
+    if (!fs.existsSync(file)) continue;
+    const pkg = JSON.parse(fs.readFileSync(file, 'utf8'));
+    if (pkg.name === name) return pkg.version;
+  }
+  return 'unknown';
+}
+
+Object.assign(adapters, {
+  async 'kysely+better-sqlite3'() {
+    const { SqliteDialect } = benchRequire('kysely');
+    return kyselyPeer(new SqliteDialect({ database: betterSqlite3() }), `kysely ${versionOf('kysely')}`);
+  },
+  async 'kysely+offloop'() {
+    const { createKyselyDialect } = offloopAdapter('kysely/dialect.js');
+    const { OffloopDialect } = createKyselyDialect(benchRequire('kysely'));
+    return kyselyPeer(new OffloopDialect({ database: await offloopDatabase() }), `kysely ${versionOf('kysely')}`);
+  },
+  async 'drizzle+better-sqlite3'() {
+    const client = betterSqlite3();
+    const { drizzle } = benchRequire('drizzle-orm/better-sqlite3');
+    return drizzlePeer(drizzle(client), `drizzle-orm ${versionOf('drizzle-orm')}`, () => client.close());
+  },
+  async 'drizzle+offloop'() {
+    const { createDrizzle } = offloopAdapter('drizzle/driver.js');
+    const { drizzle } = createDrizzle({ orm: benchRequire('drizzle-orm'), sqlite: benchRequire('drizzle-orm/sqlite-core') });
+    const database = await offloopDatabase();
+    return drizzlePeer(drizzle(database), `drizzle-orm ${versionOf('drizzle-orm')}`, () => database.close());
+  },
+});
 
 const open = adapters[opts.peer];
 if (!open) throw new Error(`unknown peer ${opts.peer}`);

@@ -90,7 +90,7 @@ impl Dispatcher {
         scope: Option<&External<ScopeCell>>,
         cancellable: bool,
     ) -> Result<Option<ArgError>> {
-        if kind > protocol::call::EXPAND {
+        if kind > protocol::call::QUERY {
             return Err(Error::new(Status::InvalidArg, "unknown call kind"));
         }
         let call = match read_call(cx, sql, args, flags)? {
@@ -106,6 +106,7 @@ impl Dispatcher {
                 chunk_rows: ITERATE_CHUNK_ROWS,
             },
             protocol::call::COLUMNS => Request::Columns(call.sql),
+            protocol::call::QUERY => Request::Query(call),
             _ => Request::Expand(call),
         };
         let cancel = if cancellable {

@@ -177,16 +177,28 @@ fn outcome_to_js(cx: Cx, outcome: Outcome, flags: u32) -> Result<engine::Result<
             }
             chunk.finish()?
         }
-        Outcome::Columns(columns) => {
-            let mut flat = Packer::new(cx, columns.len() * 5);
-            for c in &columns {
-                flat.push(cx.string(&c.name)?);
-                flat.push(cx.opt_string(c.column.as_deref())?);
-                flat.push(cx.opt_string(c.database.as_deref())?);
-                flat.push(cx.opt_string(c.table.as_deref())?);
-                flat.push(cx.opt_string(c.decl_type.as_deref())?);
+        Outcome::Columns(columns) => columns_to_js(cx, &columns)?,
+        // `[columns' metadata, changes, lastInsertRowid, names, values]`.
+        Outcome::Query {
+            columns,
+            rows,
+            changes,
+            last_insert_rowid,
+        } => {
+            if let Some((_, e)) = first_unreadable(&rows, 0, big) {
+                return Ok(Err(e));
             }
-            flat.finish()?
+            let mut values = Packer::new(cx, rows.values.len());
+            for value in &rows.values {
+                values.push(value_to_js(cx, value, big)?);
+            }
+            let mut query = Packer::new(cx, 5);
+            query.push(columns_to_js(cx, &columns)?);
+            query.push(integer(cx, changes, big)?);
+            query.push(integer(cx, last_insert_rowid, big)?);
+            query.push(column_names(cx, &rows.columns)?);
+            query.push(values.finish()?);
+            query.finish()?
         }
         Outcome::Text(text) => cx.opt_string(text.as_deref())?,
         Outcome::Settings(report) => super::settings::report_to_js(cx, &report)?,
@@ -237,6 +249,20 @@ fn outcome_to_js(cx: Cx, outcome: Outcome, flags: u32) -> Result<engine::Result<
             pair.finish()?
         }
     }))
+}
+
+/// Column metadata as one flat array: `name, column, database, table,
+/// type` per column (lib/rows.js, `decodeColumns`).
+fn columns_to_js(cx: Cx, columns: &[engine::ColumnInfo]) -> Result<Js> {
+    let mut flat = Packer::new(cx, columns.len() * 5);
+    for c in columns {
+        flat.push(cx.string(&c.name)?);
+        flat.push(cx.opt_string(c.column.as_deref())?);
+        flat.push(cx.opt_string(c.database.as_deref())?);
+        flat.push(cx.opt_string(c.table.as_deref())?);
+        flat.push(cx.opt_string(c.decl_type.as_deref())?);
+    }
+    flat.finish()
 }
 
 /// Whether an INTEGER reads as a JS number without `readBigInts`.

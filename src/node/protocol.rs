@@ -18,6 +18,7 @@ pub mod call {
     pub const ITERATE: u32 = 3;
     pub const COLUMNS: u32 = 4;
     pub const EXPAND: u32 = 5;
+    pub const QUERY: u32 = 6;
 }
 
 /// The kind of each record in a drain's flat array (`completions_to_js`);
@@ -94,6 +95,7 @@ pub fn protocol(env: Env) -> Result<Js> {
                 ("ITERATE", call::ITERATE as f64),
                 ("COLUMNS", call::COLUMNS as f64),
                 ("EXPAND", call::EXPAND as f64),
+                ("QUERY", call::QUERY as f64),
             ],
         ),
         (

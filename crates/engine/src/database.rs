@@ -195,6 +195,7 @@ impl Database {
             Request::Run(call)
             | Request::Get(call)
             | Request::All(call)
+            | Request::Query(call)
             | Request::Expand(call)
             | Request::Iterate { call, .. } => route(queues, call.sql.route(), in_transaction),
             Request::Columns(sql) => route(queues, sql.route(), in_transaction),

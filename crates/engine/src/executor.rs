@@ -87,6 +87,7 @@ impl Executor {
                 Ok(Outcome::Rows(rows))
             }),
             Request::All(call) => self.with_statement(&call, all_rows),
+            Request::Query(call) => self.with_statement(&call, query_rows),
             Request::Iterate { call, chunk_rows } => self.iterate(call, chunk_rows),
             Request::NextChunk { cursor, chunk_rows } => self.next_chunk(cursor, chunk_rows),
             Request::CloseCursor(cursor) => {
@@ -99,24 +100,7 @@ impl Executor {
                     params: Default::default(),
                     bind: Default::default(),
                 };
-                self.with_prepared(&call.sql, |stmt| {
-                    let names = stmt.column_names();
-                    let columns = names
-                        .into_iter()
-                        .enumerate()
-                        .map(|(i, name)| {
-                            let [database, table, column, decl_type] = stmt.column_origin(i);
-                            ColumnInfo {
-                                name,
-                                column,
-                                database,
-                                table,
-                                decl_type,
-                            }
-                        })
-                        .collect();
-                    Ok(Outcome::Columns(columns))
-                })
+                self.with_prepared(&call.sql, |stmt| Ok(Outcome::Columns(column_info(stmt))))
             }
             Request::Expand(call) => {
                 self.with_statement(&call, |stmt| Ok(Outcome::Text(stmt.expanded_sql())))
@@ -377,4 +361,46 @@ fn all_rows(stmt: &mut RawStatement) -> Result<Outcome> {
     let mut rows = RowSet::new(stmt.column_names().into());
     step_rows(stmt, &mut rows, usize::MAX)?;
     Ok(Outcome::Rows(rows))
+}
+
+/// Every row, the columns' metadata and what the statement changed:
+/// `query()`. `sqlite3_changes64` keeps the last write's count through
+/// statements that write nothing (a SELECT, a CREATE TABLE), so a
+/// statement that moved the connection's total by nothing reports 0.
+fn query_rows(stmt: &mut RawStatement) -> Result<Outcome> {
+    let columns = column_info(stmt);
+    let before = stmt.total_changes();
+    let mut rows = RowSet::new(stmt.column_names().into());
+    while stmt.step()? {
+        read_row(stmt, &mut rows);
+    }
+    let (changes, last_insert_rowid) = if stmt.total_changes() == before {
+        (0, 0)
+    } else {
+        stmt.changes()
+    };
+    Ok(Outcome::Query {
+        columns,
+        rows,
+        changes,
+        last_insert_rowid,
+    })
+}
+
+/// The result columns' metadata: `columns()`.
+fn column_info(stmt: &RawStatement) -> Vec<ColumnInfo> {
+    stmt.column_names()
+        .into_iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let [database, table, column, decl_type] = stmt.column_origin(i);
+            ColumnInfo {
+                name,
+                column,
+                database,
+                table,
+                decl_type,
+            }
+        })
+        .collect()
 }

@@ -39,6 +39,10 @@ pub enum Request {
     Get(Call),
     /// Every row.
     All(Call),
+    /// Every row, the result columns' metadata and what the statement
+    /// changed, in one job (`query()`, for SQL whose kind the caller does
+    /// not know).
+    Query(Call),
     /// Up to `chunk_rows` rows, and a cursor if more remain.
     Iterate { call: Call, chunk_rows: usize },
     /// The next rows of an open cursor.
@@ -91,6 +95,14 @@ pub enum Outcome {
         last_insert_rowid: i64,
     },
     Rows(RowSet),
+    /// `query()`: `changes` and `last_insert_rowid` are 0 when the
+    /// statement changed no row.
+    Query {
+        columns: Vec<ColumnInfo>,
+        rows: RowSet,
+        changes: i64,
+        last_insert_rowid: i64,
+    },
     Chunk {
         rows: RowSet,
         cursor: Option<CursorRef>,

@@ -317,6 +317,14 @@ impl RawStatement {
         }
     }
 
+    /// `sqlite3_total_changes64`: rows changed on the connection since it
+    /// opened, triggers included. Unlike `changes`, it moves only when a
+    /// statement changes a row.
+    pub fn total_changes(&self) -> i64 {
+        // SAFETY: `self.db` is live (prepare's contract).
+        unsafe { ffi::sqlite3_total_changes64(self.db) }
+    }
+
     /// The SQL with the currently bound values substituted.
     pub fn expanded_sql(&self) -> Option<String> {
         // SAFETY: live handle; the returned buffer is ours to free.
