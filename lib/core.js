@@ -220,6 +220,24 @@ class Core {
   }
 
   /** COMMIT (or the end of a read snapshot) or ROLLBACK. */
+  /** Opens a nested transaction in `scope` (a SAVEPOINT the engine names). */
+  nest(scope) {
+    const refused = this.refusal(scope);
+    if (refused !== null) return Promise.reject(refused);
+    const { id, promise } = track(null, null);
+    send(id, () => this.native.nest(id, scope.native));
+    return promise;
+  }
+
+  /** Ends the innermost nested transaction of `scope`: kept or undone. */
+  unnest(scope, commit) {
+    const refused = this.refusal(scope);
+    if (refused !== null) return Promise.reject(refused);
+    const { id, promise } = track(null, null);
+    send(id, () => this.native.unnest(id, scope.native, commit));
+    return promise;
+  }
+
   end(scope, commit) {
     scope.ended = true;
     if (this.state === CLOSED || !this.native.scopeStarted(scope.native)) return Promise.resolve();

@@ -73,7 +73,6 @@ class Transaction {
   #core;
   #scope;
   #counter;
-  #savepoints = 0;
 
   constructor(core, scope, counter) {
     this.#core = core;
@@ -125,16 +124,15 @@ class Transaction {
    */
   async transaction(fn) {
     checkCallback(fn);
-    const name = `offloop_savepoint_${++this.#savepoints}`;
-    await this.savepoint(name);
+    await this.#core.nest(this.#scope);
     let result;
     try {
       result = await fn(this);
     } catch (err) {
-      await this.exec(`ROLLBACK TO ${name}; RELEASE ${name}`).catch(() => {});
+      await this.#core.unnest(this.#scope, false).catch(() => {});
       throw err;
     }
-    await this.release(name);
+    await this.#core.unnest(this.#scope, true);
     return result;
   }
 

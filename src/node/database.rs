@@ -205,6 +205,29 @@ impl NativeDatabase {
             .dispatch(request, id, 0, Some(scope), Cancel::Never, Hold::SendNow);
     }
 
+    /// Opens a nested transaction inside `scope`: a SAVEPOINT the engine
+    /// names after the nesting depth.
+    #[napi(catch_unwind)]
+    pub fn nest(&self, id: f64, scope: &External<ScopeCell>) {
+        self.dispatcher.dispatch(
+            Request::Nest,
+            id,
+            0,
+            Some(scope),
+            Cancel::Never,
+            Hold::SendNow,
+        );
+    }
+
+    /// Ends the innermost nested transaction of `scope`: RELEASE when
+    /// `commit`, else ROLLBACK TO and RELEASE.
+    #[napi(catch_unwind)]
+    pub fn unnest(&self, id: f64, scope: &External<ScopeCell>, commit: bool) {
+        let request = Request::Unnest(commit);
+        self.dispatcher
+            .dispatch(request, id, 0, Some(scope), Cancel::Never, Hold::SendNow);
+    }
+
     /// Aborts a cancellable call; says how (`protocol::cancel`). A call
     /// still queued will never run (its completion still arrives); a
     /// running one is interrupted (its completion says how it ended).

@@ -203,6 +203,8 @@ impl Database {
             | Request::Batch(_)
             | Request::Commit
             | Request::Rollback
+            | Request::Nest
+            | Request::Unnest(_)
             | Request::ReadSettings(_) => &queues.writer,
             Request::Scope(pinned) => match (pinned.kind(), &queues.readers) {
                 (ScopeKind::Read, Some(readers)) => readers,

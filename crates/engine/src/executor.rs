@@ -25,6 +25,8 @@ pub struct Executor {
     // connection closes.
     cursors: Cursors,
     cache: StatementCache,
+    /// Nested transactions open inside the current one (`nest`).
+    savepoints: u32,
     role: Role,
     /// Writer only: set while preparing a statement that reads state of
     /// this connection alone (see `reads_connection_state`).
@@ -54,6 +56,7 @@ impl Executor {
         });
         Executor {
             cursors: Cursors::default(),
+            savepoints: 0,
             cache: StatementCache::new(STATEMENT_CACHE_CAPACITY),
             role,
             state_reads,
@@ -108,6 +111,8 @@ impl Executor {
             // Reaches an executor only when no checkpointer runs.
             Request::StopCheckpointer => Ok(Outcome::Done),
             Request::Batch(calls) => self.batch(&calls),
+            Request::Nest => self.nest().map(|()| Outcome::Done),
+            Request::Unnest(commit) => self.unnest(commit).map(|()| Outcome::Done),
             // The thread loops dispatch these; here they are a misuse.
             Request::Scope(_) | Request::Commit | Request::Rollback => {
                 Err(Error::invalid_state("no transaction is open"))
@@ -265,16 +270,18 @@ impl Executor {
     /// their run result; the first failure rolls everything back.
     fn batch(&mut self, calls: &[Call]) -> Result<Outcome> {
         let nested = !self.conn.is_autocommit();
-        let (begin, commit, rollback) = if nested {
-            (
-                "SAVEPOINT offloop_batch",
-                "RELEASE offloop_batch",
-                "ROLLBACK TO offloop_batch; RELEASE offloop_batch",
-            )
+        if nested {
+            self.nest()?;
         } else {
-            ("BEGIN IMMEDIATE", "COMMIT", "ROLLBACK")
+            self.exec("BEGIN IMMEDIATE")?;
+        }
+        let rollback = |this: &mut Self| {
+            let _ = if nested {
+                this.unnest(false)
+            } else {
+                this.exec("ROLLBACK")
+            };
         };
-        self.exec(begin)?;
         let mut results = Vec::with_capacity(calls.len());
         for (index, call) in calls.iter().enumerate() {
             let outcome = self.with_statement(call, |stmt| {
@@ -287,7 +294,7 @@ impl Executor {
             match outcome {
                 Ok(outcome) => results.push(outcome),
                 Err(error) => {
-                    let _ = self.exec(rollback);
+                    rollback(self);
                     return Ok(Outcome::Batch {
                         results,
                         failed: Some((index, error)),
@@ -295,8 +302,13 @@ impl Executor {
                 }
             }
         }
-        if let Err(error) = self.exec(commit) {
-            let _ = self.exec(rollback);
+        let committed = if nested {
+            self.unnest(true)
+        } else {
+            self.exec("COMMIT")
+        };
+        if let Err(error) = committed {
+            rollback(self);
             return Ok(Outcome::Batch {
                 results,
                 failed: Some((calls.len(), error)),
@@ -306,6 +318,37 @@ impl Executor {
             results,
             failed: None,
         })
+    }
+
+    /// Opens a nested transaction: a SAVEPOINT named after its depth. The
+    /// engine alone names these (batches inside a transaction, and
+    /// `tx.transaction()`), so the depth it counts is the truth.
+    fn nest(&mut self) -> Result<()> {
+        let name = savepoint_name(self.savepoints + 1);
+        self.exec(&format!("SAVEPOINT {name}"))?;
+        self.savepoints += 1;
+        Ok(())
+    }
+
+    /// Ends the innermost nested transaction, keeping (`commit`) or undoing
+    /// its changes.
+    fn unnest(&mut self, commit: bool) -> Result<()> {
+        if self.savepoints == 0 || self.conn.is_autocommit() {
+            self.savepoints = 0;
+            return Err(Error::invalid_state("no nested transaction is open"));
+        }
+        let name = savepoint_name(self.savepoints);
+        self.savepoints -= 1;
+        if commit {
+            self.exec(&format!("RELEASE {name}"))
+        } else {
+            self.exec(&format!("ROLLBACK TO {name}; RELEASE {name}"))
+        }
+    }
+
+    /// Forgets the nesting depth: the transaction around it ended.
+    pub fn reset_savepoints(&mut self) {
+        self.savepoints = 0;
     }
 
     /// The id the next cursor will get: cursors opened after this mark can
@@ -344,6 +387,11 @@ fn reads_connection_state(ctx: &AuthContext<'_>) -> bool {
         AuthAction::Read { .. } => ctx.database_name.is_some_and(|db| db != "main"),
         _ => false,
     }
+}
+
+/// The name of the nested transaction at `depth` (1 for the outermost).
+fn savepoint_name(depth: u32) -> String {
+    format!("offloop_nested_{depth}")
 }
 
 /// Steps to the end: `run()`'s change count and last rowid.

@@ -73,6 +73,12 @@ pub enum Request {
     Commit,
     /// Ends a scope with ROLLBACK.
     Rollback,
+    /// Inside a write scope: opens a nested transaction, a SAVEPOINT the
+    /// engine names after the nesting depth.
+    Nest,
+    /// Ends the innermost nested transaction: RELEASE (`true`), or ROLLBACK
+    /// TO and RELEASE (`false`).
+    Unnest(bool),
     /// Reads the connection's settings back and compares them with these
     /// (`db.settings()` sends one to every connection).
     ReadSettings(Arc<Settings>),

@@ -88,6 +88,7 @@ fn serve_scope(executor: &mut Executor, scope: ScopeStart, done: Done, counters:
     // Cursors opened from here on belong to the scope and end with it;
     // older ones (parked on this thread) outlive it.
     let mark = executor.cursor_mark();
+    executor.reset_savepoints();
     if let Err(error) = exec(executor, begin_sql(scope.kind)) {
         scope.end(error.clone());
         complete(done, Err(error));
@@ -133,6 +134,7 @@ fn serve_scope(executor: &mut Executor, scope: ScopeStart, done: Done, counters:
     } else {
         exec(executor, "ROLLBACK")
     };
+    executor.reset_savepoints();
     scope.end(Error::invalid_state("the transaction has ended"));
     if let Some(job) = ending {
         let (_, done) = job.take();

@@ -129,6 +129,57 @@ fn commit_or_rollback_outside_a_scope_is_an_error() {
 }
 
 #[test]
+fn nested_transactions_are_savepoints_the_engine_names_and_counts() {
+    let db = setup(1);
+    let mut tx = begin_write(&db, NEVER_IDLE);
+    assert!(call_in(&db, &mut tx, insert(&db, "outer")).is_ok());
+    assert_eq!(call_in(&db, &mut tx, Request::Nest), Ok(Outcome::Done));
+    assert!(call_in(&db, &mut tx, insert(&db, "kept")).is_ok());
+    assert_eq!(call_in(&db, &mut tx, Request::Nest), Ok(Outcome::Done));
+    assert!(call_in(&db, &mut tx, insert(&db, "undone")).is_ok());
+    assert_eq!(
+        call_in(&db, &mut tx, Request::Unnest(false)),
+        Ok(Outcome::Done)
+    );
+    assert_eq!(
+        call_in(&db, &mut tx, Request::Unnest(true)),
+        Ok(Outcome::Done)
+    );
+    // Every level is closed now: one more end is refused, the transaction
+    // goes on.
+    let message = assert_invalid_state(call_in(&db, &mut tx, Request::Unnest(true)));
+    assert_eq!(message, "no nested transaction is open");
+    assert_eq!(call_in(&db, &mut tx, Request::Commit), Ok(Outcome::Done));
+    assert_eq!(values(&db), ["outer", "kept"]);
+}
+
+#[test]
+fn a_batch_inside_a_nested_transaction_nests_one_level_deeper() {
+    let db = setup(1);
+    let mut tx = begin_write(&db, NEVER_IDLE);
+    assert_eq!(call_in(&db, &mut tx, Request::Nest), Ok(Outcome::Done));
+    let batch = Request::Batch(vec![
+        stmt(&db, "INSERT INTO t(v) VALUES (?)", vec![text("in batch")]),
+        stmt(&db, "INSERT INTO t(id, v) VALUES (1, 'clash')", vec![]),
+    ]);
+    match call_in(&db, &mut tx, batch) {
+        Ok(Outcome::Batch {
+            failed: Some((1, _)),
+            ..
+        }) => {}
+        other => panic!("expected the batch's second statement to fail: {other:?}"),
+    }
+    // The batch undid only itself: the nested transaction is still open.
+    assert!(call_in(&db, &mut tx, insert(&db, "after")).is_ok());
+    assert_eq!(
+        call_in(&db, &mut tx, Request::Unnest(true)),
+        Ok(Outcome::Done)
+    );
+    assert_eq!(call_in(&db, &mut tx, Request::Commit), Ok(Outcome::Done));
+    assert_eq!(values(&db), ["after"]);
+}
+
+#[test]
 fn an_idle_transaction_rolls_back_and_its_later_statements_fail_with_the_idle_error() {
     let db = setup(1);
     let mut tx = begin_write(&db, Duration::from_millis(100));
