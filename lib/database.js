@@ -7,6 +7,7 @@ const { Core, OPENING, OPEN, CLOSING, CLOSED, send } = require('./core.js');
 const { argType, nodeError, notOpen } = require('./errors.js');
 const { readCallOptions, readOptions, readPath } = require('./options.js');
 const { decodeBatch, decodeCheckpoint } = require('./rows.js');
+const { defineAggregate, defineFunction } = require('./functions.js');
 const { decodeSettings, emitSettingWarnings } = require('./settings.js');
 const { prepare, batchCalls } = require('./statement.js');
 const { runRead, runTransaction } = require('./transaction.js');
@@ -114,6 +115,22 @@ class Database {
   location() {
     if (this.#core.state !== OPEN) throw notOpen();
     return this.#core.native.location();
+  }
+
+  /**
+   * `function(name[, options], fn)`: defines a SQL function on every
+   * connection, as node:sqlite's. SQLite calls `fn` from its own threads;
+   * each call runs on this thread (see docs/api.md for the cost).
+   */
+  function(name, options, fn) {
+    if (this.#core.closing) throw notOpen();
+    defineFunction(this.#core.native, arguments.length > 2 ? [name, options, fn] : [name, options].slice(0, arguments.length));
+  }
+
+  /** Defines an aggregate (a window function when `options.inverse` is given). */
+  aggregate(name, options) {
+    if (this.#core.closing) throw notOpen();
+    defineAggregate(this.#core.native, name, options);
   }
 
   /** Creates a statement. Nothing is prepared until its first call. */

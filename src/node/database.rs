@@ -108,6 +108,11 @@ pub struct NativeDatabase {
 }
 
 impl NativeDatabase {
+    /// The engine database, for the boundary's other modules.
+    pub(super) fn engine(&self) -> &engine::Database {
+        &self.db
+    }
+
     fn tokens(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<CancelToken>>> {
         self.tokens.lock().unwrap_or_else(|e| e.into_inner())
     }

@@ -3,6 +3,7 @@
 
 mod completion;
 mod database;
+mod functions;
 mod js;
 mod outcome;
 mod params;
@@ -15,6 +16,7 @@ use napi_derive::napi;
 use js::{Cx, Js};
 
 pub use database::NativeDatabase;
+pub use functions::{define_aggregate, define_function};
 pub use settings::compile_options;
 pub use spread::spread_functions;
 

@@ -420,6 +420,13 @@ fn unreadable_rows(rows: &RowSet, big: bool) -> Vec<(usize, engine::Error)> {
 /// unless SQLite produced the error. A failed batch adds the failing
 /// statement's index as a sixth element.
 pub fn error_to_js(cx: Cx, error: &engine::Error) -> Result<Js> {
+    // What a user function threw is rejected with as it is.
+    if let Some(thrown) = super::functions::take_thrown(cx, error)? {
+        let out = cx.array(2)?;
+        cx.set_element(out, 0, cx.string(super::functions::THROWN_CODE)?)?;
+        cx.set_element(out, 1, thrown)?;
+        return Ok(out);
+    }
     let out = cx.array(5)?;
     let (code, errcode) = match error {
         engine::Error::Sqlite { code, .. } => ("ERR_SQLITE_ERROR", Some(*code)),

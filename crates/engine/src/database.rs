@@ -12,6 +12,7 @@ use crossbeam_channel::{unbounded, Sender};
 
 use crate::checkpoint::{nudge_channel, CheckpointerThread, WalControl};
 use crate::error::{Error, Result};
+use crate::functions::FunctionDefinition;
 use crate::job::{Done, Job, Outcome, Request, Role};
 use crate::latch::{OpenLatch, WriterGate};
 use crate::pinned::{PinKind, PinnedSession};
@@ -147,6 +148,13 @@ impl Database {
 
     pub fn settings(&self) -> &Settings {
         &self.settings
+    }
+
+    /// Defines a user function or aggregate on every connection, those
+    /// opened later included; it is in force for every job queued after
+    /// this returns.
+    pub fn define_function(&self, definition: FunctionDefinition) -> Result<()> {
+        self.settings.registrations.define(definition)
     }
 
     /// The shared handle for a SQL text, carrying its learned route.

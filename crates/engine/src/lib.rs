@@ -22,6 +22,7 @@ mod codes;
 mod connection;
 mod database;
 mod error;
+mod functions;
 mod job;
 mod latch;
 mod pinned;
@@ -42,6 +43,10 @@ pub use checkpoint::{CheckpointMode, CheckpointStats};
 pub use codes::result_code_name;
 pub use database::Database;
 pub use error::{Error, Result};
+pub use functions::{
+    Accumulator, AggregateFunction, FunctionBody, FunctionDefinition, FunctionError, Registrations,
+    ScalarFunction,
+};
 pub use job::{Call, ColumnInfo, CursorRef, Done, Job, Outcome, Request, Role};
 pub use pinned::{PinKind, PinnedSession, TransactionMode};
 pub use pragmas::{

@@ -66,7 +66,11 @@ impl ReaderThread {
             }
         };
         self.latch.arrive(Ok(()));
-        let mut session = Session::new(conn, Role::Reader(self.index));
+        let mut session = Session::new(
+            conn,
+            Role::Reader(self.index),
+            self.settings.registrations.clone(),
+        );
         let mut starving_polls = 0;
         let mut last_taken = self.shared_taken.load(Ordering::Relaxed);
         loop {

@@ -1,8 +1,10 @@
 //! `Settings`: everything that shapes how a database is opened, validated by
 //! the caller before it reaches the engine.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use crate::functions::Registrations;
 use crate::pragmas::{JournalMode, PragmaValue, Synchronous, TempStore};
 
 /// Reader threads when the caller does not say. Four keeps a 2-core server
@@ -84,6 +86,10 @@ pub struct Settings {
     /// Fail the open when a setting read back differs from the request,
     /// instead of only reporting it.
     pub strict_settings: bool,
+    /// User functions and aggregates, defined at any time after the open
+    /// too: shared with every connection, which applies what is new before
+    /// its next job (see `functions`).
+    pub registrations: Arc<Registrations>,
 }
 
 impl Settings {
@@ -106,6 +112,7 @@ impl Settings {
             pragmas: Vec::new(),
             thread_nice: 0,
             strict_settings: false,
+            registrations: Arc::default(),
         }
     }
 
