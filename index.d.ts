@@ -209,6 +209,22 @@ export interface AggregateOptions<T = unknown> extends FunctionOptions {
   result?: (accumulator: T) => SQLFunctionResult;
 }
 
+/** Statements made from tagged templates; values are always bound. */
+export declare class SQLTagStore {
+  private constructor();
+  run(strings: readonly string[], ...values: SQLInputValue[]): Promise<RunResult>;
+  get<T = Row>(strings: readonly string[], ...values: SQLInputValue[]): Promise<T | undefined>;
+  all<T = Row>(strings: readonly string[], ...values: SQLInputValue[]): Promise<T[]>;
+  iterate<T = Row>(strings: readonly string[], ...values: SQLInputValue[]): AsyncIterableIterator<T>;
+  clear(): void;
+  readonly size: number;
+  readonly capacity: number;
+  readonly db: Database;
+}
+
+/** node:sqlite's constants: changeset conflict and authorizer codes. */
+export declare const constants: Readonly<Record<string, number>>;
+
 export declare class Database {
   constructor(path: string | Uint8Array | URL, options?: DatabaseOptions);
   static open(path: string | Uint8Array | URL, options?: DatabaseOptions): Promise<Database>;
@@ -218,7 +234,7 @@ export declare class Database {
   readonly ready: Promise<Database>;
   readonly isOpen: boolean;
   location(): string | null;
-  /** True while a `transaction()` callback runs. */
+  /** True while a `transaction()` callback runs or the writer is inside a transaction. */
   readonly isTransaction: boolean;
   prepare(sql: string, options?: StatementOptions): Statement;
   /** Defines a SQL function on every connection; each call runs on the JS thread. */
@@ -226,6 +242,8 @@ export declare class Database {
   function(name: string, options: FunctionOptions, fn: (...args: SQLOutputValue[]) => SQLFunctionResult): void;
   /** Defines an aggregate (a window function with `inverse`) on every connection. */
   aggregate<T>(name: string, options: AggregateOptions<T>): void;
+  /** Statements made from tagged templates (default capacity 1000). */
+  createTagStore(maxSize?: number): SQLTagStore;
   exec(sql: string, options?: CallOptions): Promise<void>;
   transaction<T>(fn: (tx: Transaction) => Promise<T> | T, options?: { mode?: TransactionMode }): Promise<T>;
   batch(statements: BatchEntry[]): Promise<BatchResult[]>;

@@ -8,6 +8,7 @@ const { argType, nodeError, notOpen } = require('./errors.js');
 const { readCallOptions, readOptions, readPath } = require('./options.js');
 const { decodeBatch, decodeCheckpoint } = require('./rows.js');
 const { defineAggregate, defineFunction } = require('./functions.js');
+const { SQLTagStore } = require('./tag-store.js');
 const { decodeSettings, emitSettingWarnings } = require('./settings.js');
 const { prepare, batchCalls } = require('./statement.js');
 const { runRead, runTransaction } = require('./transaction.js');
@@ -106,9 +107,13 @@ class Database {
     return this.#core.state === OPEN;
   }
 
-  /** True while a `transaction()` callback runs. */
+  /**
+   * True while a `transaction()` callback runs, and while the writer's
+   * connection is inside a transaction begun otherwise (`exec('BEGIN')`).
+   */
   get isTransaction() {
-    return this.#transactions.open > 0;
+    if (this.#core.closing) throw notOpen();
+    return this.#transactions.open > 0 || (this.#core.state === OPEN && native.inTransaction(this.#core.native));
   }
 
   /** The absolute path of the database file; null for in-memory databases. */
@@ -131,6 +136,17 @@ class Database {
   aggregate(name, options) {
     if (this.#core.closing) throw notOpen();
     defineAggregate(this.#core.native, name, options);
+  }
+
+  /**
+   * A store of up to `maxSize` (default 1000) statements made from tagged
+   * templates: ``store.get`SELECT * FROM t WHERE id = ${id}` ``. Values are
+   * always bound as parameters, never spliced into the SQL.
+   */
+  createTagStore(maxSize) {
+    if (this.#core.closing) throw notOpen();
+    const core = this.#core;
+    return new SQLTagStore(this, () => core.closing, maxSize);
   }
 
   /** Creates a statement. Nothing is prepared until its first call. */

@@ -59,7 +59,7 @@ async function outcome(fn) {
 /**
  * Runs every scenario (`{ name: async (db) => result }`) both ways; the
  * offloop side opens a file database with `options` (readers by default),
- * so reads run on reader threads. Prints `[{ name, node, offloop }]`.
+ * so reads run on reader threads. Resolves to `[{ name, node, offloop }]`.
  */
 async function compare(scenarios, options = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offloop-parity-'));
@@ -78,7 +78,18 @@ async function compare(scenarios, options = {}) {
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
-  process.stdout.write(JSON.stringify(results));
+  return results;
 }
 
-module.exports = { compare };
+/** Prints results for the test that runs the script, and fails on error. */
+function report(results) {
+  results.then(
+    (r) => process.stdout.write(JSON.stringify(r)),
+    (err) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
+}
+
+module.exports = { compare, enc, report };

@@ -4,7 +4,7 @@
 // node:sqlite and on offloop (see compare.cjs); functions.test.mjs
 // compares the outcomes.
 
-const { compare } = require('./compare.cjs');
+const { compare, report } = require('./compare.cjs');
 
 const all = async (db, sql, ...params) => db.prepare(sql).all(...params);
 const get = async (db, sql, ...params) => db.prepare(sql).get(...params);
@@ -261,7 +261,4 @@ async function outcomeOf(fn) {
   }
 }
 
-compare(scenarios, { readers: 2 }).catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+report(compare(scenarios, { readers: 2 }));

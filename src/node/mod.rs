@@ -9,6 +9,7 @@ mod outcome;
 mod params;
 mod settings;
 mod spread;
+mod status;
 
 use napi::{Env, Result};
 use napi_derive::napi;
@@ -19,6 +20,7 @@ pub use database::NativeDatabase;
 pub use functions::{define_aggregate, define_function};
 pub use settings::compile_options;
 pub use spread::spread_functions;
+pub use status::in_transaction;
 
 /// Creates this JS environment's completion queue; `drain` is called (with
 /// no arguments) whenever completions wait. `pack` is `(...v) => v` and

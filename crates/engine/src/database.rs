@@ -168,6 +168,13 @@ impl Database {
         self.location.get().and_then(|l| l.as_deref())
     }
 
+    /// Whether the writer's connection is inside a transaction (one begun
+    /// by `BEGIN` in `exec`, or a pinned one); set before the completion
+    /// of the job that began or ended it.
+    pub fn in_transaction(&self) -> bool {
+        self.writer_in_transaction.load(Ordering::Acquire)
+    }
+
     pub fn is_open(&self) -> bool {
         self.lock_queues().is_some()
     }
