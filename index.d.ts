@@ -197,6 +197,47 @@ export declare class Statement {
   setAllowUnknownNamedParameters(enabled: boolean): void;
 }
 
+/** What a user function may return: undefined and null are NULL. */
+export type SQLFunctionResult = null | undefined | number | bigint | string | ArrayBufferView | ArrayBuffer;
+
+export interface FunctionOptions {
+  /** SQLITE_DETERMINISTIC: the same arguments always give the same result (usable in indexes). */
+  deterministic?: boolean;
+  /** SQLITE_DIRECTONLY: refused in views, triggers and schema expressions. */
+  directOnly?: boolean;
+  /** Pass INTEGER arguments as BigInts. */
+  useBigIntArguments?: boolean;
+  /** Any number of arguments, instead of `fn.length`. */
+  varargs?: boolean;
+}
+
+export interface AggregateOptions<T = unknown> extends FunctionOptions {
+  /** The accumulator of a new group, or a function returning it. */
+  start: T | (() => T);
+  /** Returns the next accumulator. */
+  step: (accumulator: T, ...args: SQLOutputValue[]) => T;
+  /** Makes it a window function: takes a row leaving the window out. */
+  inverse?: (accumulator: T, ...args: SQLOutputValue[]) => T;
+  /** The result from the accumulator (default: the accumulator itself). */
+  result?: (accumulator: T) => SQLFunctionResult;
+}
+
+/** Statements made from tagged templates; values are always bound. */
+export declare class SQLTagStore {
+  private constructor();
+  run(strings: readonly string[], ...values: SQLInputValue[]): Promise<RunResult>;
+  get<T = Row>(strings: readonly string[], ...values: SQLInputValue[]): Promise<T | undefined>;
+  all<T = Row>(strings: readonly string[], ...values: SQLInputValue[]): Promise<T[]>;
+  iterate<T = Row>(strings: readonly string[], ...values: SQLInputValue[]): AsyncIterableIterator<T>;
+  clear(): void;
+  readonly size: number;
+  readonly capacity: number;
+  readonly db: Database;
+}
+
+/** node:sqlite's constants: changeset conflict and authorizer codes. */
+export declare const constants: Readonly<Record<string, number>>;
+
 export declare class Database {
   constructor(path: string | Uint8Array | URL, options?: DatabaseOptions);
   static open(path: string | Uint8Array | URL, options?: DatabaseOptions): Promise<Database>;
@@ -206,9 +247,16 @@ export declare class Database {
   readonly ready: Promise<Database>;
   readonly isOpen: boolean;
   location(): string | null;
-  /** True while a transaction from `begin()` or `transaction()` is open. */
+  /** True while a transaction from `begin()` or `transaction()` is open, or the writer is inside one begun with `exec('BEGIN')`. */
   readonly isTransaction: boolean;
   prepare(sql: string, options?: StatementOptions): Statement;
+  /** Defines a SQL function on every connection; each call runs on the JS thread. */
+  function(name: string, fn: (...args: SQLOutputValue[]) => SQLFunctionResult): void;
+  function(name: string, options: FunctionOptions, fn: (...args: SQLOutputValue[]) => SQLFunctionResult): void;
+  /** Defines an aggregate (a window function with `inverse`) on every connection. */
+  aggregate<T>(name: string, options: AggregateOptions<T>): void;
+  /** Statements made from tagged templates (default capacity 1000). */
+  createTagStore(maxSize?: number): SQLTagStore;
   exec(sql: string, options?: CallOptions): Promise<void>;
   transaction<T>(fn: (tx: Transaction) => Promise<T> | T, options?: { mode?: TransactionMode }): Promise<T>;
   /** Begins a write transaction; resolves once BEGIN has run. End it with commit() or rollback(). */

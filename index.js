@@ -6,5 +6,7 @@
 const { Database } = require('./lib/database.js');
 const { Statement } = require('./lib/statement.js');
 const { Transaction, ReadSnapshot } = require('./lib/transaction.js');
+const { SQLTagStore } = require('./lib/tag-store.js');
+const { constants } = require('./lib/constants.js');
 
-module.exports = { Database, Statement, Transaction, ReadSnapshot };
+module.exports = { Database, Statement, Transaction, ReadSnapshot, SQLTagStore, constants };

@@ -30,9 +30,11 @@
 //   only on a statement's first named call and then binds with a half-built
 //   name map; offloop reports them on every such call (first calls are
 //   compared).
+// - Compared in their own side-by-side suites (__test__/parity/): user
+//   functions and aggregates, the tag store, constants, isTransaction and
+//   the refused options (limits, allowExtension, open: false).
 // - Not implemented in offloop yet, so not compared: expandedSQL,
-//   db.function, stmt.close and Symbol.dispose, limits, open: false and
-//   db.open(), isTransaction, location(dbName), allowExtension, sourceSQL
+//   stmt.close and Symbol.dispose, db.open(), location(dbName), sourceSQL
 //   cut after the first statement, the StatementSync constructor and
 //   receiver checks, calling Database without `new`.
 //

@@ -8,6 +8,8 @@ const { Core, OPENING, OPEN, CLOSING, CLOSED, send } = require('./core.js');
 const { argType, nodeError, notOpen } = require('./errors.js');
 const { readCallOptions, readOptions, readPath } = require('./options.js');
 const { decodeBatch, decodeCheckpoint } = require('./rows.js');
+const { defineAggregate, defineFunction } = require('./functions.js');
+const { SQLTagStore } = require('./tag-store.js');
 const { decodeSettings, emitSettingWarnings } = require('./settings.js');
 const { prepare, batchCalls } = require('./statement.js');
 const { beginTransaction, runRead, runTransaction } = require('./transaction.js');
@@ -108,16 +110,46 @@ class Database {
 
   /**
    * True while a transaction is open: from `begin()` (or the start of a
-   * `transaction()` callback) until its caller commits or rolls it back.
+   * `transaction()` callback) until its caller commits or rolls it back,
+   * and while the writer's connection is inside a transaction begun
+   * otherwise (`exec('BEGIN')`).
    */
   get isTransaction() {
-    return this.#transactions.open > 0;
+    if (this.#core.closing) throw notOpen();
+    return this.#transactions.open > 0 || (this.#core.state === OPEN && native.inTransaction(this.#core.native));
   }
 
   /** The absolute path of the database file; null for in-memory databases. */
   location() {
     if (this.#core.state !== OPEN) throw notOpen();
     return this.#core.native.location();
+  }
+
+  /**
+   * `function(name[, options], fn)`: defines a SQL function on every
+   * connection, as node:sqlite's. SQLite calls `fn` from its own threads;
+   * each call runs on this thread (see docs/api.md for the cost).
+   */
+  function(name, options, fn) {
+    if (this.#core.closing) throw notOpen();
+    defineFunction(this.#core.native, arguments.length > 2 ? [name, options, fn] : [name, options].slice(0, arguments.length));
+  }
+
+  /** Defines an aggregate (a window function when `options.inverse` is given). */
+  aggregate(name, options) {
+    if (this.#core.closing) throw notOpen();
+    defineAggregate(this.#core.native, name, options);
+  }
+
+  /**
+   * A store of up to `maxSize` (default 1000) statements made from tagged
+   * templates: ``store.get`SELECT * FROM t WHERE id = ${id}` ``. Values are
+   * always bound as parameters, never spliced into the SQL.
+   */
+  createTagStore(maxSize) {
+    if (this.#core.closing) throw notOpen();
+    const core = this.#core;
+    return new SQLTagStore(this, () => core.closing, maxSize);
   }
 
   /** Creates a statement. Nothing is prepared until its first call. */

@@ -21,6 +21,10 @@ function codedError(code, message) {
   return nodeError(ERROR_CLASSES[code] ?? Error, code, message);
 }
 
+// The code of a description whose second element is what a user function
+// threw (src/node/functions.rs, THROWN_CODE): it is rejected with as it is.
+const THROWN = 'OFFLOOP_THROWN';
+
 // `[code, message, errcode, errstr, sqliteCode, batchIndex?]` from the addon.
 function errorFromNative(desc) {
   const code = desc[ERROR.CODE];
@@ -29,6 +33,7 @@ function errorFromNative(desc) {
   const errstr = desc[ERROR.ERRSTR];
   const sqliteCode = desc[ERROR.SQLITE_CODE];
   const batchIndex = desc[ERROR.BATCH_INDEX];
+  if (code === THROWN) return message;
   let err;
   if (code === 'ERR_SQLITE_ERROR') {
     err = new Error(message);

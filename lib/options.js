@@ -64,10 +64,30 @@ function readCheckpointOptions(value) {
   };
 }
 
+// node:sqlite options offloop does not support yet: refused when they ask
+// for something other than the default, never ignored. Each is checked
+// for its type first, with node:sqlite's message.
+function refuseUnsupported(options) {
+  const { open, allowExtension, limits } = options;
+  if (open !== undefined && typeof open !== 'boolean') throw argType('options.open', 'a boolean');
+  if (allowExtension !== undefined && typeof allowExtension !== 'boolean') {
+    throw argType('options.allowExtension', 'a boolean');
+  }
+  if (limits !== undefined && (limits === null || typeof limits !== 'object')) {
+    throw argType('options.limits', 'an object');
+  }
+  const unsupported = (name, what) =>
+    nodeError(TypeError, 'ERR_INVALID_ARG_VALUE', `The property 'options.${name}' is not supported by offloop: ${what}.`);
+  if (open === false) throw unsupported('open', 'a database opens when it is created; use new Database() later instead');
+  if (allowExtension === true) throw unsupported('allowExtension', 'extensions cannot be loaded');
+  if (limits !== undefined && Object.keys(limits).length > 0) throw unsupported('limits', 'SQLite limits cannot be set');
+}
+
 function readOptions(options) {
   if (options === null || typeof options !== 'object') {
     throw argType('options', 'an object');
   }
+  refuseUnsupported(options);
   const out = {};
   for (const [name, fallback] of BOOLEAN_OPTIONS) {
     const value = options[name];

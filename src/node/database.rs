@@ -29,6 +29,13 @@ pub struct NativeDatabase {
     pub(super) dispatcher: Dispatcher,
 }
 
+impl NativeDatabase {
+    /// The engine database, for the boundary's other modules.
+    pub(super) fn engine(&self) -> &engine::Database {
+        &self.dispatcher.db
+    }
+}
+
 #[napi]
 impl NativeDatabase {
     /// Starts the database's threads; `open_id` completes when every

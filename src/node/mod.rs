@@ -4,6 +4,9 @@
 mod completion;
 mod database;
 mod dispatch;
+mod errors;
+mod functions;
+mod invoker;
 mod js;
 mod open;
 mod outcome;
@@ -13,6 +16,8 @@ mod protocol;
 mod settings;
 mod spread;
 mod stats;
+mod status;
+mod thrown;
 
 use napi::{Env, Result};
 use napi_derive::napi;
@@ -20,10 +25,12 @@ use napi_derive::napi;
 use js::{Cx, Js};
 
 pub use database::NativeDatabase;
+pub use functions::{define_aggregate, define_function};
 pub use open::defaults;
 pub use protocol::protocol;
 pub use settings::compile_options;
 pub use spread::spread_functions;
+pub use status::in_transaction;
 
 /// Creates this JS environment's completion queue; `drain` is called (with
 /// no arguments) whenever completions wait. `pack` is `(...v) => v` and

@@ -17,9 +17,10 @@ use napi::Result;
 use offloop_engine::{self as engine, Outcome, Role, RowSet, Value};
 
 use super::completion::Completion;
+use super::errors::{error_slot, error_to_js};
 use super::js::{Cx, Js};
 use super::packer::{column_names, Packer};
-use super::protocol::{error as error_slot, flag, record, WRITER_ROLE};
+use super::protocol::{flag, record, WRITER_ROLE};
 
 /// JS numbers hold integers exactly up to 2^53 - 1.
 const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
@@ -308,38 +309,4 @@ fn unreadable_rows(rows: &RowSet, big: bool) -> Vec<(usize, engine::Error)> {
         from = (i / width + 1) * width;
     }
     out
-}
-
-/// `[code, message, errcode, errstr, sqliteCode]`; the last three are null
-/// unless SQLite produced the error. A failed batch adds the failing
-/// statement's index as a sixth element.
-pub fn error_to_js(cx: Cx, error: &engine::Error) -> Result<Js> {
-    let out = cx.array(5)?;
-    let (code, errcode) = match error {
-        engine::Error::Sqlite { code, .. } => ("ERR_SQLITE_ERROR", Some(*code)),
-        engine::Error::Misuse { code, .. } => (*code, None),
-        engine::Error::Aborted { .. } => ("ABORT_ERR", None),
-        engine::Error::Panic { .. } => ("ERR_OFFLOOP_INTERNAL", None),
-    };
-    cx.set_element(out, error_slot::CODE, cx.string(code)?)?;
-    cx.set_element(out, error_slot::MESSAGE, cx.string(&error.to_string())?)?;
-    match errcode {
-        Some(errcode) => {
-            let errstr = engine::Error::errstr(errcode);
-            let name = engine::result_code_name(errcode);
-            cx.set_element(out, error_slot::ERRCODE, cx.number(errcode as f64)?)?;
-            cx.set_element(out, error_slot::ERRSTR, cx.string(&errstr)?)?;
-            cx.set_element(out, error_slot::SQLITE_CODE, cx.string(name)?)?;
-        }
-        None => {
-            for slot in [
-                error_slot::ERRCODE,
-                error_slot::ERRSTR,
-                error_slot::SQLITE_CODE,
-            ] {
-                cx.set_element(out, slot, cx.null()?)?;
-            }
-        }
-    }
-    Ok(out)
 }

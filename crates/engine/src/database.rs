@@ -12,6 +12,7 @@ use crossbeam_channel::{unbounded, Sender};
 
 use crate::checkpointer::Checkpointer;
 use crate::error::{Error, Result};
+use crate::functions::FunctionDefinition;
 use crate::job::{Done, Job, Outcome, Request};
 use crate::latch::{OpenLatch, WriterGate};
 use crate::reader::ReaderThread;
@@ -151,6 +152,13 @@ impl Database {
         &self.settings
     }
 
+    /// Defines a user function or aggregate on every connection, those
+    /// opened later included; it is in force for every job queued after
+    /// this returns.
+    pub fn define_function(&self, definition: FunctionDefinition) -> Result<()> {
+        self.settings.registrations.define(definition)
+    }
+
     /// The shared handle for a SQL text, carrying its learned route.
     pub fn sql(&self, text: &str) -> Arc<Sql> {
         self.sqls.get(text)
@@ -160,6 +168,13 @@ impl Database {
     /// temporary database; known once the writer has opened.
     pub fn location(&self) -> Option<&str> {
         self.location.get().and_then(|l| l.as_deref())
+    }
+
+    /// Whether the writer's connection is inside a transaction (one begun
+    /// by `BEGIN` in `exec`, or a pinned one); set before the completion
+    /// of the job that began or ended it.
+    pub fn in_transaction(&self) -> bool {
+        self.writer_in_transaction.load(Ordering::Acquire)
     }
 
     pub fn is_open(&self) -> bool {

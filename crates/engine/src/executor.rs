@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crate::cache::{StatementCache, STATEMENT_CACHE_CAPACITY};
 use crate::cursor::{read_row, step_rows, Cursors};
 use crate::error::{Error, Result};
+use crate::functions::{Registered, Registrations};
 use crate::job::{Call, ColumnInfo, CursorRef, Outcome, Request};
 use crate::role::Role;
 use crate::settings::{self, SettingsReport};
@@ -31,11 +32,13 @@ pub struct Executor {
     /// Writer only: set while preparing a statement that reads state of
     /// this connection alone (see `reads_connection_state`).
     state_reads: Option<Arc<AtomicBool>>,
+    /// The user functions this connection carries so far.
+    registered: Registered,
     conn: Connection,
 }
 
 impl Executor {
-    pub fn new(mut conn: Connection, role: Role) -> Self {
+    pub fn new(mut conn: Connection, role: Role, registrations: Arc<Registrations>) -> Self {
         // The writer prepares every SQL text first and so decides its route;
         // an authorizer that allows everything tells it which texts depend
         // on its own connection.
@@ -60,6 +63,7 @@ impl Executor {
             cache: StatementCache::new(STATEMENT_CACHE_CAPACITY),
             role,
             state_reads,
+            registered: Registered::new(registrations),
             conn,
         }
     }
@@ -79,6 +83,10 @@ impl Executor {
     }
 
     pub fn execute(&mut self, request: Request) -> Result<Outcome> {
+        // A cursor's next chunk continues a statement already running.
+        if !matches!(request, Request::NextChunk { .. } | Request::CloseCursor(_)) {
+            self.registered.apply(&self.conn);
+        }
         match request {
             Request::Exec(sql) => self.exec(&sql).map(|()| Outcome::Done),
             Request::Run(call) => self.with_statement(&call, run_to_end),

@@ -24,6 +24,7 @@ mod cursor;
 mod database;
 mod error;
 mod executor;
+mod functions;
 mod job;
 mod latch;
 mod reader;
@@ -44,6 +45,10 @@ pub use codes::result_code_name;
 pub use connection::compile_options;
 pub use database::Database;
 pub use error::{Error, Result};
+pub use functions::{
+    Accumulator, AggregateFunction, FunctionBody, FunctionDefinition, FunctionError, Registrations,
+    ScalarFunction,
+};
 pub use job::{Call, ColumnInfo, CursorRef, Done, Job, Outcome, Request};
 pub use role::Role;
 pub use scope::{Scope, ScopeKind, TransactionMode};

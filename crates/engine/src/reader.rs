@@ -67,7 +67,11 @@ impl ReaderThread {
             }
         };
         self.latch.arrive(Ok(()));
-        let mut executor = Executor::new(conn, Role::Reader(self.index));
+        let mut executor = Executor::new(
+            conn,
+            Role::Reader(self.index),
+            self.settings.registrations.clone(),
+        );
         let mut starving_polls = 0;
         let mut last_taken = self.shared_taken.load(Ordering::Relaxed);
         loop {

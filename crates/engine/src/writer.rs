@@ -63,7 +63,7 @@ impl WriterThread {
             .ok(),
             None => None,
         };
-        let mut executor = Executor::new(conn, Role::Writer);
+        let mut executor = Executor::new(conn, Role::Writer, self.settings.registrations.clone());
         for job in self.queue.iter() {
             // An open statement keeps the connection inside a read of its
             // own: the cursor would mix this job's writes into the rows it

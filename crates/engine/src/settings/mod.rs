@@ -4,6 +4,7 @@
 //! are written in (`keywords`), which connection gets which (`policy`),
 //! applying and reading back (`apply`), and what is in force (`report`).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 mod apply;
@@ -17,6 +18,8 @@ pub use policy::{Key, SettingValue};
 pub use report::{
     is_strict_error, ConnectionSettings, Mismatch, SettingsReport, SETTING_ERROR_CODE,
 };
+
+use crate::functions::Registrations;
 
 /// Reader threads when the caller does not say. Four keeps a 2-core server
 /// busy while one reader waits on I/O, and costs four connections.
@@ -97,6 +100,10 @@ pub struct Settings {
     /// Fail the open when a setting read back differs from the request,
     /// instead of only reporting it.
     pub strict_settings: bool,
+    /// User functions and aggregates, defined at any time after the open
+    /// too: shared with every connection, which applies what is new before
+    /// its next job (see `functions`).
+    pub registrations: Arc<Registrations>,
 }
 
 impl Settings {
@@ -119,6 +126,7 @@ impl Settings {
             pragmas: Vec::new(),
             thread_nice: 0,
             strict_settings: false,
+            registrations: Arc::default(),
         }
     }
 
