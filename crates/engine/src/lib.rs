@@ -29,6 +29,7 @@ mod pragmas;
 mod reader;
 mod session;
 mod settings;
+mod snapshot;
 mod sql;
 mod statement;
 mod stats;

@@ -164,6 +164,10 @@ pub fn serve(session: &mut Session, pinned: Pinned, done: Done, counters: &RoleC
         return;
     }
     complete(done, Ok(Outcome::Done));
+    // A read snapshot's statements are judged before they run: nothing in
+    // it may write, or end the transaction it reads in.
+    let read = matches!(pinned.kind, PinKind::Read);
+    session.set_snapshot(read);
     let ending = loop {
         match pinned.jobs.recv_timeout(pinned.idle) {
             Ok(job) => match job.request {
@@ -179,6 +183,7 @@ pub fn serve(session: &mut Session, pinned: Pinned, done: Done, counters: &RoleC
                 }
             },
             Err(RecvTimeoutError::Timeout) => {
+                session.set_snapshot(false);
                 session.close_cursors_from(mark);
                 let _ = exec(session, "ROLLBACK");
                 pinned.end(Error::invalid_state(format!(
@@ -192,8 +197,11 @@ pub fn serve(session: &mut Session, pinned: Pinned, done: Done, counters: &RoleC
             Err(RecvTimeoutError::Disconnected) => break None,
         }
     };
+    session.set_snapshot(false);
     session.close_cursors_from(mark);
-    let commit = matches!(&ending, Some(job) if matches!(job.request, Request::Commit));
+    // A read snapshot ends with ROLLBACK: it has nothing to commit, and
+    // however its callback ended, nothing in it may ever be committed.
+    let commit = !read && matches!(&ending, Some(job) if matches!(job.request, Request::Commit));
     let result = if commit {
         exec(session, "COMMIT").inspect_err(|_| {
             // A failed COMMIT (a deferred constraint, a busy lock) leaves

@@ -15,6 +15,7 @@ use crate::checkpoint::checkpoint;
 use crate::error::{Error, Result};
 use crate::job::{Call, ColumnInfo, CursorRef, Outcome, Request, Role};
 use crate::pragmas::{self, ConnectionRole, SettingsReport};
+use crate::snapshot;
 use crate::sql::Sql;
 use crate::statement::RawStatement;
 use crate::value::{RowSet, Value};
@@ -45,6 +46,9 @@ pub struct Session {
     /// Writer only: set while preparing a statement that reads state of
     /// this connection alone (see `reads_connection_state`).
     state_reads: Option<Arc<AtomicBool>>,
+    /// Set while a read snapshot holds this session: its statements are
+    /// judged by `snapshot::refusal` before they run (always on a reader).
+    snapshot: bool,
     conn: Connection,
 }
 
@@ -74,8 +78,24 @@ impl Session {
             next_cursor: 1,
             role,
             state_reads,
+            snapshot: false,
             conn,
         }
+    }
+
+    /// Marks the start (`true`) or the end of a read snapshot on this
+    /// session.
+    pub fn set_snapshot(&mut self, snapshot: bool) {
+        self.snapshot = snapshot;
+    }
+
+    /// Why `stmt` may not run here: only a read snapshot or a reader
+    /// refuses anything.
+    fn refusal(&self, sql: &Sql, stmt: &RawStatement) -> Option<Error> {
+        let judged = self.snapshot || matches!(self.role, Role::Reader(_));
+        judged
+            .then(|| snapshot::refusal(sql.text(), stmt))
+            .flatten()
     }
 
     pub fn connection(&self) -> &Connection {
@@ -202,7 +222,12 @@ impl Session {
         }
         // SAFETY: the handle is live; the statement is kept only in this
         // session (cache, cursors, locals), all dropped before `conn`.
-        match unsafe { RawStatement::prepare(self.handle(), sql.text()) }? {
+        let prepared = unsafe { RawStatement::prepare(self.handle(), sql.text()) };
+        let prepared = match self.role {
+            Role::Reader(_) => prepared.map_err(snapshot::explain_reader_error),
+            Role::Writer => prepared,
+        };
+        match prepared? {
             Some(stmt) => {
                 let query = self.state_reads.as_ref().map(|flag| {
                     let connection_bound = flag.load(Ordering::Relaxed);
@@ -238,15 +263,24 @@ impl Session {
         call: &Call,
         f: impl FnOnce(&mut RawStatement) -> Result<T>,
     ) -> Result<T> {
-        self.with_prepared(&call.sql, |stmt| {
-            stmt.bind(&call.params, call.bind)?;
-            f(stmt)
-        })
+        let mut stmt = self.obtain(&call.sql)?;
+        let result = match self.refusal(&call.sql, &stmt) {
+            Some(error) => Err(error),
+            None => stmt
+                .bind(&call.params, call.bind)
+                .and_then(|()| f(&mut stmt)),
+        };
+        self.cache.put(call.sql.text(), stmt);
+        result
     }
 
     fn iterate(&mut self, call: Call, chunk_rows: usize) -> Result<Outcome> {
         let mut stmt = self.obtain(&call.sql)?;
-        if let Err(e) = stmt.bind(&call.params, call.bind) {
+        let bound = match self.refusal(&call.sql, &stmt) {
+            Some(error) => Err(error),
+            None => stmt.bind(&call.params, call.bind),
+        };
+        if let Err(e) = bound {
             self.cache.put(call.sql.text(), stmt);
             return Err(e);
         }

@@ -38,7 +38,8 @@ pub fn run_job_then(
         if served.is_err() {
             // The session's queue and completion went down with the panic
             // (dropped jobs report the database closed); the connection may
-            // still hold the transaction open.
+            // still hold the transaction open, or a read snapshot's mark.
+            session.set_snapshot(false);
             let _ = session.execute(Request::Exec("ROLLBACK".into()));
         }
         settled(session);
