@@ -3,6 +3,7 @@
 
 mod completion;
 mod database;
+mod faults;
 mod js;
 mod outcome;
 mod params;
@@ -15,6 +16,7 @@ use napi_derive::napi;
 use js::{Cx, Js};
 
 pub use database::NativeDatabase;
+pub use faults::{fault_injection, fault_io, fault_io_bits, fault_io_injected, fault_panic};
 pub use settings::compile_options;
 pub use spread::spread_functions;
 
@@ -24,6 +26,9 @@ pub use spread::spread_functions;
 /// over in arrays they build.
 #[napi(catch_unwind)]
 pub fn init(env: Env, drain: Js, pack: Js, join: Js) -> Result<()> {
+    // Read at load, before any database opens: the fault VFS must be
+    // registered before a URI can name it.
+    faults::read_switch();
     completion::init(Cx(env.raw()), drain, pack, join)
 }
 
