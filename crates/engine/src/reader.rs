@@ -1,6 +1,8 @@
 //! A reader thread: one read-only connection serving the shared reader queue,
-//! plus a private queue for the cursors it holds open.
+//! plus a private queue for the cursors it holds open. If its loop dies, a
+//! fresh connection takes its place on the same queues.
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,6 +10,8 @@ use std::time::Duration;
 use crossbeam_channel::{select, Receiver, RecvTimeoutError};
 
 use crate::connection::open_reader;
+use crate::failure::Failure;
+use crate::faults::{self, Site};
 use crate::job::{Job, Role};
 use crate::latch::{OpenLatch, WriterGate};
 use crate::session::Session;
@@ -34,6 +38,8 @@ pub struct ReaderThread {
     /// Jobs taken from the shared queue by any reader: a pinned reader that
     /// sees it stand still knows the queue is stalled, not just busy.
     pub shared_taken: Arc<AtomicU64>,
+    /// Set when the writer dies: every job is refused from then on.
+    pub failure: Arc<Failure>,
 }
 
 impl ReaderThread {
@@ -55,7 +61,7 @@ impl ReaderThread {
             }
             return;
         }
-        let conn = match open_reader(&self.settings, self.index) {
+        let mut conn = match open_reader(&self.settings, self.index) {
             Ok((conn, settings)) => {
                 self.latch.record(settings);
                 conn
@@ -66,7 +72,33 @@ impl ReaderThread {
             }
         };
         self.latch.arrive(Ok(()));
-        let mut session = Session::new(conn, Role::Reader(self.index));
+        loop {
+            let session = Session::new(conn, Role::Reader(self.index));
+            // Each job runs under its own catch_unwind; this one catches a
+            // panic that escapes them (in the loop itself). The session,
+            // its connection and its cursors went down with it; the job it
+            // held rejected as it dropped.
+            if catch_unwind(AssertUnwindSafe(|| self.serve(session))).is_ok() {
+                return;
+            }
+            // Replace the dead reader: a fresh connection serves the same
+            // queues. The iterators it held reject their next chunk.
+            conn = match open_reader(&self.settings, self.index) {
+                Ok((conn, _)) => conn,
+                Err(error) => {
+                    // Other readers take the shared queue; this one's own
+                    // jobs (its cursors') report why it is gone.
+                    for job in self.private.iter() {
+                        job.fail(error.clone());
+                    }
+                    return;
+                }
+            };
+        }
+    }
+
+    /// Serves the queues on `session` until the database closes.
+    fn serve(&self, mut session: Session) {
         let mut starving_polls = 0;
         let mut last_taken = self.shared_taken.load(Ordering::Relaxed);
         loop {
@@ -99,7 +131,10 @@ impl ReaderThread {
                 }
             };
             match next {
-                Some(job) => run_job(&mut session, job, &self.counters),
+                Some(job) => {
+                    faults::panic_point(Site::Reader);
+                    self.run_one(&mut session, job);
+                }
                 None => break,
             }
         }
@@ -108,12 +143,20 @@ impl ReaderThread {
         // First the cursors' own jobs, then, with the cursors gone (they
         // would pin an old snapshot), the shared reads.
         for job in self.private.try_iter() {
-            run_job(&mut session, job, &self.counters);
+            self.run_one(&mut session, job);
         }
         session.finish();
         for job in self.shared.iter() {
-            run_job(&mut session, job, &self.counters);
+            self.run_one(&mut session, job);
         }
         session.finish();
+    }
+
+    /// Runs one job, unless the database has failed closed.
+    fn run_one(&self, session: &mut Session, job: Job) {
+        match self.failure.error() {
+            Some(error) => job.fail(error),
+            None => run_job(session, job, &self.counters),
+        }
     }
 }

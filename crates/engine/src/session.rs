@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 use rusqlite::{ffi, Connection};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::cache::{StatementCache, STATEMENT_CACHE_CAPACITY};
 use crate::checkpoint::checkpoint;
@@ -41,7 +41,6 @@ pub struct Session {
     // connection closes.
     cursors: HashMap<u64, Cursor>,
     cache: StatementCache,
-    next_cursor: u64,
     role: Role,
     /// Writer only: set while preparing a statement that reads state of
     /// this connection alone (see `reads_connection_state`).
@@ -75,7 +74,6 @@ impl Session {
         Session {
             cursors: HashMap::new(),
             cache: StatementCache::new(STATEMENT_CACHE_CAPACITY),
-            next_cursor: 1,
             role,
             state_reads,
             snapshot: false,
@@ -310,8 +308,7 @@ impl Session {
                 Ok(Outcome::Chunk { rows, cursor: None })
             }
             Ok(false) => {
-                let id = self.next_cursor;
-                self.next_cursor += 1;
+                let id = next_cursor_id();
                 self.cursors.insert(
                     id,
                     Cursor::Live {
@@ -394,8 +391,7 @@ impl Session {
 
     /// A cursor whose next chunk is `error`.
     fn defer_error(&mut self, columns: Arc<[String]>, error: Error) -> u64 {
-        let id = self.next_cursor;
-        self.next_cursor += 1;
+        let id = next_cursor_id();
         self.cursors.insert(
             id,
             Cursor::Buffered {
@@ -498,7 +494,7 @@ impl Session {
     /// The id the next cursor will get: cursors opened after this mark can
     /// be told from older ones.
     pub fn cursor_mark(&self) -> u64 {
-        self.next_cursor
+        NEXT_CURSOR_ID.load(Ordering::Relaxed)
     }
 
     /// Ends the cursors opened since `mark` (a pinned session's end with it).
@@ -524,6 +520,15 @@ impl Session {
         self.cursors.clear();
         self.cache.clear();
     }
+}
+
+/// Cursor ids, unique in the process: a reader that died and was replaced
+/// by a fresh session must never take an id its dead predecessor handed
+/// out, or a stale iterator would read another query's rows.
+static NEXT_CURSOR_ID: AtomicU64 = AtomicU64::new(1);
+
+fn next_cursor_id() -> u64 {
+    NEXT_CURSOR_ID.fetch_add(1, Ordering::Relaxed)
 }
 
 /// Whether a statement being prepared reads something only this connection

@@ -65,12 +65,16 @@ fn aborted() -> Error {
 }
 
 pub fn panic_error(panic: Box<dyn std::any::Any + Send>) -> Error {
-    let detail = panic
+    Error::Panic {
+        message: format!("offloop internal error: {}", panic_detail(&*panic)),
+    }
+}
+
+/// What a panic said, when it said it with a string.
+pub fn panic_detail(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
         .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".to_string());
-    Error::Panic {
-        message: format!("offloop internal error: {detail}"),
-    }
+        .unwrap_or_else(|| "unknown panic".to_string())
 }
