@@ -212,17 +212,18 @@ test('a named value that cannot be bound, under a key naming no parameter, is an
 
 test('a database file the process may not write is refused at open with SQLITE_READONLY, in WAL and rollback modes; readOnly: true opens it', async () => {
   const dir = path.join(tmp.dir, 'unwritable');
-  fs.chmodSync(tmp.dir, 0o755);
   fs.mkdirSync(dir);
-  fs.chmodSync(dir, 0o777);
   for (const mode of ['wal', 'delete']) {
     const db = await Database.open(path.join(dir, `${mode}.db`), { journalMode: mode });
     await db.exec('CREATE TABLE t(x); INSERT INTO t VALUES (1)');
     await db.close();
     fs.chmodSync(path.join(dir, `${mode}.db`), 0o444);
   }
-  // Root may write any file, so as root the opening runs as `nobody`.
+  // Root may write any file (CAP_DAC_OVERRIDE): as root, the opening runs
+  // in a child without that capability (setpriv, from util-linux), to
+  // which the file's mode applies as to anyone.
   const asRoot = process.getuid?.() === 0;
+  const dropOverride = ['--bounding-set=-dac_override,-dac_read_search', '--inh-caps=-dac_override,-dac_read_search'];
   const script = path.join(dir, 'open.cjs');
   fs.writeFileSync(
     script,
@@ -245,11 +246,8 @@ test('a database file the process may not write is refused at open with SQLITE_R
       console.log(JSON.stringify(out));
     })();`,
   );
-  const child = spawnSync(process.execPath, [script], {
-    encoding: 'utf8',
-    timeout: 30000,
-    ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
-  });
+  const [command, args] = asRoot ? ['setpriv', [...dropOverride, process.execPath, script]] : [process.execPath, [script]];
+  const child = spawnSync(command, args, { encoding: 'utf8', timeout: 30000 });
   assert.equal(child.status, 0, child.stderr);
   assert.deepEqual(JSON.parse(child.stdout), [
     ['wal', 'ERR_SQLITE_ERROR', 'SQLITE_READONLY', true],

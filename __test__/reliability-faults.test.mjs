@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
-import { Database, tempDir, until } from './engine-helpers.mjs';
+import { Database, runChild, tempDir, until } from './engine-helpers.mjs';
 
 const tmp = tempDir('faults');
 const mountPoint = path.join(tmp.dir, 'tmpfs');
@@ -280,6 +280,67 @@ test('a reader that dies is replaced: the call it held rejects with ERR_OFFLOOP_
   } finally {
     await db.close();
   }
+});
+
+test('an iterator whose reader dies rejects its next chunk; a new iterator reads every row', async () => {
+  const db = await Database.open(tmp.file(), { readers: 1 });
+  try {
+    await db.exec('CREATE TABLE t(x); WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000) INSERT INTO t SELECT x FROM c');
+    const all = db.prepare('SELECT x FROM t ORDER BY x');
+    await all.get(); // learns its route
+    const it = all.iterate();
+    assert.equal((await it.next()).value.x, 1);
+    // The reader holds the cursor; the next chunk it is asked for kills it.
+    panicIn('reader');
+    let seen = 1;
+    await assert.rejects(
+      (async () => {
+        for (let r = await it.next(); !r.done; r = await it.next()) seen += 1;
+      })(),
+      (err) => {
+        assert.equal(err.code, 'ERR_OFFLOOP_INTERNAL', String(err));
+        return true;
+      },
+    );
+    assert.ok(seen < 3000, `${seen} rows before the error`);
+    let n = 0;
+    for await (const row of all.iterate()) {
+      n += 1;
+      assert.equal(row.x, n);
+    }
+    assert.equal(n, 3000);
+  } finally {
+    await db.close();
+  }
+});
+
+test('without OFFLOOP_FAULT_INJECTION=1 at load, fault injection is off: no VFS, and every control throws', async () => {
+  const child = await runChild(
+    tmp.dir,
+    `
+    const { Database } = require(OFFLOOP);
+    const native = require(require('node:path').join(require('node:path').dirname(OFFLOOP), 'native.js'));
+    process.env.OFFLOOP_FAULT_INJECTION = '1'; // too late: read once, at load
+    const out = { on: native.faultInjection() };
+    for (const [name, f] of [['panic', () => native.faultPanic('writer', 1)], ['io', () => native.faultIo(1)], ['injected', () => native.faultIoInjected()]]) {
+      try { f(); out[name] = 'allowed'; } catch (err) { out[name] = err.message; }
+    }
+    Database.open(${JSON.stringify(`file:${tmp.file('novfs')}?vfs=offloop-faults`)}).then(
+      () => out.vfs = 'opened',
+      (err) => out.vfs = err.message,
+    ).then(() => console.log(JSON.stringify(out)));
+    `,
+    { env: { OFFLOOP_FAULT_INJECTION: '' } },
+  );
+  assert.equal(child.code, 0, child.stderr);
+  const refused = 'fault injection is off (it is for offloop\'s own tests)';
+  assert.deepEqual(JSON.parse(child.stdout), {
+    on: false,
+    panic: refused,
+    io: refused,
+    injected: refused,
+    vfs: 'no such vfs: offloop-faults',
+  });
 });
 
 test('a checkpointer that dies hands checkpoints back to the writer: the WAL stays bounded and db.checkpoint() works', async () => {
