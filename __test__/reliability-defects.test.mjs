@@ -349,6 +349,14 @@ test('close() waits for an open read snapshot, and ends one still open after clo
   });
 });
 
+test('closeTimeout must be an integer from 0 up', () => {
+  assert.throws(() => new Database(':memory:', { closeTimeout: '1' }), {
+    code: 'ERR_INVALID_ARG_TYPE',
+    message: 'The "options.closeTimeout" argument must be an integer.',
+  });
+  assert.throws(() => new Database(':memory:', { closeTimeout: -1 }), { code: 'ERR_OUT_OF_RANGE' });
+});
+
 test('after close(), an iterator outside a transaction rejects next() with "statement has been finalized", rows already fetched included', async () => {
   for (const options of [{ readers: 1 }, { readers: 0 }]) {
     const db = await Database.open(tmp.file(), options);
