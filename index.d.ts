@@ -46,6 +46,11 @@ export interface DatabaseOptions extends StatementOptions {
   queryTimeout?: number;
   /** Roll back a transaction idle this many ms. Default 30000. */
   transactionIdleTimeout?: number;
+  /**
+   * How long close() waits for open transactions and read snapshots to end
+   * before rolling them back, in ms. Default 10000.
+   */
+  closeTimeout?: number;
   /** PRAGMA journal_mode, set by the writer. Default 'wal' for a writable file. */
   journalMode?: JournalMode | Uppercase<JournalMode>;
   /** PRAGMA synchronous on the writer and checkpointer. Default 'normal' in WAL. */

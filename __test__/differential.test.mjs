@@ -51,18 +51,11 @@ const require = createRequire(import.meta.url);
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 // Which bad value node:sqlite reports depends on allowBare/allowUnknown,
-// which src/node/database.rs does not pass to read_params (and, before a
-// statement's first run, on parameter names known only from the SQL text).
+// which src/node/database.rs does not pass to read_params.
 const FLAGS = 'a bad named value is reported where node:sqlite reports (or skips) another key first';
 const KNOWN = {
-  // Before a statement's first run its parameter count comes from scanning
-  // the SQL text, which is not trusted to drop the values after an extra one.
-  'bind/bad-type-before-too-many': 'first call: a bad value after an extra positional one is reported instead of SQLITE_RANGE',
-  'reader/bind/bad-type-before-too-many': 'first call: a bad value after an extra positional one is reported instead of SQLITE_RANGE',
   'named/conflicting-bare-then-bad-value': FLAGS,
   'known/named/conflicting-bare-then-bad-value': FLAGS,
-  'named/unknown-allowed-bad-value': FLAGS,
-  'reader/named/unknown-allowed-bad-value': FLAGS,
   'named/unknown-then-bad-value': FLAGS,
   'known/named/unknown-then-bad-value': FLAGS,
   'reader/named/unknown-then-bad-value': FLAGS,

@@ -9,6 +9,7 @@
 const { native, track, forget, armCancel } = require('./calls.js');
 const { codedError, nodeError, notOpen } = require('./errors.js');
 const { flagsOf } = require('./options.js');
+const { scope: SCOPE } = require('./protocol.js');
 
 const OPENING = 0;
 const OPEN = 1;
@@ -21,6 +22,16 @@ function finalized() {
 
 function scopeEnded() {
   return nodeError(Error, 'ERR_INVALID_STATE', 'the transaction has ended');
+}
+
+function closedUnder(scope) {
+  return nodeError(
+    Error,
+    'ERR_INVALID_STATE',
+    scope.write
+      ? 'the database was closed before the transaction ended (closeTimeout): it was rolled back'
+      : 'the database was closed before the read snapshot ended (closeTimeout)',
+  );
 }
 
 /**
@@ -88,7 +99,16 @@ function queueBatch(nativeDb, id, calls, readBigInts, session) {
   return batchSpread(nativeDb, id, readBigInts, session, ...flat);
 }
 
+// The close() contract: once close() is called, nothing new starts (calls,
+// transactions, snapshots), and a statement's calls outside a transaction
+// or snapshot reject as finalized, iterators included. A transaction or
+// snapshot already open goes on until its callback ends it; close() waits
+// for that up to `closeTimeout` ms, then rolls each one still open back, and
+// its later calls reject with ERR_INVALID_STATE.
 class Core {
+  #scopes = new Set();
+  #scopesEnded = null;
+
   constructor(nativeDb, options) {
     this.native = nativeDb;
     this.options = options;
@@ -100,11 +120,64 @@ class Core {
     return this.state >= CLOSING;
   }
 
+  /** Whether `scope` is a transaction or snapshot that has not ended. */
+  scopeOpen(scope) {
+    return scope !== null && !scope.ended;
+  }
+
   /** Why a call cannot be queued now, or null. */
   refusal(scope) {
+    if (scope !== null) {
+      if (scope.ended) return scope.error ?? scopeEnded();
+      // An open transaction or snapshot works until it ends, even while
+      // the database is closing.
+      return null;
+    }
     if (this.state >= CLOSING) return notOpen();
-    if (scope !== null && scope.ended) return scopeEnded();
     return null;
+  }
+
+  /** `refusal` for a statement's calls: node:sqlite finalizes them at close. */
+  statementRefusal(scope) {
+    if (scope === null && this.state >= CLOSING) return finalized();
+    return this.refusal(scope);
+  }
+
+  /**
+   * Resolves once every open transaction and snapshot has ended, or after
+   * `timeoutMs`, when those still open are rolled back (close()).
+   */
+  endScopes(timeoutMs) {
+    if (this.#scopes.size === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#scopesEnded = null;
+        for (const scope of [...this.#scopes]) {
+          this.end(scope, false).catch(() => {});
+          scope.error = closedUnder(scope);
+        }
+        resolve();
+      }, timeoutMs);
+      this.#scopesEnded = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  /** Forgets `scope`, which ended without reaching a thread (its BEGIN failed). */
+  abandon(scope) {
+    scope.ended = true;
+    this.#release(scope);
+  }
+
+  #release(scope) {
+    this.#scopes.delete(scope);
+    if (this.#scopes.size === 0 && this.#scopesEnded !== null) {
+      const ended = this.#scopesEnded;
+      this.#scopesEnded = null;
+      ended();
+    }
   }
 
   /** Bounds call `id` by `control` (`{ signal, timeout }`) and `queryTimeout`. */
@@ -119,9 +192,7 @@ class Core {
   }
 
   call(kind, handle, args, stmtOptions, decode, context, scope, control) {
-    // node:sqlite finalizes every statement when its database closes.
-    if (this.state >= CLOSING) return Promise.reject(finalized());
-    const refused = this.refusal(scope);
+    const refused = this.statementRefusal(scope);
     if (refused !== null) return Promise.reject(refused);
     if (control?.signal?.aborted) return Promise.reject(control.signal.reason);
     const { id, promise } = track(decode, context);
@@ -188,7 +259,8 @@ class Core {
   }
 
   next(cursor, stmtOptions, scope) {
-    if (this.state === CLOSED) return Promise.reject(notOpen());
+    const refused = this.statementRefusal(scope);
+    if (refused !== null) return Promise.reject(refused);
     const { id, promise } = track(null, null);
     send(id, () => this.native.next(id, cursor[0], cursor[1], flagsOf(stmtOptions), scope?.native ?? null));
     return promise;
@@ -210,13 +282,18 @@ class Core {
    */
   begin(kind, tracked) {
     const idle = this.options.transactionIdleTimeout;
-    if (!tracked) return { scope: { native: this.native.begin(kind, idle, 0), ended: false }, begun: null };
+    // `error`: why it ended before its caller ended it (close()).
+    const scope = { native: null, ended: false, write: kind !== SCOPE.READ, error: null };
+    this.#scopes.add(scope);
+    if (!tracked) {
+      scope.native = this.native.begin(kind, idle, 0);
+      return { scope, begun: null };
+    }
     const { id, promise } = track(null, null);
-    let session;
     send(id, () => {
-      session = this.native.begin(kind, idle, id);
+      scope.native = this.native.begin(kind, idle, id);
     });
-    return { scope: { native: session, ended: false }, begun: promise.then(() => undefined) };
+    return { scope, begun: promise.then(() => undefined) };
   }
 
   /** COMMIT (or the end of a read snapshot) or ROLLBACK. */
@@ -239,7 +316,13 @@ class Core {
   }
 
   end(scope, commit) {
+    if (scope.ended) {
+      // Rolled back by close() while its callback ran: it can commit no more.
+      const lost = commit && scope.write && scope.error !== null;
+      return lost ? Promise.reject(scope.error) : Promise.resolve();
+    }
     scope.ended = true;
+    this.#release(scope);
     if (this.state === CLOSED || !this.native.scopeStarted(scope.native)) return Promise.resolve();
     const { id, promise } = track(null, null);
     send(id, () => this.native.end(id, scope.native, commit));

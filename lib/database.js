@@ -264,16 +264,21 @@ class Database {
   }
 
   /**
-   * Lets queued work finish, closes every connection on its own thread and
-   * joins the threads. Calls made after it reject with ERR_INVALID_STATE.
-   * Calling it again returns the same promise.
+   * Lets queued work finish, and open transactions and snapshots end (up to
+   * `closeTimeout` ms, then rolls them back); closes every connection on its
+   * own thread and joins the threads. Calls made after it reject with
+   * ERR_INVALID_STATE. Calling it again returns the same promise.
    */
   close() {
     if (this.#closed === null) {
-      this.#core.state = CLOSING;
-      this.#closed = this.#shutdown().then(() => {
-        this.#core.state = CLOSED;
-      });
+      const core = this.#core;
+      core.state = CLOSING;
+      this.#closed = core
+        .endScopes(core.options.closeTimeout)
+        .then(() => this.#shutdown())
+        .then(() => {
+          core.state = CLOSED;
+        });
     }
     return this.#closed;
   }

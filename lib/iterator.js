@@ -4,6 +4,7 @@
 // chunk and asks for the next as soon as the consumer starts on the current
 // one, so at most two chunks are in memory whatever the result's size.
 
+const { finalized } = require('./core.js');
 const { errorFromNative } = require('./errors.js');
 const { makeRow } = require('./rows.js');
 
@@ -48,6 +49,15 @@ class RowIterator {
   async #step() {
     for (;;) {
       if (this.#finished) return DONE;
+      // After close() its statement is finalized (or its transaction rolled
+      // back): rows already fetched are not handed out any more.
+      const gone = this.#scope === null ? (this.#core.closing ? finalized() : null) : this.#scope.error;
+      if (gone !== null) {
+        this.#ahead?.catch(() => {});
+        this.#ahead = null;
+        this.#finish();
+        throw gone;
+      }
       if (this.#values !== null && this.#offset < this.#values.length) {
         const width = this.#columns.length;
         const err = this.#unreadable?.get(this.#offset / width);

@@ -37,6 +37,10 @@ const CHECKPOINT_DEFAULTS = {
 // the classic deadlock (awaiting the database inside its own transaction)
 // turns into an error before a client gives up.
 const DEFAULT_TRANSACTION_IDLE_TIMEOUT_MS = 30000;
+// How long close() waits for open transactions and snapshots to end before
+// rolling them back: a server shutting down gives requests in flight a few
+// seconds, and a transaction longer than this is stuck rather than busy.
+const DEFAULT_CLOSE_TIMEOUT_MS = 10000;
 // More reader threads than this only add connections and memory.
 const MAX_READERS = 64;
 const MAX_INT32 = 0x7fffffff;
@@ -107,6 +111,7 @@ function readOptions(options) {
   );
   out.checkpoint = readCheckpointOptions(options.checkpoint);
   out.queryTimeout = readInteger(options, 'queryTimeout', 0, 0, MAX_INT32);
+  out.closeTimeout = readInteger(options, 'closeTimeout', DEFAULT_CLOSE_TIMEOUT_MS, 0, MAX_INT32);
   out.transactionIdleTimeout = readInteger(
     options,
     'transactionIdleTimeout',

@@ -48,7 +48,7 @@ class Statement {
 
   // After the database closed, node:sqlite's statements are finalized.
   #checkOpen() {
-    if (this.#core.closing) throw finalized();
+    if (this.#core.closing && !this.#core.scopeOpen(this.#scope)) throw finalized();
   }
 
   /**
@@ -149,8 +149,13 @@ function prepare(core, scope, sql, options) {
  */
 function batchCalls(core, scope, entries) {
   if (!Array.isArray(entries)) throw argType('statements', 'an array');
-  return entries.map((entry, index) => {
-    const [target, params] = Array.isArray(entry) ? entry : [entry];
+  // An index loop, not map(): map() skips the holes of a sparse array,
+  // which must be refused like any other missing statement.
+  const calls = new Array(entries.length);
+  for (let index = 0; index < entries.length; index++) {
+    const entry = entries[index];
+    const target = Array.isArray(entry) ? entry[0] : entry;
+    const params = Array.isArray(entry) ? entry[1] : undefined;
     let stmt = target;
     if (typeof target === 'string') stmt = prepare(core, scope, target);
     else if (!(target instanceof Statement)) {
@@ -159,8 +164,9 @@ function batchCalls(core, scope, entries) {
     const inner = internals(stmt);
     if (inner.core !== core) throw argType(`statements[${index}][0]`, 'a statement of this database');
     const args = params === undefined ? [] : Array.isArray(params) ? params : [params];
-    return [inner.handle, args, inner.options];
-  });
+    calls[index] = [inner.handle, args, inner.options];
+  }
+  return calls;
 }
 
 module.exports = { Statement, prepare, batchCalls };

@@ -68,6 +68,7 @@ const dropped = new FinalizationRegistry((counter) => {
 });
 
 let isEnded;
+let endedWith;
 
 class Transaction {
   #core;
@@ -85,6 +86,7 @@ class Transaction {
   static {
     // Whether the caller ended the transaction, for runTransaction.
     isEnded = (tx) => tx.#scope.ended;
+    endedWith = (tx) => tx.#scope.error;
   }
 
   /** A statement whose calls run inside this transaction. */
@@ -190,8 +192,8 @@ async function beginTransaction(core, options, counter) {
   try {
     await begun;
   } catch (err) {
-    // The session ended with the error; there is nothing to roll back.
-    scope.ended = true;
+    // The scope ended with the error; there is nothing to roll back.
+    core.abandon(scope);
     counter.open -= 1;
     dropped.unregister(tx);
     throw err;
@@ -218,6 +220,8 @@ async function runTransaction(core, fn, options, counter) {
   }
   // `fn` may have ended the transaction itself through the handle.
   if (!isEnded(tx)) await tx.commit();
+  // Ended for it (close() rolled it back): nothing was committed.
+  else if (endedWith(tx)) throw endedWith(tx);
   return result;
 }
 

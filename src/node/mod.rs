@@ -5,6 +5,7 @@ mod completion;
 mod database;
 mod dispatch;
 mod errors;
+mod faults;
 mod functions;
 mod invoker;
 mod js;
@@ -25,6 +26,7 @@ use napi_derive::napi;
 use js::{Cx, Js};
 
 pub use database::NativeDatabase;
+pub use faults::{fault_injection, fault_io, fault_io_bits, fault_io_injected, fault_panic};
 pub use functions::{define_aggregate, define_function};
 pub use open::defaults;
 pub use protocol::protocol;
@@ -38,6 +40,9 @@ pub use status::in_transaction;
 /// over in arrays they build.
 #[napi(catch_unwind)]
 pub fn init(env: Env, drain: Js, pack: Js, join: Js) -> Result<()> {
+    // Read at load, before any database opens: the fault VFS must be
+    // registered before a URI can name it.
+    faults::read_switch();
     completion::init(Cx(env.raw()), drain, pack, join)
 }
 

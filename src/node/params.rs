@@ -50,6 +50,14 @@ pub fn read_params(
     args: Args<'_>,
 ) -> Result<std::result::Result<Params, ArgError>> {
     let count = args.len(cx)?;
+    // Known once any connection prepared the statement, scanned from its
+    // text before that: the same answer either way, so the error a call
+    // gets never depends on whether the text ran before.
+    let names = if count > 0 {
+        parameters(sql)
+    } else {
+        Cow::Borrowed(&[][..])
+    };
     let mut params = Params::default();
     let mut start = 0;
     if count > 0 {
@@ -74,11 +82,11 @@ pub fn read_params(
                         // node:sqlite never converts the value of a key that
                         // names no parameter: binding reports the key as
                         // unknown, or skips it when unknown keys are allowed.
-                        Err(_) if sql.parameters().is_some_and(|p| named_index(p, &name) == 0) => {
+                        Err(_) if named_index(&names, &name) == 0 => {
                             named.push((name, Value::Null))
                         }
                         Err(kind) => {
-                            let index = named_index(&parameters(sql), &name);
+                            let index = named_index(&names, &name);
                             return Ok(Err(kind.error(index)));
                         }
                     }
@@ -101,13 +109,11 @@ pub fn read_params(
         let n = (i - start) as usize;
         match read_value(cx, value)? {
             Ok(v) => {
-                if let Some(known) = sql.parameters() {
-                    past_end = anonymous_index(known, n) > known.len();
-                }
+                past_end = anonymous_index(&names, n) > names.len();
                 anonymous.push(v)
             }
             Err(kind) => {
-                let index = anonymous_index(&parameters(sql), n);
+                let index = anonymous_index(&names, n);
                 return Ok(Err(kind.error(index)));
             }
         }

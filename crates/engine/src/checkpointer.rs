@@ -27,6 +27,7 @@ use rusqlite::{ffi, Connection};
 
 use crate::connection::open_checkpointer;
 use crate::error::{Error, Result};
+use crate::faults::{self, Site};
 use crate::job::{complete, Job, Outcome, Request};
 use crate::latch::{OpenLatch, WriterGate};
 use crate::role::Role;
@@ -127,6 +128,7 @@ impl Checkpointer {
                     if msg.is_err() {
                         break;
                     }
+                    faults::panic_point(Site::Checkpointer);
                     pending = true;
                     // Enough new frames to copy, or a long WAL that only a
                     // copy down to a short tail lets restart.
@@ -320,9 +322,20 @@ fn sync_database_file(conn: &Connection) -> Result<()> {
     }
 }
 
+/// Errors that skip a round instead of stopping the checkpointer: a lock
+/// another connection holds for a moment, and I/O that failed (a full
+/// disk, an I/O error), which the next round retries, so the WAL shrinks
+/// again once the disk recovers. A requested checkpoint still reports them.
 fn tolerate_busy(result: Result<()>) -> Result<()> {
     match result {
-        Err(Error::Sqlite { code, .. }) if code & 0xff == ffi::SQLITE_BUSY => Ok(()),
+        Err(Error::Sqlite { code, .. })
+            if matches!(
+                code & 0xff,
+                ffi::SQLITE_BUSY | ffi::SQLITE_FULL | ffi::SQLITE_IOERR
+            ) =>
+        {
+            Ok(())
+        }
         other => other,
     }
 }

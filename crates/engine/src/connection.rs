@@ -66,9 +66,23 @@ pub fn open_writer(settings: &Settings) -> Result<(Connection, ConnectionSetting
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE
     };
     let conn = open(&settings.path, base_flags() | flags)?;
+    if !settings.read_only && conn.is_readonly(rusqlite::MAIN_DB)? {
+        return Err(not_writable());
+    }
     apply_db_config(&conn, settings)?;
     let report = settings::apply(&conn, Role::Writer, settings)?;
     Ok((conn, report))
+}
+
+/// SQLite opens a file it may not write read-only without a word, and in
+/// WAL mode nothing fails until the first write: refuse at open instead,
+/// in every journal mode.
+fn not_writable() -> Error {
+    Error::sqlite(
+        rusqlite::ffi::SQLITE_READONLY,
+        "attempt to write a readonly database: the database file cannot be opened for \
+         writing (pass readOnly: true to open it read-only)",
+    )
 }
 
 /// The checkpointer's connection: read-write, so it can take the checkpoint

@@ -6,6 +6,7 @@
 //! a job or a queue; `executor.rs` turns its chunks into outcomes.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::cache::StatementCache;
@@ -29,18 +30,14 @@ enum Cursor {
     },
 }
 
+/// Cursor ids, unique in the process: a reader that died and was replaced
+/// by a fresh connection must never take an id its dead predecessor handed
+/// out, or a stale iterator would read another query's rows.
+static NEXT_CURSOR_ID: AtomicU64 = AtomicU64::new(1);
+
+#[derive(Default)]
 pub struct Cursors {
     open: HashMap<u64, Cursor>,
-    next: u64,
-}
-
-impl Default for Cursors {
-    fn default() -> Self {
-        Cursors {
-            open: HashMap::new(),
-            next: 1,
-        }
-    }
 }
 
 impl Cursors {
@@ -49,8 +46,7 @@ impl Cursors {
     }
 
     fn insert(&mut self, cursor: Cursor) -> u64 {
-        let id = self.next;
-        self.next += 1;
+        let id = NEXT_CURSOR_ID.fetch_add(1, Ordering::Relaxed);
         self.open.insert(id, cursor);
         id
     }
@@ -170,7 +166,7 @@ impl Cursors {
     /// The id the next cursor will get: cursors opened after this mark can
     /// be told from older ones.
     pub fn mark(&self) -> u64 {
-        self.next
+        NEXT_CURSOR_ID.load(Ordering::Relaxed)
     }
 
     /// Ends the cursors opened since `mark`.

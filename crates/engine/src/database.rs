@@ -12,6 +12,7 @@ use crossbeam_channel::{unbounded, Sender};
 
 use crate::checkpointer::Checkpointer;
 use crate::error::{Error, Result};
+use crate::failure::Failure;
 use crate::functions::FunctionDefinition;
 use crate::job::{Done, Job, Outcome, Request};
 use crate::latch::{OpenLatch, WriterGate};
@@ -46,6 +47,8 @@ pub struct Database {
     wal: Arc<WalControl>,
     /// Set by the writer while its connection is inside a transaction.
     writer_in_transaction: Arc<AtomicBool>,
+    /// Set if the writer dies: every call is refused from then on.
+    failure: Arc<Failure>,
 }
 
 impl Database {
@@ -72,6 +75,7 @@ impl Database {
         let location = Arc::new(OnceLock::new());
         let (writer_tx, writer_rx) = unbounded();
         let writer_in_transaction = Arc::new(AtomicBool::new(false));
+        let failure = Arc::new(Failure::default());
         let mut threads = Vec::with_capacity(1 + reader_count);
         threads.push(spawn(
             "offloop-writer".to_string(),
@@ -86,6 +90,7 @@ impl Database {
                     location: location.clone(),
                     wal: checkpointer.then(|| (nudge, wal.clone())),
                     in_transaction: writer_in_transaction.clone(),
+                    failure: failure.clone(),
                 };
                 move || thread.run()
             },
@@ -106,6 +111,7 @@ impl Database {
                 latch: latch.clone(),
                 counters: counters.clone(),
                 shared_taken: shared_taken.clone(),
+                failure: failure.clone(),
             };
             threads.push(spawn(
                 format!("offloop-reader-{index}"),
@@ -145,6 +151,7 @@ impl Database {
             location,
             wal,
             writer_in_transaction,
+            failure,
         })
     }
 
@@ -193,6 +200,10 @@ impl Database {
 
     /// `submit` for a job built by the caller (one that can be cancelled).
     pub fn submit_job(&self, job: Job) {
+        if let Some(error) = self.failure.error() {
+            job.fail(error);
+            return;
+        }
         let queues = self.lock_queues();
         let Some(queues) = queues.as_ref() else {
             drop(queues);
@@ -248,6 +259,10 @@ impl Database {
     /// connection busy with a job or held by a transaction answers when it
     /// is free; the checkpointer answers only while it runs.
     pub fn read_settings(&self, done: Done) {
+        if let Some(error) = self.failure.error() {
+            done(Err(error));
+            return;
+        }
         let queues = self.lock_queues();
         let Some(queues) = queues.as_ref() else {
             drop(queues);
@@ -297,6 +312,10 @@ impl Database {
     /// into the scope's queue before the scope itself is routed, so the
     /// reader that takes it finds the statement waiting.
     pub fn submit_to(&self, scope: &mut Scope, job: Job) {
+        if let Some(error) = self.failure.error() {
+            job.fail(error);
+            return;
+        }
         scope.send(job);
         if let Some((start, begun)) = scope.take_start_with_begun() {
             self.submit(Request::Scope(start), begun);

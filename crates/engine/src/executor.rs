@@ -16,6 +16,7 @@ use crate::functions::{Registered, Registrations};
 use crate::job::{Call, ColumnInfo, CursorRef, Outcome, Request};
 use crate::role::Role;
 use crate::settings::{self, SettingsReport};
+use crate::snapshot;
 use crate::sql::Sql;
 use crate::statement::RawStatement;
 use crate::value::RowSet;
@@ -34,6 +35,9 @@ pub struct Executor {
     state_reads: Option<Arc<AtomicBool>>,
     /// The user functions this connection carries so far.
     registered: Registered,
+    /// Set while a read snapshot holds this session: its statements are
+    /// judged by `snapshot::refusal` before they run (always on a reader).
+    snapshot: bool,
     conn: Connection,
 }
 
@@ -64,8 +68,24 @@ impl Executor {
             role,
             state_reads,
             registered: Registered::new(registrations),
+            snapshot: false,
             conn,
         }
+    }
+
+    /// Marks the start (`true`) or the end of a read snapshot on this
+    /// session.
+    pub fn set_snapshot(&mut self, snapshot: bool) {
+        self.snapshot = snapshot;
+    }
+
+    /// Why `stmt` may not run here: only a read snapshot or a reader
+    /// refuses anything.
+    fn refusal(&self, sql: &Sql, stmt: &RawStatement) -> Option<Error> {
+        let judged = self.snapshot || matches!(self.role, Role::Reader(_));
+        judged
+            .then(|| snapshot::refusal(sql.text(), stmt))
+            .flatten()
     }
 
     pub fn connection(&self) -> &Connection {
@@ -177,7 +197,12 @@ impl Executor {
         }
         // SAFETY: the handle is live; the statement is kept only in this
         // executor (cache, cursors, locals), all dropped before `conn`.
-        match unsafe { RawStatement::prepare(self.handle(), sql.text()) }? {
+        let prepared = unsafe { RawStatement::prepare(self.handle(), sql.text()) };
+        let prepared = match self.role {
+            Role::Reader(_) => prepared.map_err(snapshot::explain_reader_error),
+            Role::Writer | Role::Checkpointer => prepared,
+        };
+        match prepared? {
             Some(stmt) => {
                 let query = self.state_reads.as_ref().map(|flag| {
                     let connection_bound = flag.load(Ordering::Relaxed);
@@ -213,15 +238,24 @@ impl Executor {
         call: &Call,
         f: impl FnOnce(&mut RawStatement) -> Result<T>,
     ) -> Result<T> {
-        self.with_prepared(&call.sql, |stmt| {
-            stmt.bind(&call.params, call.bind)?;
-            f(stmt)
-        })
+        let mut stmt = self.obtain(&call.sql)?;
+        let result = match self.refusal(&call.sql, &stmt) {
+            Some(error) => Err(error),
+            None => stmt
+                .bind(&call.params, call.bind)
+                .and_then(|()| f(&mut stmt)),
+        };
+        self.cache.put(call.sql.text(), stmt);
+        result
     }
 
     fn iterate(&mut self, call: Call, chunk_rows: usize) -> Result<Outcome> {
         let mut stmt = self.obtain(&call.sql)?;
-        if let Err(e) = stmt.bind(&call.params, call.bind) {
+        let bound = match self.refusal(&call.sql, &stmt) {
+            Some(error) => Err(error),
+            None => stmt.bind(&call.params, call.bind),
+        };
+        if let Err(e) = bound {
             self.cache.put(call.sql.text(), stmt);
             return Err(e);
         }

@@ -191,7 +191,18 @@ impl Job {
 impl Drop for Job {
     fn drop(&mut self) {
         if let Some(done) = self.done.take() {
-            complete(done, Err(Error::closed()));
+            // Dropped by a thread unwinding from a panic that escaped the
+            // jobs' own catch_unwind: the thread died with this job in hand.
+            let error = if std::thread::panicking() {
+                Error::Panic {
+                    message: "offloop internal error: the database thread running this call \
+                              died (a panic); the call did not complete"
+                        .into(),
+                }
+            } else {
+                Error::closed()
+            };
+            complete(done, Err(error));
         }
     }
 }

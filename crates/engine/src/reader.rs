@@ -1,6 +1,8 @@
 //! A reader thread: one read-only connection serving the shared reader queue,
-//! plus a private queue for the cursors it holds open.
+//! plus a private queue for the cursors it holds open. If its loop dies, a
+//! fresh connection takes its place on the same queues.
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,6 +11,8 @@ use crossbeam_channel::{select, Receiver, RecvTimeoutError};
 
 use crate::connection::open_reader;
 use crate::executor::Executor;
+use crate::failure::Failure;
+use crate::faults::{self, Site};
 use crate::job::Job;
 use crate::latch::{OpenLatch, WriterGate};
 use crate::role::Role;
@@ -35,6 +39,8 @@ pub struct ReaderThread {
     /// Jobs taken from the shared queue by any reader: a pinned reader that
     /// sees it stand still knows the queue is stalled, not just busy.
     pub shared_taken: Arc<AtomicU64>,
+    /// Set when the writer dies: every job is refused from then on.
+    pub failure: Arc<Failure>,
 }
 
 impl ReaderThread {
@@ -56,7 +62,7 @@ impl ReaderThread {
             }
             return;
         }
-        let conn = match open_reader(&self.settings, self.index) {
+        let mut conn = match open_reader(&self.settings, self.index) {
             Ok((conn, settings)) => {
                 self.latch.record(settings);
                 conn
@@ -67,11 +73,37 @@ impl ReaderThread {
             }
         };
         self.latch.arrive(Ok(()));
-        let mut executor = Executor::new(
-            conn,
-            Role::Reader(self.index),
-            self.settings.registrations.clone(),
-        );
+        loop {
+            let executor = Executor::new(
+                conn,
+                Role::Reader(self.index),
+                self.settings.registrations.clone(),
+            );
+            // Each job runs under its own catch_unwind; this one catches a
+            // panic that escapes them (in the loop itself). The executor,
+            // its connection and its cursors went down with it; the job it
+            // held rejected as it dropped.
+            if catch_unwind(AssertUnwindSafe(|| self.serve(executor))).is_ok() {
+                return;
+            }
+            // Replace the dead reader: a fresh connection serves the same
+            // queues. The iterators it held reject their next chunk.
+            conn = match open_reader(&self.settings, self.index) {
+                Ok((conn, _)) => conn,
+                Err(error) => {
+                    // Other readers take the shared queue; this one's own
+                    // jobs (its cursors') report why it is gone.
+                    for job in self.private.iter() {
+                        job.fail(error.clone());
+                    }
+                    return;
+                }
+            };
+        }
+    }
+
+    /// Serves the queues on `executor` until the database closes.
+    fn serve(&self, mut executor: Executor) {
         let mut starving_polls = 0;
         let mut last_taken = self.shared_taken.load(Ordering::Relaxed);
         loop {
@@ -104,7 +136,10 @@ impl ReaderThread {
                 }
             };
             match next {
-                Some(job) => run_job(&mut executor, job, &self.counters),
+                Some(job) => {
+                    faults::panic_point(Site::Reader);
+                    self.run_one(&mut executor, job);
+                }
                 None => break,
             }
         }
@@ -113,12 +148,20 @@ impl ReaderThread {
         // First the cursors' own jobs, then, with the cursors gone (they
         // would pin an old snapshot), the shared reads.
         for job in self.private.try_iter() {
-            run_job(&mut executor, job, &self.counters);
+            self.run_one(&mut executor, job);
         }
         executor.finish();
         for job in self.shared.iter() {
-            run_job(&mut executor, job, &self.counters);
+            self.run_one(&mut executor, job);
         }
         executor.finish();
+    }
+
+    /// Runs one job, unless the database has failed closed.
+    fn run_one(&self, executor: &mut Executor, job: Job) {
+        match self.failure.error() {
+            Some(error) => job.fail(error),
+            None => run_job(executor, job, &self.counters),
+        }
     }
 }

@@ -85,7 +85,8 @@ fn is_query(sql: &str) -> bool {
         .any(|k| keyword.eq_ignore_ascii_case(k))
 }
 
-fn first_keyword(sql: &str) -> &str {
+/// The first keyword of `sql`, after comments and opening parentheses.
+pub(crate) fn first_keyword(sql: &str) -> &str {
     let mut rest = sql;
     loop {
         rest = rest.trim_start();

@@ -42,7 +42,8 @@ pub fn run_job_then(
         if served.is_err() {
             // The scope's queue and completion went down with the panic
             // (dropped jobs report the database closed); the connection may
-            // still hold the transaction open.
+            // still hold the transaction open, or a read snapshot's mark.
+            executor.set_snapshot(false);
             let _ = executor.execute(Request::Exec("ROLLBACK".into()));
         }
         settled(executor);
@@ -68,14 +69,18 @@ fn aborted() -> Error {
 }
 
 pub fn panic_error(panic: Box<dyn std::any::Any + Send>) -> Error {
-    let detail = panic
+    Error::Panic {
+        message: format!("offloop internal error: {}", panic_detail(&*panic)),
+    }
+}
+
+/// What a panic said, when it said it with a string.
+pub fn panic_detail(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
         .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".to_string());
-    Error::Panic {
-        message: format!("offloop internal error: {detail}"),
-    }
+        .unwrap_or_else(|| "unknown panic".to_string())
 }
 
 fn exec(executor: &mut Executor, sql: &str) -> Result<Outcome> {
@@ -95,6 +100,10 @@ fn serve_scope(executor: &mut Executor, scope: ScopeStart, done: Done, counters:
         return;
     }
     complete(done, Ok(Outcome::Done));
+    // A read snapshot's statements are judged before they run: nothing in
+    // it may write, or end the transaction it reads in.
+    let read = matches!(scope.kind, ScopeKind::Read);
+    executor.set_snapshot(read);
     let ending = loop {
         match scope.jobs.recv_timeout(scope.idle) {
             Ok(job) => match job.request {
@@ -110,6 +119,7 @@ fn serve_scope(executor: &mut Executor, scope: ScopeStart, done: Done, counters:
                 }
             },
             Err(RecvTimeoutError::Timeout) => {
+                executor.set_snapshot(false);
                 executor.close_cursors_from(mark);
                 let _ = exec(executor, "ROLLBACK");
                 scope.end(Error::invalid_state(format!(
@@ -123,8 +133,11 @@ fn serve_scope(executor: &mut Executor, scope: ScopeStart, done: Done, counters:
             Err(RecvTimeoutError::Disconnected) => break None,
         }
     };
+    executor.set_snapshot(false);
     executor.close_cursors_from(mark);
-    let commit = matches!(&ending, Some(job) if matches!(job.request, Request::Commit));
+    // A read snapshot ends with ROLLBACK: it has nothing to commit, and
+    // however its callback ended, nothing in it may ever be committed.
+    let commit = !read && matches!(&ending, Some(job) if matches!(job.request, Request::Commit));
     let result = if commit {
         exec(executor, "COMMIT").inspect_err(|_| {
             // A failed COMMIT (a deferred constraint, a busy lock) leaves

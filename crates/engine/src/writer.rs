@@ -1,6 +1,8 @@
 //! The writer thread: owns the one read-write connection and runs its queue
-//! in arrival order. Shutdown is the queue's senders all dropping.
+//! in arrival order. Shutdown is the queue's senders all dropping. If the
+//! loop itself dies, the database fails closed (see `failure`).
 
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -8,13 +10,15 @@ use crossbeam_channel::Receiver;
 
 use crate::connection::open_writer;
 use crate::executor::Executor;
+use crate::failure::{writer_died, Failure};
+use crate::faults::{self, Site};
 use crate::job::Job;
 use crate::latch::{OpenLatch, WriterGate};
 use crate::role::Role;
 use crate::settings::Settings;
 use crate::stats::RoleCounters;
 use crate::wal::{Nudge, WalControl};
-use crate::worker::run_job_then;
+use crate::worker::{panic_detail, run_job_then};
 use crate::writer_wal::WriterWal;
 
 pub struct WriterThread {
@@ -29,6 +33,8 @@ pub struct WriterThread {
     /// True while the connection is inside a transaction (`BEGIN` or
     /// `SAVEPOINT` through `exec`): reads must come here to see its writes.
     pub in_transaction: Arc<AtomicBool>,
+    /// Set when this thread dies: the database then refuses every call.
+    pub failure: Arc<Failure>,
 }
 
 impl WriterThread {
@@ -64,24 +70,45 @@ impl WriterThread {
             None => None,
         };
         let mut executor = Executor::new(conn, Role::Writer, self.settings.registrations.clone());
-        for job in self.queue.iter() {
-            // An open statement keeps the connection inside a read of its
-            // own: the cursor would mix this job's writes into the rows it
-            // has yet to return, and SQLite documents that an implicit
-            // transaction commits only when the last active statement ends.
-            if job.cursor().is_none() && executor.has_live_cursors() {
-                executor.park_cursors();
+        // Each job runs under its own catch_unwind; this one catches a panic
+        // that escapes them (in the loop itself), which leaves the
+        // connection in an unknown state.
+        let served = catch_unwind(AssertUnwindSafe(|| {
+            for job in self.queue.iter() {
+                faults::panic_point(Site::Writer);
+                // An open statement keeps the connection inside a read of its
+                // own: the cursor would mix this job's writes into the rows it
+                // has yet to return, and SQLite documents that an implicit
+                // transaction commits only when the last active statement ends.
+                if job.cursor().is_none() && executor.has_live_cursors() {
+                    executor.park_cursors();
+                }
+                // Published before the completion, so a read issued after a
+                // BEGIN (or COMMIT) resolved is routed by the new state.
+                run_job_then(&mut executor, job, &self.counters, |executor| {
+                    let open = !executor.connection().is_autocommit();
+                    self.in_transaction.store(open, Ordering::Release);
+                });
+                if let Some(wal) = &mut wal {
+                    wal.after_job(executor.connection(), !executor.has_live_cursors());
+                }
             }
-            // Published before the completion, so a read issued after a
-            // BEGIN (or COMMIT) resolved is routed by the new state.
-            run_job_then(&mut executor, job, &self.counters, |executor| {
-                let open = !executor.connection().is_autocommit();
-                self.in_transaction.store(open, Ordering::Release);
-            });
-            if let Some(wal) = &mut wal {
-                wal.after_job(executor.connection(), !executor.has_live_cursors());
+        }));
+        match served {
+            Ok(()) => executor.finish(),
+            Err(panic) => {
+                // Fail closed: the database refuses everything from now on,
+                // and the connection closes (SQLite rolls back whatever it
+                // had open). The thread stays to refuse what is still
+                // queued, until the database is closed.
+                let error = writer_died(&panic_detail(&*panic));
+                self.failure.fail(error.clone());
+                self.in_transaction.store(false, Ordering::Release);
+                drop(executor);
+                for job in self.queue.iter() {
+                    job.fail(error.clone());
+                }
             }
         }
-        executor.finish();
     }
 }
