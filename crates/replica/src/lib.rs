@@ -11,7 +11,11 @@
 //! its callers and nothing knows of Node.
 
 pub mod error;
+pub mod plan;
+pub mod restore;
 pub mod store;
 
 pub use error::{Error, Result};
+pub use plan::{plan_restore, restore_plan, Target};
+pub use restore::{restore, RestoreOptions, RestoreReport};
 pub use store::{LtxFileInfo, ReplicaStore, S3Options, LEVELS, SNAPSHOT_LEVEL};
