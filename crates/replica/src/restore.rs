@@ -189,7 +189,8 @@ pub fn restore(
 
 /// One fetched file on its way through the decoders.
 struct Arrived {
-    header_bytes: Bytes,
+    /// A copy, so the file's bytes are freed once its chunks are decoded.
+    header_bytes: Vec<u8>,
     header: Header,
     tail: Tail,
     /// Each chunk's CRC once decoded, in file order.
@@ -263,7 +264,7 @@ fn apply(
             let entries: Arc<[IndexEntry]> = tail.index.entries.clone().into();
             let chunks = entries.len().div_ceil(CHUNK_FRAMES);
             arrived[i] = Some(Arrived {
-                header_bytes: bytes.slice(..HEADER_SIZE),
+                header_bytes: bytes[..HEADER_SIZE].to_vec(),
                 header,
                 tail,
                 chunks: vec![None; chunks],
