@@ -10,152 +10,103 @@ use napi_derive::napi;
 
 use super::js::{Cx, Js};
 
-/// What a statement call does (`NativeDatabase::call`).
-pub mod call {
-    pub const RUN: u32 = 0;
-    pub const GET: u32 = 1;
-    pub const ALL: u32 = 2;
-    pub const ITERATE: u32 = 3;
-    pub const COLUMNS: u32 = 4;
-    pub const EXPAND: u32 = 5;
-    pub const QUERY: u32 = 6;
+/// Declares each group of the wire as a module of constants, and
+/// `TABLE`, the same names and values in the same order for `protocol()`.
+macro_rules! wire {
+    ($($(#[$doc:meta])* $group:ident: $ty:ty { $($(#[$item_doc:meta])* $name:ident = $value:expr),+ $(,)? })+) => {
+        $(
+            $(#[$doc])*
+            pub mod $group {
+                $($(#[$item_doc])* pub const $name: $ty = $value;)+
+            }
+        )+
+
+        /// Every group with its names and values, in declaration order.
+        const TABLE: &[(&str, &[(&str, f64)])] = &[
+            $((stringify!($group), &[$((stringify!($name), $group::$name as f64)),+])),+
+        ];
+    };
 }
 
-/// The kind of each record in a drain's flat array (`completions_to_js`);
-/// every record starts `id, kind`.
-pub mod record {
-    /// `error`: an error tuple (see `error`).
-    pub const FAILED: u32 = 0;
-    /// `payload`: any outcome without a record of its own.
-    pub const VALUE: u32 = 1;
-    /// `changes, lastInsertRowid`; also a batch statement's result.
-    pub const RUN: u32 = 2;
-    /// `columns, n, v1 … vn`; also a batch statement's result.
-    pub const ROWS: u32 = 3;
+wire! {
+    /// What a statement call does (`NativeDatabase::call`).
+    call: u32 {
+        RUN = 0,
+        GET = 1,
+        ALL = 2,
+        ITERATE = 3,
+        COLUMNS = 4,
+        EXPAND = 5,
+        QUERY = 6,
+    }
+    /// The kind of each record in a drain's flat array
+    /// (`completions_to_js`); every record starts `id, kind`.
+    record: u32 {
+        /// `error`: an error tuple (see `error`).
+        FAILED = 0,
+        /// `payload`: any outcome without a record of its own.
+        VALUE = 1,
+        /// `changes, lastInsertRowid`; also a batch statement's result.
+        RUN = 2,
+        /// `columns, n, v1 … vn`; also a batch statement's result.
+        ROWS = 3,
+    }
+    /// Bits of a call's `flags`.
+    flag: u32 {
+        READ_BIG_INTS = 1,
+        ALLOW_BARE_NAMED = 4,
+        ALLOW_UNKNOWN_NAMED = 8,
+    }
+    /// What a scope begins with (`NativeDatabase::begin`).
+    scope: u32 {
+        READ = 0,
+        DEFERRED = 1,
+        IMMEDIATE = 2,
+        EXCLUSIVE = 3,
+    }
+    /// `db.checkpoint(mode)`'s modes.
+    checkpoint: u32 {
+        PASSIVE = 0,
+        FULL = 1,
+        RESTART = 2,
+        TRUNCATE = 3,
+    }
+    /// What `NativeDatabase::cancel` reports.
+    cancel: u32 {
+        /// The call finished before the cancel, or is unknown: its result
+        /// stands.
+        TOO_LATE = 0,
+        /// The call never started; it will never run.
+        BEFORE_START = 1,
+        /// The call was running and is being interrupted.
+        WHILE_RUNNING = 2,
+    }
+    /// The thread that holds a cursor: a reader's index, or this for the
+    /// writer.
+    role: i32 {
+        WRITER = -1,
+    }
+    /// Positions in an error tuple (`error_to_js`).
+    error: u32 {
+        CODE = 0,
+        MESSAGE = 1,
+        ERRCODE = 2,
+        ERRSTR = 3,
+        SQLITE_CODE = 4,
+        BATCH_INDEX = 5,
+    }
 }
 
-/// Bits of a call's `flags`.
-pub mod flag {
-    pub const READ_BIG_INTS: u32 = 1;
-    pub const ALLOW_BARE_NAMED: u32 = 4;
-    pub const ALLOW_UNKNOWN_NAMED: u32 = 8;
-}
-
-/// What a scope begins with (`NativeDatabase::begin`).
-pub mod scope {
-    pub const READ: u32 = 0;
-    pub const DEFERRED: u32 = 1;
-    pub const IMMEDIATE: u32 = 2;
-    pub const EXCLUSIVE: u32 = 3;
-}
-
-/// `db.checkpoint(mode)`'s modes.
-pub mod checkpoint {
-    pub const PASSIVE: u32 = 0;
-    pub const FULL: u32 = 1;
-    pub const RESTART: u32 = 2;
-    pub const TRUNCATE: u32 = 3;
-}
-
-/// What `NativeDatabase::cancel` reports.
-pub mod cancel {
-    /// The call finished before the cancel, or is unknown: its result stands.
-    pub const TOO_LATE: u32 = 0;
-    /// The call never started; it will never run.
-    pub const BEFORE_START: u32 = 1;
-    /// The call was running and is being interrupted.
-    pub const WHILE_RUNNING: u32 = 2;
-}
-
-/// The thread that holds a cursor: a reader's index, or this for the writer.
-pub const WRITER_ROLE: i32 = -1;
-
-/// Positions in an error tuple (`error_to_js`).
-pub mod error {
-    pub const CODE: u32 = 0;
-    pub const MESSAGE: u32 = 1;
-    pub const ERRCODE: u32 = 2;
-    pub const ERRSTR: u32 = 3;
-    pub const SQLITE_CODE: u32 = 4;
-    pub const BATCH_INDEX: u32 = 5;
-}
+/// The writer's role number, as cursors carry it.
+pub const WRITER_ROLE: i32 = role::WRITER;
 
 /// The table above as `[[group, [[NAME, number], …]], …]`, in declaration
 /// order (order matters: lib/protocol.js must list them the same way).
 #[napi(catch_unwind)]
 pub fn protocol(env: Env) -> Result<Js> {
     let cx = Cx(env.raw());
-    let groups: [(&str, &[(&str, f64)]); 8] = [
-        (
-            "call",
-            &[
-                ("RUN", call::RUN as f64),
-                ("GET", call::GET as f64),
-                ("ALL", call::ALL as f64),
-                ("ITERATE", call::ITERATE as f64),
-                ("COLUMNS", call::COLUMNS as f64),
-                ("EXPAND", call::EXPAND as f64),
-                ("QUERY", call::QUERY as f64),
-            ],
-        ),
-        (
-            "record",
-            &[
-                ("FAILED", record::FAILED as f64),
-                ("VALUE", record::VALUE as f64),
-                ("RUN", record::RUN as f64),
-                ("ROWS", record::ROWS as f64),
-            ],
-        ),
-        (
-            "flag",
-            &[
-                ("READ_BIG_INTS", flag::READ_BIG_INTS as f64),
-                ("ALLOW_BARE_NAMED", flag::ALLOW_BARE_NAMED as f64),
-                ("ALLOW_UNKNOWN_NAMED", flag::ALLOW_UNKNOWN_NAMED as f64),
-            ],
-        ),
-        (
-            "scope",
-            &[
-                ("READ", scope::READ as f64),
-                ("DEFERRED", scope::DEFERRED as f64),
-                ("IMMEDIATE", scope::IMMEDIATE as f64),
-                ("EXCLUSIVE", scope::EXCLUSIVE as f64),
-            ],
-        ),
-        (
-            "checkpoint",
-            &[
-                ("PASSIVE", checkpoint::PASSIVE as f64),
-                ("FULL", checkpoint::FULL as f64),
-                ("RESTART", checkpoint::RESTART as f64),
-                ("TRUNCATE", checkpoint::TRUNCATE as f64),
-            ],
-        ),
-        (
-            "cancel",
-            &[
-                ("TOO_LATE", cancel::TOO_LATE as f64),
-                ("BEFORE_START", cancel::BEFORE_START as f64),
-                ("WHILE_RUNNING", cancel::WHILE_RUNNING as f64),
-            ],
-        ),
-        ("role", &[("WRITER", WRITER_ROLE as f64)]),
-        (
-            "error",
-            &[
-                ("CODE", error::CODE as f64),
-                ("MESSAGE", error::MESSAGE as f64),
-                ("ERRCODE", error::ERRCODE as f64),
-                ("ERRSTR", error::ERRSTR as f64),
-                ("SQLITE_CODE", error::SQLITE_CODE as f64),
-                ("BATCH_INDEX", error::BATCH_INDEX as f64),
-            ],
-        ),
-    ];
-    let table = cx.array(groups.len())?;
-    for (g, (group, entries)) in groups.iter().enumerate() {
+    let table = cx.array(TABLE.len())?;
+    for (g, (group, entries)) in TABLE.iter().enumerate() {
         let names = cx.array(entries.len())?;
         for (i, (name, value)) in entries.iter().enumerate() {
             let pair = cx.array(2)?;
