@@ -15,6 +15,7 @@ import path from 'node:path';
 import { after, test } from 'node:test';
 
 import { Database, ROOT, tempDir } from './engine-helpers.mjs';
+import { createRequire } from 'node:module';
 
 const tmp = tempDir('crash');
 after(() => tmp.cleanup());
@@ -23,16 +24,7 @@ const SEED = Number(process.env.OFFLOOP_CRASH_SEED ?? Date.now() % 2 ** 31);
 const ROUNDS = Number(process.env.OFFLOOP_CRASH_ROUNDS ?? 24);
 
 /** mulberry32: a small seeded generator, so a failing run can be replayed. */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const random = createRequire(import.meta.url)('./seeded-random.cjs').seededRandom;
 
 // The writer: three loops at once, each printing what was acknowledged
 // (one line per resolved promise, written before anything else runs).

@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 
 import { Database, tempDir } from './engine-helpers.mjs';
+import { createRequire } from 'node:module';
 
 const tmp = tempDir('load');
 after(() => tmp.cleanup());
@@ -20,16 +21,7 @@ const SEED = Number(process.env.OFFLOOP_LOAD_SEED ?? Date.now() % 2 ** 31);
 const DURATION_MS = Number(process.env.OFFLOOP_LOAD_MS ?? 4000);
 const CLIENTS = 64;
 
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const random = createRequire(import.meta.url)('./seeded-random.cjs').seededRandom;
 
 class Rollback extends Error {}
 

@@ -26,16 +26,7 @@ const { Database } = require('../../index.js');
 
 const [seed, calls] = [Number(process.argv[2]), Number(process.argv[3])];
 
-function random(s) {
-  let a = s >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const { seededRandom: random } = require('../seeded-random.cjs');
 const rnd = random(seed);
 const int = (n) => Math.floor(rnd() * n);
 const pick = (list) => list[int(list.length)];
