@@ -70,6 +70,23 @@ pub mod cancel {
 /// The thread that holds a cursor: a reader's index, or this for the writer.
 pub const WRITER_ROLE: i32 = -1;
 
+/// SQLite's limits (`SQLITE_LIMIT_*`, SQLite's own numbers), in the order
+/// `db.limits` lists them; `COUNT` is how many there are.
+pub mod limit {
+    pub const LENGTH: u32 = 0;
+    pub const SQL_LENGTH: u32 = 1;
+    pub const COLUMN: u32 = 2;
+    pub const EXPR_DEPTH: u32 = 3;
+    pub const COMPOUND_SELECT: u32 = 4;
+    pub const VDBE_OP: u32 = 5;
+    pub const FUNCTION_ARG: u32 = 6;
+    pub const ATTACHED: u32 = 7;
+    pub const LIKE_PATTERN_LENGTH: u32 = 8;
+    pub const VARIABLE_NUMBER: u32 = 9;
+    pub const TRIGGER_DEPTH: u32 = 10;
+    pub const COUNT: u32 = 11;
+}
+
 /// Positions in an error tuple (`error_to_js`).
 pub mod error {
     pub const CODE: u32 = 0;
@@ -85,7 +102,7 @@ pub mod error {
 #[napi(catch_unwind)]
 pub fn protocol(env: Env) -> Result<Js> {
     let cx = Cx(env.raw());
-    let groups: [(&str, &[(&str, f64)]); 8] = [
+    let groups: [(&str, &[(&str, f64)]); 9] = [
         (
             "call",
             &[
@@ -142,6 +159,23 @@ pub fn protocol(env: Env) -> Result<Js> {
             ],
         ),
         ("role", &[("WRITER", WRITER_ROLE as f64)]),
+        (
+            "limit",
+            &[
+                ("LENGTH", limit::LENGTH as f64),
+                ("SQL_LENGTH", limit::SQL_LENGTH as f64),
+                ("COLUMN", limit::COLUMN as f64),
+                ("EXPR_DEPTH", limit::EXPR_DEPTH as f64),
+                ("COMPOUND_SELECT", limit::COMPOUND_SELECT as f64),
+                ("VDBE_OP", limit::VDBE_OP as f64),
+                ("FUNCTION_ARG", limit::FUNCTION_ARG as f64),
+                ("ATTACHED", limit::ATTACHED as f64),
+                ("LIKE_PATTERN_LENGTH", limit::LIKE_PATTERN_LENGTH as f64),
+                ("VARIABLE_NUMBER", limit::VARIABLE_NUMBER as f64),
+                ("TRIGGER_DEPTH", limit::TRIGGER_DEPTH as f64),
+                ("COUNT", limit::COUNT as f64),
+            ],
+        ),
         (
             "error",
             &[
