@@ -40,6 +40,12 @@ export interface DatabaseOptions extends StatementOptions {
   foreignKeys?: boolean;
   enableDoubleQuotedStringLiterals?: boolean;
   defensive?: boolean;
+  /** false: created closed, opened by `db.open()`. Default true. */
+  open?: boolean;
+  /** Allow `db.loadExtension()`. Default false. */
+  allowExtension?: boolean;
+  /** SQLite limits set on every connection at open. */
+  limits?: Partial<Limits>;
   /** PRAGMA journal_size_limit in bytes, -1 for none. Default 64 MiB. */
   journalSizeLimit?: number;
   /** Bound every call to this many ms from the call; 0 (default) for none. */
@@ -184,9 +190,30 @@ export type BatchEntry =
 
 export type BatchResult = RunResult | Row[];
 
+/** SQLite's limits, by node:sqlite's names (`db.limits`, `options.limits`). */
+export interface Limits {
+  length: number;
+  sqlLength: number;
+  column: number;
+  exprDepth: number;
+  compoundSelect: number;
+  vdbeOp: number;
+  functionArg: number;
+  attach: number;
+  likePatternLength: number;
+  variableNumber: number;
+  triggerDepth: number;
+}
+
 export declare class Statement {
   private constructor();
+  /** The statement's own SQL: the text up to the end of its first statement. */
   readonly sourceSQL: string;
+  /** The SQL with the last call's values bound in place of its parameters. */
+  readonly expandedSQL: Promise<string>;
+  /** Finalizes the statement: later calls reject with ERR_INVALID_STATE. */
+  close(): void;
+  [Symbol.dispose](): void;
   /** The same statement, with cancellation applied to its calls. */
   withOptions(options: CallOptions): Statement;
   run(...params: Array<SQLInputValue | NamedParameters>): Promise<RunResult>;
@@ -251,7 +278,15 @@ export declare class Database {
   static compileOptions(): string[];
   readonly ready: Promise<Database>;
   readonly isOpen: boolean;
-  location(): string | null;
+  location(dbName?: string): string | null;
+  /** Opens a database made with `open: false`, or closed since. */
+  open(): Promise<Database>;
+  /** SQLite's limits, live on every connection; Infinity restores a default. */
+  readonly limits: Limits;
+  enableDefensive(active: boolean): void;
+  enableLoadExtension(allow: boolean): void;
+  /** Loads a SQLite extension on every connection; resolves once the writer has. */
+  loadExtension(path: string, entryPoint?: string): Promise<void>;
   /** True while a transaction from `begin()` or `transaction()` is open, or the writer is inside one begun with `exec('BEGIN')`. */
   readonly isTransaction: boolean;
   prepare(sql: string, options?: StatementOptions): Statement;

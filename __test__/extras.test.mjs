@@ -1,6 +1,6 @@
 // The smaller parts of node:sqlite, side by side with it under Node 24:
 // the tag store, the constants export, isTransaction after exec('BEGIN'),
-// and node:sqlite options offloop refuses instead of ignoring.
+// and the checks of node:sqlite's open, allowExtension and limits options.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -22,19 +22,6 @@ test('node:sqlite parity: tag store, constants, isTransaction, option checks', {
   assert.equal(failure, null);
   for (const r of sideBySide) {
     await t.test(r.name, () => assert.deepStrictEqual(r.offloop, r.node));
-  }
-});
-
-test('node:sqlite options offloop does not support are refused, not ignored', () => {
-  for (const [options, name] of [
-    [{ open: false }, 'open'],
-    [{ allowExtension: true }, 'allowExtension'],
-    [{ limits: { length: 100 } }, 'limits'],
-  ]) {
-    assert.throws(() => new Database(':memory:', options), {
-      code: 'ERR_INVALID_ARG_VALUE',
-      message: new RegExp(`options\\.${name}' is not supported by offloop`),
-    });
   }
 });
 

@@ -9,6 +9,7 @@ const { argType, nodeError, notOpen } = require('./errors.js');
 const { readCallOptions, readOptions, readPath } = require('./options.js');
 const { decodeBatch, decodeCheckpoint } = require('./rows.js');
 const { defineAggregate, defineFunction } = require('./functions.js');
+const { createLimits, limitValues } = require('./limits.js');
 const { SQLTagStore } = require('./tag-store.js');
 const { decodeSettings, emitSettingWarnings } = require('./settings.js');
 const { prepare, batchCalls } = require('./statement.js');
@@ -18,18 +19,64 @@ const asyncDispose = Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose');
 
 const CHECKPOINT_MODES = { __proto__: null, ...protocol.checkpoint };
 
+// A database created with `open: false` has this core until open().
+const UNOPENED = { state: CLOSED, closing: true, native: null };
+
 class Database {
-  #core;
+  #core = UNOPENED;
   #closed = null;
   #transactions = { open: 0 };
+  #path;
+  #options;
+  // What `db.limits` reads and sets while open (lib/limits.js).
+  #limitValues = null;
+  #limits = createLimits(() => {
+    if (this.#core.closing) throw notOpen();
+    return { values: this.#limitValues, send: (id, value) => native.setLimit(this.#core.native, id, value) };
+  });
+  // Whether loadExtension() may load (allowExtension, enableLoadExtension()).
+  #extensionsAllowed = false;
+  #ready;
 
   /**
-   * Starts opening at once; `ready` settles when every connection is open.
-   * Calls made before then wait in their queues.
+   * Starts opening at once (unless `options.open` is false); `ready`
+   * settles when every connection is open. Calls made before then wait in
+   * their queues.
    */
   constructor(location, options) {
-    const path = readPath(location);
-    const o = readOptions(arguments.length < 2 ? {} : options);
+    this.#path = readPath(location);
+    this.#options = readOptions(arguments.length < 2 ? {} : options);
+    let settle;
+    // Settles with the first open (at once, or from open()).
+    this.ready = new Promise((resolve, reject) => {
+      settle = { resolve, reject };
+    });
+    this.#ready = settle;
+    // A failed open is reported through `ready` (and every queued call);
+    // nobody awaiting `ready` must not crash the process.
+    this.ready.catch(() => {});
+    if (this.#options.open) this.#start();
+  }
+
+  /**
+   * Opens a database created with `open: false`, or one closed since;
+   * resolves once every connection is open. Throws ERR_INVALID_STATE when
+   * it is open or opening.
+   */
+  open() {
+    if (this.#core.state !== CLOSED) {
+      throw nodeError(
+        Error,
+        'ERR_INVALID_STATE',
+        this.#core.state === CLOSING ? 'database is closing' : 'database is already open',
+      );
+    }
+    return this.#start();
+  }
+
+  #start() {
+    const path = this.#path;
+    const o = this.#options;
     const { id, promise } = track(null, null);
     let nativeDb;
     try {
@@ -64,7 +111,11 @@ class Database {
     }
     const core = new Core(nativeDb, o);
     this.#core = core;
-    this.ready = promise.then(
+    this.#closed = null;
+    this.#transactions = { open: 0 };
+    this.#limitValues = limitValues(o.limits, (limit, value) => native.setLimit(nativeDb, limit, value));
+    this.#extensionsAllowed = o.allowExtension;
+    const opened = promise.then(
       (settings) => {
         if (core.state === OPENING) core.state = OPEN;
         // What every connection read back once its settings were applied:
@@ -78,9 +129,12 @@ class Database {
         throw err;
       },
     );
-    // A failed open is reported through `ready` (and every queued call);
-    // nobody awaiting `ready` must not crash the process.
-    this.ready.catch(() => {});
+    opened.catch(() => {});
+    // The first open settles the `ready` made in the constructor; a reopen
+    // after close() has a `ready` of its own.
+    this.#ready.resolve(opened);
+    this.ready = opened;
+    return opened;
   }
 
   /** Opens a database and resolves once every connection is open. */
@@ -119,10 +173,72 @@ class Database {
     return this.#transactions.open > 0 || (this.#core.state === OPEN && native.inTransaction(this.#core.native));
   }
 
+  /**
+   * SQLite's limits, live: reading one gives the value every connection
+   * has, setting one changes it on every connection (Infinity: back to the
+   * default). Reading or setting throws when the database is not open.
+   */
+  get limits() {
+    return this.#limits;
+  }
+
   /** The absolute path of the database file; null for in-memory databases. */
-  location() {
+  location(dbName) {
     if (this.#core.state !== OPEN) throw notOpen();
+    if (dbName !== undefined && typeof dbName !== 'string') throw argType('dbName', 'a string');
+    if (dbName !== undefined && dbName !== 'main') return null;
     return this.#core.native.location();
+  }
+
+  /**
+   * Turns SQLite's defensive mode (which refuses SQL that can corrupt the
+   * database file, such as writing to `sqlite_schema`) on or off on every
+   * connection, for the calls made after this.
+   */
+  enableDefensive(active) {
+    if (this.#core.closing) throw notOpen();
+    if (typeof active !== 'boolean') throw argType('active', 'a boolean');
+    native.setDefensive(this.#core.native, active);
+  }
+
+  /**
+   * Allows or forbids loadExtension(); only a database opened with
+   * `allowExtension: true` may allow it.
+   */
+  enableLoadExtension(allow) {
+    if (this.#core.closing) throw notOpen();
+    if (typeof allow !== 'boolean') throw argType('allow', 'a boolean');
+    if (!this.#options.allowExtension) {
+      throw nodeError(
+        Error,
+        'ERR_INVALID_STATE',
+        'Cannot enable extension loading because it was disabled at database creation.',
+      );
+    }
+    this.#extensionsAllowed = allow;
+  }
+
+  /**
+   * Loads a SQLite extension (a shared library) on the writer, then on
+   * every other connection before its next call; resolves once the writer
+   * has loaded it. `entryPoint` names its init function when it is not the
+   * default one.
+   */
+  loadExtension(path, entryPoint) {
+    if (this.#core.closing) return Promise.reject(notOpen());
+    if (!this.#extensionsAllowed) {
+      return Promise.reject(nodeError(Error, 'ERR_INVALID_STATE', 'extension loading is not allowed'));
+    }
+    if (typeof path !== 'string') throw argType('path', 'a string');
+    if (entryPoint !== undefined && typeof entryPoint !== 'string') throw argType('entryPoint', 'a string');
+    const { id, promise } = track(null, null);
+    send(id, () => native.loadExtension(this.#core.native, id, path, entryPoint));
+    return promise.then(
+      () => undefined,
+      (err) => {
+        throw err.code === 'ERR_SQLITE_ERROR' ? nodeError(Error, 'ERR_LOAD_SQLITE_EXTENSION', err.message) : err;
+      },
+    );
   }
 
   /**
@@ -270,6 +386,7 @@ class Database {
    * ERR_INVALID_STATE. Calling it again returns the same promise.
    */
   close() {
+    if (this.#core === UNOPENED) return Promise.reject(notOpen());
     if (this.#closed === null) {
       const core = this.#core;
       core.state = CLOSING;
@@ -284,6 +401,7 @@ class Database {
   }
 
   [asyncDispose]() {
+    if (this.#core === UNOPENED) return Promise.resolve();
     return this.close();
   }
 

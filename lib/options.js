@@ -4,6 +4,7 @@
 
 const { argType, nodeError, outOfRange } = require('./errors.js');
 
+const { readLimitOptions } = require('./limits.js');
 const { flag: FLAG } = require('./protocol.js');
 
 // In the order node:sqlite checks them (the first bad one is reported);
@@ -68,31 +69,24 @@ function readCheckpointOptions(value) {
   };
 }
 
-// node:sqlite options offloop does not support yet: refused when they ask
-// for something other than the default, never ignored. Each is checked
-// for its type first, with node:sqlite's message.
-function refuseUnsupported(options) {
-  const { open, allowExtension, limits } = options;
+// `open`, `allowExtension` and `limits`, checked first, as node:sqlite does.
+function readNodeOptions(options, out) {
+  const { open, allowExtension } = options;
   if (open !== undefined && typeof open !== 'boolean') throw argType('options.open', 'a boolean');
   if (allowExtension !== undefined && typeof allowExtension !== 'boolean') {
     throw argType('options.allowExtension', 'a boolean');
   }
-  if (limits !== undefined && (limits === null || typeof limits !== 'object')) {
-    throw argType('options.limits', 'an object');
-  }
-  const unsupported = (name, what) =>
-    nodeError(TypeError, 'ERR_INVALID_ARG_VALUE', `The property 'options.${name}' is not supported by offloop: ${what}.`);
-  if (open === false) throw unsupported('open', 'a database opens when it is created; use new Database() later instead');
-  if (allowExtension === true) throw unsupported('allowExtension', 'extensions cannot be loaded');
-  if (limits !== undefined && Object.keys(limits).length > 0) throw unsupported('limits', 'SQLite limits cannot be set');
+  out.open = open ?? true;
+  out.allowExtension = allowExtension ?? false;
+  out.limits = readLimitOptions(options.limits);
 }
 
 function readOptions(options) {
   if (options === null || typeof options !== 'object') {
     throw argType('options', 'an object');
   }
-  refuseUnsupported(options);
   const out = {};
+  readNodeOptions(options, out);
   for (const [name, fallback] of BOOLEAN_OPTIONS) {
     const value = options[name];
     if (name === 'timeout') out.timeout = readBusyTimeout(options);

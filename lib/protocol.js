@@ -32,7 +32,23 @@ const cancel = Object.freeze({ TOO_LATE: 0, BEFORE_START: 1, WHILE_RUNNING: 2 })
 /** The thread holding a cursor: a reader's index, or WRITER. */
 const role = Object.freeze({ WRITER: -1 });
 
+/** SQLite's limits (its own numbers), in `db.limits`' order; COUNT of them. */
+const limit = Object.freeze({
+  LENGTH: 0,
+  SQL_LENGTH: 1,
+  COLUMN: 2,
+  EXPR_DEPTH: 3,
+  COMPOUND_SELECT: 4,
+  VDBE_OP: 5,
+  FUNCTION_ARG: 6,
+  ATTACHED: 7,
+  LIKE_PATTERN_LENGTH: 8,
+  VARIABLE_NUMBER: 9,
+  TRIGGER_DEPTH: 10,
+  COUNT: 11,
+});
+
 /** Positions in an error tuple. */
 const error = Object.freeze({ CODE: 0, MESSAGE: 1, ERRCODE: 2, ERRSTR: 3, SQLITE_CODE: 4, BATCH_INDEX: 5 });
 
-module.exports = { call, record, flag, scope, checkpoint, cancel, role, error };
+module.exports = { call, record, flag, scope, checkpoint, cancel, role, limit, error };

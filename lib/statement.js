@@ -9,6 +9,7 @@ const { RowIterator } = require('./iterator.js');
 const { readCallOptions, readStatementOptions } = require('./options.js');
 const { decodeAll, decodeColumns, decodeGet, decodeQuery } = require('./rows.js');
 const { finalized } = require('./core.js');
+const { native } = require('./calls.js');
 const { call: CALL } = require('./protocol.js');
 
 function checkBoolean(value, name) {
@@ -24,14 +25,19 @@ class Statement {
   #sql;
   #options;
   #control;
+  // Shared with the copies withOptions() makes: they are one statement.
+  // `params`: the arguments of the last call, which expandedSQL binds;
+  // `closed`: close() was called; `source`: sourceSQL, found once.
+  #state;
 
-  constructor(core, scope, handle, sql, options, control) {
+  constructor(core, scope, handle, sql, options, control, state) {
     this.#core = core;
     this.#scope = scope;
     this.#handle = handle;
     this.#sql = sql;
     this.#options = { ...options };
     this.#control = control;
+    this.#state = state ?? { params: [], closed: false, source: null };
   }
 
   static {
@@ -40,15 +46,47 @@ class Statement {
     internals = (stmt) => ({ core: stmt.#core, handle: stmt.#handle, options: stmt.#options });
   }
 
-  /** The SQL text this statement was created with. */
+  /**
+   * The statement's own SQL: the text given to prepare() up to the end of
+   * its first statement, which is the one that runs (as node:sqlite).
+   */
   get sourceSQL() {
     this.#checkOpen();
-    return this.#sql;
+    if (this.#state.source === null) this.#state.source = native.firstStatement(this.#sql);
+    return this.#state.source;
   }
 
-  // After the database closed, node:sqlite's statements are finalized.
+  /**
+   * A promise of the SQL with the values of the last call bound in place of
+   * its parameters (`NULL` before any call), as SQLite expands them.
+   */
+  get expandedSQL() {
+    if (this.#gone()) return Promise.reject(finalized());
+    return this.#core.call(CALL.EXPAND, this.#handle, this.#state.params, this.#options, null, null, this.#scope, undefined);
+  }
+
+  /**
+   * Finalizes the statement: every later call rejects, and every accessor
+   * throws, with ERR_INVALID_STATE. Closing it twice throws, as in
+   * node:sqlite. Calls already made finish.
+   */
+  close() {
+    this.#checkOpen();
+    this.#state.closed = true;
+  }
+
+  [Symbol.dispose]() {
+    if (!this.#gone()) this.close();
+  }
+
+  #gone() {
+    return this.#state.closed || (this.#core.closing && !this.#core.scopeOpen(this.#scope));
+  }
+
+  // After close(), or once the database closed, node:sqlite's statements
+  // are finalized.
   #checkOpen() {
-    if (this.#core.closing && !this.#core.scopeOpen(this.#scope)) throw finalized();
+    if (this.#gone()) throw finalized();
   }
 
   /**
@@ -59,13 +97,13 @@ class Statement {
    */
   withOptions(options) {
     const control = readCallOptions(options) ?? {};
-    return new Statement(this.#core, this.#scope, this.#handle, this.#sql, this.#options, {
-      signal: control.signal ?? this.#control?.signal,
-      timeout: control.timeout ?? this.#control?.timeout,
-    });
+    const merged = { signal: control.signal ?? this.#control?.signal, timeout: control.timeout ?? this.#control?.timeout };
+    return new Statement(this.#core, this.#scope, this.#handle, this.#sql, this.#options, merged, this.#state);
   }
 
   #call(kind, params, decode, context) {
+    if (this.#state.closed) return Promise.reject(finalized());
+    this.#state.params = params;
     return this.#core.call(kind, this.#handle, params, this.#options, decode, context, this.#scope, this.#control);
   }
 
@@ -106,7 +144,8 @@ class Statement {
 
   /** Resolves to the result columns' metadata, as node:sqlite's columns(). */
   columns() {
-    return this.#call(CALL.COLUMNS, [], decodeColumns, null);
+    if (this.#state.closed) return Promise.reject(finalized());
+    return this.#core.call(CALL.COLUMNS, this.#handle, [], this.#options, decodeColumns, null, this.#scope, this.#control);
   }
 
   setReadBigInts(enabled) {

@@ -1,7 +1,7 @@
 'use strict';
 
 // Under Node 24: the tag store, the constants export, isTransaction and
-// the refusal of unsupported options, on node:sqlite and on offloop (see
+// the checks of the open, allowExtension and limits options, on node:sqlite and on offloop (see
 // compare.cjs); extras.test.mjs compares the outcomes.
 
 const { DatabaseSync, constants: nodeConstants } = require('node:sqlite');

@@ -1,6 +1,7 @@
 //! The Node boundary: converts JS calls into engine requests and engine
 //! results into JS values. It knows nothing of how threads are scheduled.
 
+mod changes;
 mod completion;
 mod database;
 mod dispatch;
@@ -25,6 +26,7 @@ use napi_derive::napi;
 
 use js::{Cx, Js};
 
+pub use changes::{limit_defaults, load_extension, set_defensive, set_limit};
 pub use database::NativeDatabase;
 pub use faults::{fault_injection, fault_io, fault_io_bits, fault_io_injected, fault_panic};
 pub use functions::{define_aggregate, define_function};
@@ -62,4 +64,11 @@ pub fn set_keep_alive(env: Env, keep_alive: bool) -> Result<()> {
 #[napi(catch_unwind)]
 pub fn sqlite_version() -> String {
     offloop_engine::sqlite_version().to_string()
+}
+
+/// The first statement of a SQL text, as a prepared statement reports its
+/// own SQL (`stmt.sourceSQL`). Reads the text only.
+#[napi(catch_unwind)]
+pub fn first_statement(text: String) -> String {
+    offloop_engine::first_statement(&text).to_string()
 }

@@ -86,6 +86,22 @@ wire! {
     role: i32 {
         WRITER = -1,
     }
+    /// SQLite's limits (`SQLITE_LIMIT_*`, SQLite's own numbers), in the
+    /// order `db.limits` lists them; `COUNT` is how many there are.
+    limit: u32 {
+        LENGTH = 0,
+        SQL_LENGTH = 1,
+        COLUMN = 2,
+        EXPR_DEPTH = 3,
+        COMPOUND_SELECT = 4,
+        VDBE_OP = 5,
+        FUNCTION_ARG = 6,
+        ATTACHED = 7,
+        LIKE_PATTERN_LENGTH = 8,
+        VARIABLE_NUMBER = 9,
+        TRIGGER_DEPTH = 10,
+        COUNT = 11,
+    }
     /// Positions in an error tuple (`error_to_js`).
     error: u32 {
         CODE = 0,

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use crossbeam_channel::{unbounded, Sender};
 
+use crate::changes::Change;
 use crate::checkpointer::Checkpointer;
 use crate::error::{Error, Result};
 use crate::failure::Failure;
@@ -166,6 +167,12 @@ impl Database {
         self.settings.registrations.define(definition)
     }
 
+    /// Changes every connection (a limit, the defensive flag) before the
+    /// next job it runs; in force for every job queued after this returns.
+    pub fn change(&self, change: Change) {
+        self.settings.changes.push(change)
+    }
+
     /// The shared handle for a SQL text, carrying its learned route.
     pub fn sql(&self, text: &str) -> Arc<Sql> {
         self.sqls.get(text)
@@ -231,6 +238,7 @@ impl Database {
             | Request::Rollback
             | Request::Nest
             | Request::Unnest(_)
+            | Request::LoadExtension { .. }
             | Request::ReadSettings(_) => &queues.writer,
             Request::Scope(pinned) => match (pinned.kind(), &queues.readers) {
                 (ScopeKind::Read, Some(readers)) => readers,

@@ -10,6 +10,7 @@ use rusqlite::{ffi, Connection};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::cache::{StatementCache, STATEMENT_CACHE_CAPACITY};
+use crate::changes::{Applied, Change, Changes};
 use crate::cursor::{read_row, step_rows, Cursors};
 use crate::error::{Error, Result};
 use crate::functions::{Registered, Registrations};
@@ -35,6 +36,8 @@ pub struct Executor {
     state_reads: Option<Arc<AtomicBool>>,
     /// The user functions this connection carries so far.
     registered: Registered,
+    /// The limits, flags and extensions this connection carries so far.
+    changes: Applied,
     /// Set while a read snapshot holds this session: its statements are
     /// judged by `snapshot::refusal` before they run (always on a reader).
     snapshot: bool,
@@ -42,7 +45,12 @@ pub struct Executor {
 }
 
 impl Executor {
-    pub fn new(mut conn: Connection, role: Role, registrations: Arc<Registrations>) -> Self {
+    pub fn new(
+        mut conn: Connection,
+        role: Role,
+        registrations: Arc<Registrations>,
+        changes: Arc<Changes>,
+    ) -> Self {
         // The writer prepares every SQL text first and so decides its route;
         // an authorizer that allows everything tells it which texts depend
         // on its own connection.
@@ -68,6 +76,7 @@ impl Executor {
             role,
             state_reads,
             registered: Registered::new(registrations),
+            changes: Applied::new(changes),
             snapshot: false,
             conn,
         }
@@ -105,6 +114,12 @@ impl Executor {
     pub fn execute(&mut self, request: Request) -> Result<Outcome> {
         // A cursor's next chunk continues a statement already running.
         if !matches!(request, Request::NextChunk { .. } | Request::CloseCursor(_)) {
+            for change in self.changes.pending() {
+                // A change that fails here failed where it was made first
+                // (an extension on the writer) or cannot fail (limits and
+                // flags SQLite clamps itself).
+                let _ = self.apply_change(&change);
+            }
             self.registered.apply(&self.conn);
         }
         match request {
@@ -152,11 +167,49 @@ impl Executor {
                     checkpointed_frames: counts.checkpointed_frames,
                 })
             }
+            Request::LoadExtension { path, entry_point } => {
+                let change = Change::Extension { path, entry_point };
+                self.apply_change(&change)?;
+                self.changes.push_applied(change);
+                Ok(Outcome::Done)
+            }
             Request::ReadSettings(settings) => {
                 let role = self.role;
                 let mut report = SettingsReport::default();
                 report.insert(settings::read_back(&self.conn, role, &settings)?);
                 Ok(Outcome::Settings(Box::new(report)))
+            }
+        }
+    }
+
+    fn apply_change(&mut self, change: &Change) -> Result<()> {
+        match change {
+            Change::Limit { id, value } => {
+                // SAFETY: live handle on its own thread; SQLite ignores an
+                // unknown id and clamps the value to its hard limit.
+                unsafe { ffi::sqlite3_limit(self.handle(), *id, *value) };
+                // Some limits (the SQL length, the column count) are
+                // checked only when a statement is prepared: a statement
+                // prepared after this call must meet them, as in
+                // node:sqlite, so none is taken from the cache.
+                self.cache.clear();
+                Ok(())
+            }
+            Change::Defensive(on) => {
+                let config = rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE;
+                self.conn.set_db_config(config, *on)?;
+                Ok(())
+            }
+            Change::Extension { path, entry_point } => {
+                // SAFETY: loading runs the extension's own code on this
+                // connection, which the caller asked for by name; the guard
+                // enables loading only for this call, so no SQL statement
+                // can load one meanwhile (nothing else runs on this thread).
+                unsafe {
+                    let _guard = rusqlite::LoadExtensionGuard::new(&self.conn)?;
+                    self.conn.load_extension(path, entry_point.as_deref())?;
+                }
+                Ok(())
             }
         }
     }

@@ -79,6 +79,12 @@ pub enum Request {
     /// Ends the innermost nested transaction: RELEASE (`true`), or ROLLBACK
     /// TO and RELEASE (`false`).
     Unnest(bool),
+    /// Loads a SQLite extension on the writer; once it loaded, every other
+    /// connection loads it before its next job (`db.loadExtension()`).
+    LoadExtension {
+        path: String,
+        entry_point: Option<String>,
+    },
     /// Reads the connection's settings back and compares them with these
     /// (`db.settings()` sends one to every connection).
     ReadSettings(Arc<Settings>),

@@ -17,6 +17,7 @@
 
 mod cache;
 mod cancel;
+mod changes;
 mod checkpointer;
 mod codes;
 mod connection;
@@ -37,6 +38,7 @@ mod settings;
 mod snapshot;
 mod sql;
 mod statement;
+mod statement_text;
 mod stats;
 mod value;
 mod wal;
@@ -45,6 +47,7 @@ mod writer;
 mod writer_wal;
 
 pub use cancel::{CancelToken, Cancelled};
+pub use changes::{limit_defaults, Change, Changes};
 pub use codes::result_code_name;
 pub use connection::compile_options;
 pub use database::Database;
@@ -62,6 +65,7 @@ pub use settings::{
     DEFAULT_JOURNAL_SIZE_LIMIT, DEFAULT_READERS, SETTING_ERROR_CODE,
 };
 pub use sql::{Route, Sql};
+pub use statement_text::first_statement;
 pub use stats::{RoleStats, Stats};
 pub use value::{BindOptions, Params, RowSet, Value};
 pub use wal::{CheckpointMode, CheckpointStats};

@@ -78,6 +78,7 @@ impl ReaderThread {
                 conn,
                 Role::Reader(self.index),
                 self.settings.registrations.clone(),
+                self.settings.changes.clone(),
             );
             // Each job runs under its own catch_unwind; this one catches a
             // panic that escapes them (in the loop itself). The executor,

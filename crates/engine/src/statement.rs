@@ -47,7 +47,19 @@ impl RawStatement {
         };
         if rc != ffi::SQLITE_OK {
             // SAFETY: `db` is live and the error belongs to the call above.
-            return Err(unsafe { Error::from_handle(db) });
+            return Err(match unsafe { Error::from_handle(db) } {
+                // Given a length, SQLite refuses a text over the SQL length
+                // limit as "statement too long"; node:sqlite gives it a
+                // NUL-terminated text, where SQLite's tokenizer reports the
+                // same limit as "string or blob too big". Same code either
+                // way.
+                Error::Sqlite { code, message }
+                    if code & 0xff == ffi::SQLITE_TOOBIG && message == "statement too long" =>
+                {
+                    Error::sqlite(code, "string or blob too big")
+                }
+                other => other,
+            });
         }
         Ok(NonNull::new(stmt).map(|stmt| RawStatement {
             db,

@@ -69,7 +69,12 @@ impl WriterThread {
             .ok(),
             None => None,
         };
-        let mut executor = Executor::new(conn, Role::Writer, self.settings.registrations.clone());
+        let mut executor = Executor::new(
+            conn,
+            Role::Writer,
+            self.settings.registrations.clone(),
+            self.settings.changes.clone(),
+        );
         // Each job runs under its own catch_unwind; this one catches a panic
         // that escapes them (in the loop itself), which leaves the
         // connection in an unknown state.

@@ -19,6 +19,7 @@ pub use report::{
     is_strict_error, ConnectionSettings, Mismatch, SettingsReport, SETTING_ERROR_CODE,
 };
 
+use crate::changes::Changes;
 use crate::functions::Registrations;
 
 /// Reader threads when the caller does not say. Four keeps a 2-core server
@@ -104,6 +105,9 @@ pub struct Settings {
     /// too: shared with every connection, which applies what is new before
     /// its next job (see `functions`).
     pub registrations: Arc<Registrations>,
+    /// Limits, the defensive flag and extensions, changed at any time after
+    /// the open too: applied like `registrations` (see `changes`).
+    pub changes: Arc<Changes>,
 }
 
 impl Settings {
@@ -127,6 +131,7 @@ impl Settings {
             thread_nice: 0,
             strict_settings: false,
             registrations: Arc::default(),
+            changes: Arc::default(),
         }
     }
 
