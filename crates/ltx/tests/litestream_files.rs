@@ -95,7 +95,7 @@ fn files_litestream_writes_decode_and_verify() {
         ),
     )
     .unwrap();
-    let _running = Running(
+    let running = Running(
         Command::new(&litestream)
             .args(["replicate", "-config"])
             .arg(&config)
@@ -122,6 +122,9 @@ fn files_litestream_writes_decode_and_verify() {
     wait_for("the first snapshot", || {
         std::fs::read_dir(replica.join("ltx/9")).is_ok_and(|mut d| d.next().is_some())
     });
+    // Stopped before the files are read: its compaction and retention would
+    // otherwise remove files between the listing and the reads.
+    drop(running);
 
     let files = ltx_files(&replica);
     assert!(files.len() >= 4, "{files:?}");
