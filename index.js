@@ -1,7 +1,7 @@
 'use strict';
 
 // offloop: SQLite for Node.js servers, run on threads of its own. The
-// public API is in lib/; the generated addon loader is native.js.
+// public API is in lib/; native.js finds and loads the addon.
 
 const { Database } = require('./lib/database.js');
 const { Statement } = require('./lib/statement.js');

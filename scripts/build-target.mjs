@@ -1,0 +1,183 @@
+// Builds the prebuilt addon of one or more platforms and leaves each in its
+// npm/<platform>/ folder, ready for `npm pack` there:
+//
+//   node scripts/build-target.mjs linux-arm64-gnu [linux-x64-musl ...]
+//
+// Linux targets are built on any Linux or macOS host with cargo-zigbuild
+// (zig as the C compiler and linker), which links the glibc builds against
+// glibc 2.17 and the musl builds against musl; macOS and Windows targets are
+// built natively on their own machines. SQLite gets the compile flags of
+// every other build of this repository (.cargo/config.toml), and each result
+// is checked before it is kept: right CPU, no glibc symbol newer than the
+// floor, no library a stock system lacks. A failed check fails the build.
+//
+// It never installs anything outside this repository: zig and
+// cargo-zigbuild go into .tools/venv (a Python virtual environment, ignored
+// by git), and a missing Rust target is added with rustup.
+
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+import { ROOT, addonName, packagedAddon, targetOf } from './targets.mjs';
+
+// Pinned so that every machine links with the same zig and the same glibc
+// stubs. Both come from PyPI.
+const ZIGLANG = '0.15.2';
+const CARGO_ZIGBUILD = '0.24.1';
+const TOOLS_VENV = path.join(ROOT, '.tools', 'venv');
+
+// The shared libraries a .node may ask for. Anything else (libstdc++, a
+// newer libc) is a dependency a user's machine may not have.
+const GLIBC_LIBRARIES = new Set([
+  'libc.so.6',
+  'libm.so.6',
+  'libpthread.so.0',
+  'libdl.so.2',
+  'librt.so.1',
+  'libgcc_s.so.1',
+  'ld-linux-x86-64.so.2',
+  'ld-linux-aarch64.so.1',
+]);
+// musl's dynamic linker serves every name starting with `libc.` itself.
+const MUSL_LIBRARY = /^libc\.(so|musl-[a-z0-9_]+\.so\.1)$/;
+
+function run(command, args, options = {}) {
+  const result = spawnSync(command, args, { stdio: 'inherit', ...options });
+  if (result.error) throw new Error(`${command}: ${result.error.message}`);
+  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} exited with ${result.status}`);
+}
+
+function output(command, args, options = {}) {
+  const result = spawnSync(command, args, { encoding: 'utf8', maxBuffer: 64 << 20, ...options });
+  if (result.error) throw new Error(`${command}: ${result.error.message}`);
+  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} exited with ${result.status}: ${result.stderr}`);
+  return result.stdout;
+}
+
+function ensureRustTarget(triple) {
+  const installed = output('rustup', ['target', 'list', '--installed']).split('\n');
+  if (!installed.includes(triple)) run('rustup', ['target', 'add', triple]);
+}
+
+/** Puts zig and cargo-zigbuild in .tools/venv; returns its bin folder. */
+function ensureZigTools() {
+  const bin = path.join(TOOLS_VENV, process.platform === 'win32' ? 'Scripts' : 'bin');
+  const python = path.join(bin, process.platform === 'win32' ? 'python.exe' : 'python');
+  if (!fs.existsSync(python)) run('python3', ['-m', 'venv', TOOLS_VENV]);
+  const have = (module) =>
+    spawnSync(python, ['-m', 'pip', 'show', module], { encoding: 'utf8' }).stdout.match(/^Version: (.*)$/m)?.[1];
+  if (have('ziglang') !== ZIGLANG || have('cargo-zigbuild') !== CARGO_ZIGBUILD) {
+    run(python, [
+      '-m',
+      'pip',
+      'install',
+      '-q',
+      '--disable-pip-version-check',
+      `ziglang==${ZIGLANG}`,
+      `cargo-zigbuild==${CARGO_ZIGBUILD}`,
+    ]);
+  }
+  return bin;
+}
+
+function napiCli() {
+  const require = createRequire(path.join(ROOT, 'package.json'));
+  const manifest = require.resolve('@napi-rs/cli/package.json');
+  return path.join(path.dirname(manifest), require(manifest).bin.napi);
+}
+
+/** The newest GLIBC_x.y symbol version the file needs, or null. */
+function newestGlibc(file) {
+  const versions = [...output('objdump', ['-T', file]).matchAll(/GLIBC_(\d+(?:\.\d+)*)/g)].map((m) => m[1]);
+  return versions.sort(compareVersions).at(-1) ?? null;
+}
+
+function compareVersions(a, b) {
+  const pa = a.split('.').map(Number);
+  const pb = b.split('.').map(Number);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+function neededLibraries(file) {
+  return [...output('readelf', ['-d', file]).matchAll(/\(NEEDED\)\s+Shared library: \[([^\]]+)\]/g)].map((m) => m[1]);
+}
+
+/** Throws unless `file` is a 64-bit little-endian ELF for `machine`. */
+function checkElf(file, machine) {
+  const header = Buffer.alloc(20);
+  const fd = fs.openSync(file, 'r');
+  try {
+    fs.readSync(fd, header, 0, header.length, 0);
+  } finally {
+    fs.closeSync(fd);
+  }
+  if (header.readUInt32BE(0) !== 0x7f454c46) throw new Error(`${file} is not an ELF file`);
+  if (header[4] !== 2 || header[5] !== 1) throw new Error(`${file} is not a 64-bit little-endian ELF file`);
+  const found = header.readUInt16LE(18);
+  if (found !== machine) throw new Error(`${file} is for ELF machine ${found}, expected ${machine}`);
+}
+
+/** The checks every Linux build passes before it is kept. */
+export function checkLinuxAddon(target, file) {
+  checkElf(file, target.elfMachine);
+  const glibc = newestGlibc(file);
+  const needed = neededLibraries(file);
+  if (target.libc === 'glibc') {
+    if (glibc && compareVersions(glibc, target.glibc) > 0) {
+      throw new Error(`${file} needs GLIBC_${glibc}, newer than the floor GLIBC_${target.glibc}`);
+    }
+    const extra = needed.filter((lib) => !GLIBC_LIBRARIES.has(lib));
+    if (extra.length) throw new Error(`${file} needs libraries a glibc system may lack: ${extra.join(', ')}`);
+  } else {
+    if (glibc) throw new Error(`${file} is a musl build but needs GLIBC_${glibc}`);
+    const extra = needed.filter((lib) => !MUSL_LIBRARY.test(lib));
+    if (extra.length) throw new Error(`${file} needs libraries a musl system may lack: ${extra.join(', ')}`);
+  }
+  return { glibc, needed };
+}
+
+export function buildTarget(platform) {
+  const target = targetOf(platform);
+  const outDir = path.join(ROOT, 'target', 'napi-out', platform);
+  fs.rmSync(outDir, { recursive: true, force: true });
+  const args = [napiCli(), 'build', '--platform', '--release', '--no-js', '--output-dir', outDir];
+  const env = { ...process.env };
+  ensureRustTarget(target.triple);
+  if (target.os === 'linux') {
+    if (process.platform === 'win32') throw new Error('Linux targets are built on a Linux or macOS host');
+    env.PATH = `${ensureZigTools()}${path.delimiter}${env.PATH}`;
+    // cargo-zigbuild reads a `.<version>` suffix on a gnu triple as the
+    // glibc to link against.
+    args.push('--cross-compile', '--target', target.glibc ? `${target.triple}.${target.glibc}` : target.triple);
+  } else {
+    if (process.platform !== target.os) throw new Error(`${platform} is built on ${target.os}, not ${process.platform}`);
+    args.push('--target', target.triple);
+  }
+  run(process.execPath, args, { cwd: ROOT, env });
+
+  const built = path.join(outDir, addonName(platform));
+  if (!fs.existsSync(built)) throw new Error(`napi build left no ${built}`);
+  const report = target.os === 'linux' ? checkLinuxAddon(target, built) : {};
+  const dest = packagedAddon(platform);
+  fs.copyFileSync(built, dest);
+  const { size } = fs.statSync(dest);
+  const glibc = report.glibc ? `, newest glibc symbol GLIBC_${report.glibc}` : '';
+  console.log(`${platform}: ${path.relative(ROOT, dest)} (${(size / 1024 / 1024).toFixed(1)} MiB${glibc})`);
+  return dest;
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const platforms = process.argv.slice(2);
+  if (platforms.length === 0) {
+    console.error('usage: node scripts/build-target.mjs <platform> [<platform> ...]');
+    process.exit(2);
+  }
+  for (const platform of platforms) buildTarget(platform);
+}
