@@ -1,6 +1,6 @@
 // Makes the tarballs a release publishes, and refuses to make a bad one:
 //
-//   node scripts/pack.mjs [--out DIR] [<platform> ...]
+//   node scripts/pack.mjs [--out DIR] [--addons DIR] [<platform> ...]
 //
 // - offloop-<version>.tgz: the JavaScript package. Its manifest is the
 //   repository's package.json with two changes written here, at release
@@ -11,6 +11,8 @@
 //   stays under MAIN_PACKAGE_LIMIT.
 // - offloop-<platform>-<version>.tgz for each platform named (default: each
 //   npm/<platform>/ that holds its .node): that one .node and a manifest.
+//   With --addons, each .node is taken from anywhere under that folder
+//   instead (where a release collects the builds of its jobs).
 //
 // `npm publish <tarball>` publishes each one as it is. Packing runs no
 // lifecycle script: it never builds. It prints the tarballs as JSON.
@@ -120,14 +122,30 @@ export function pack({ out, platforms, addons = {} }) {
   }
 }
 
+/** Each `offloop.<platform>.node` found under `dir`, by platform. */
+function addonsUnder(dir, platforms) {
+  const files = fs.readdirSync(dir, { recursive: true }).map((f) => path.join(dir, f));
+  const found = {};
+  for (const platform of platforms) {
+    const matches = files.filter((f) => path.basename(f) === addonName(platform));
+    if (matches.length !== 1) throw new Error(`${dir} holds ${matches.length} ${addonName(platform)}, expected 1`);
+    found[platform] = matches[0];
+  }
+  return found;
+}
+
+function option(args, name) {
+  const at = args.indexOf(name);
+  if (at === -1) return null;
+  const [, value] = args.splice(at, 2);
+  return path.resolve(value);
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1]).href) {
   const args = process.argv.slice(2);
-  let out = path.join(ROOT, 'dist');
-  const at = args.indexOf('--out');
-  if (at !== -1) {
-    out = path.resolve(args[at + 1]);
-    args.splice(at, 2);
-  }
+  const out = option(args, '--out') ?? path.join(ROOT, 'dist');
+  const addonsDir = option(args, '--addons');
   const platforms = args.length ? args : TARGETS.map((t) => t.platform).filter((p) => fs.existsSync(packagedAddon(p)));
-  console.log(JSON.stringify(pack({ out, platforms }), null, 2));
+  const addons = addonsDir ? addonsUnder(addonsDir, platforms) : {};
+  console.log(JSON.stringify(pack({ out, platforms, addons }), null, 2));
 }
