@@ -34,7 +34,8 @@ for (const target of TARGETS) {
   const { platform } = target;
   const runner = runnerFor(platform);
   let skip = false;
-  if (!fs.existsSync(packagedAddon(platform))) skip = `npm/${platform}/ holds no build (npm run build:all)`;
+  const build = target.os === 'linux' ? 'npm run build:all' : `node scripts/build-target.mjs ${platform}, on ${target.os}`;
+  if (!fs.existsSync(packagedAddon(platform))) skip = `npm/${platform}/ holds no build (${build})`;
   else if (runner.missing) skip = `cannot run a ${platform} Node here: ${runner.missing}`;
 
   test(`the ${platform} package installs and passes the subset under a ${platform} Node`, { skip }, () => {
