@@ -6,8 +6,7 @@
 // versions its optionalDependencies name exist by the time anyone can
 // install it. A release ships every target or nothing: a missing platform
 // tarball stops it before anything is published. On GitHub Actions the
-// release tag must be v<version>, and npm attaches provenance. It never
-// builds or packs.
+// release tag must be v<version>. It never builds or packs.
 
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -39,7 +38,6 @@ if (missing.length) throw new Error(`not publishing, missing: ${missing.join(', 
 const [command, prefix] = npmCommand();
 for (const tarball of tarballs) {
   const flags = ['--access', 'public'];
-  if (process.env.GITHUB_ACTIONS === 'true') flags.push('--provenance');
   if (dryRun) flags.push('--dry-run');
   const result = spawnSync(command, [...prefix, 'publish', tarball, ...flags], { stdio: 'inherit' });
   if (result.status !== 0) throw new Error(`npm publish ${path.basename(tarball)} exited with ${result.status}`);
