@@ -31,6 +31,7 @@ use crate::connection::open_checkpointer;
 use crate::error::{Error, Result};
 use crate::job::{complete, Job, Outcome, Request};
 use crate::latch::{OpenLatch, WriterGate};
+use crate::observer::CheckpointWrites;
 use crate::pragmas;
 use crate::settings::Settings;
 
@@ -361,8 +362,13 @@ impl CheckpointerThread {
         }
         // The database is closing and the writer is gone: leave an empty WAL.
         tolerate_busy(
-            self.pass(conn, wal_path, CheckpointMode::Truncate)
-                .map(|_| ()),
+            self.pass(
+                conn,
+                wal_path,
+                CheckpointMode::Truncate,
+                CheckpointWrites::Excluded,
+            )
+            .map(|_| ()),
         )
     }
 
@@ -372,13 +378,12 @@ impl CheckpointerThread {
     fn answer(&self, conn: &Connection, wal_path: Option<&str>, job: Job) -> bool {
         let (request, done) = job.take();
         let result = match request {
-            Request::Checkpoint(mode) => {
-                self.pass(conn, wal_path, mode)
-                    .map(|c| Outcome::Checkpoint {
-                        log_frames: c.log_frames,
-                        checkpointed_frames: c.checkpointed_frames,
-                    })
-            }
+            Request::Checkpoint(mode) => self
+                .pass(conn, wal_path, mode, CheckpointWrites::Concurrent)
+                .map(|c| Outcome::Checkpoint {
+                    log_frames: c.log_frames,
+                    checkpointed_frames: c.checkpointed_frames,
+                }),
             Request::StopCheckpointer => {
                 self.control.fail("stopped by request".into());
                 complete(done, Ok(Outcome::Done));
@@ -427,7 +432,12 @@ impl CheckpointerThread {
             // round hands the writer a longer tail rather than let the WAL
             // grow: a longer pause for one write, a bounded WAL.
             for round in 1..=MAX_PASSES_PER_ROUND {
-                let done = self.pass(conn, wal_path, CheckpointMode::Passive)?;
+                let done = self.pass(
+                    conn,
+                    wal_path,
+                    CheckpointMode::Passive,
+                    CheckpointWrites::Concurrent,
+                )?;
                 let now = checkpoint(conn, None)?;
                 self.control
                     .wal_frames
@@ -458,13 +468,24 @@ impl CheckpointerThread {
     fn shrink(&self, conn: &Connection, wal_path: Option<&str>) -> Result<()> {
         let limit = self.settings.journal_size_limit;
         let Some(path) = wal_path else { return Ok(()) };
+        // A TRUNCATE restarts the WAL at once, racing a commit that lands
+        // after the observer captured; with an observer the WAL is only
+        // trimmed when the writer restarts it (journal_size_limit).
+        if self.settings.observer.is_set() {
+            return Ok(());
+        }
         let size = std::fs::metadata(path).map_or(0, |m| m.len());
         if limit < 0 || size <= limit as u64 {
             return Ok(());
         }
         conn.busy_timeout(Duration::ZERO)?;
         let result = self
-            .pass(conn, wal_path, CheckpointMode::Truncate)
+            .pass(
+                conn,
+                wal_path,
+                CheckpointMode::Truncate,
+                CheckpointWrites::Concurrent,
+            )
             .map(|_| ());
         conn.busy_timeout(self.settings.busy_timeout)?;
         tolerate_busy(result)
@@ -480,10 +501,14 @@ impl CheckpointerThread {
         conn: &Connection,
         wal_path: Option<&str>,
         mode: CheckpointMode,
+        writes: CheckpointWrites,
     ) -> Result<WalCounts> {
         let before = checkpoint(conn, None)?;
         let started = Instant::now();
-        let counts = checkpoint(conn, Some(mode))?;
+        let permit = self.settings.observer.before_checkpoint(writes);
+        let counts = checkpoint(conn, Some(mode));
+        drop(permit);
+        let counts = counts?;
         if counts.checkpointed_frames > before.checkpointed_frames {
             sync_database_file(conn)?;
         }

@@ -14,6 +14,7 @@ use crate::checkpoint::{nudge_channel, CheckpointerThread, WalControl};
 use crate::error::{Error, Result};
 use crate::job::{Done, Job, Outcome, Request, Role};
 use crate::latch::{OpenLatch, WriterGate};
+use crate::observer::WalObserver;
 use crate::pinned::{PinKind, PinnedSession};
 use crate::pragmas::SettingsReport;
 use crate::reader::ReaderThread;
@@ -149,6 +150,13 @@ impl Database {
         &self.settings
     }
 
+    /// Installs the WAL observer (the replicator), or removes it with
+    /// `None`. It hears every commit from now on and is asked before every
+    /// checkpoint.
+    pub fn set_observer(&self, observer: Option<Arc<dyn WalObserver>>) {
+        self.settings.observer.set(observer);
+    }
+
     /// The shared handle for a SQL text, carrying its learned route.
     pub fn sql(&self, text: &str) -> Arc<Sql> {
         self.sqls.get(text)
@@ -203,6 +211,10 @@ impl Database {
                 (PinKind::Read, Some(readers)) => readers,
                 _ => &queues.writer,
             },
+            // With an observer, requested checkpoints run on the writer,
+            // where nothing commits during one: a FULL, RESTART or TRUNCATE
+            // waits out every reader, the observer's pin included.
+            Request::Checkpoint(_) if self.settings.observer.is_set() => &queues.writer,
             Request::Checkpoint(_) | Request::StopCheckpointer => match &queues.checkpointer {
                 Some(checkpointer) if self.wal.is_active() => checkpointer,
                 _ => &queues.writer,

@@ -24,6 +24,7 @@ mod database;
 mod error;
 mod job;
 mod latch;
+mod observer;
 mod pinned;
 mod pragmas;
 mod reader;
@@ -43,6 +44,7 @@ pub use codes::result_code_name;
 pub use database::Database;
 pub use error::{Error, Result};
 pub use job::{Call, ColumnInfo, CursorRef, Done, Job, Outcome, Request, Role};
+pub use observer::{CheckpointPermit, CheckpointWrites, ObserverSlot, WalObserver};
 pub use pinned::{PinKind, PinnedSession, TransactionMode};
 pub use pragmas::{
     compile_options, ConnectionRole, ConnectionSettings, JournalMode, Key, Mismatch, PragmaValue,

@@ -14,6 +14,7 @@ use crate::cache::{StatementCache, STATEMENT_CACHE_CAPACITY};
 use crate::checkpoint::checkpoint;
 use crate::error::{Error, Result};
 use crate::job::{Call, ColumnInfo, CursorRef, Outcome, Request, Role};
+use crate::observer::{CheckpointWrites, ObserverSlot};
 use crate::pragmas::{self, ConnectionRole, SettingsReport};
 use crate::sql::Sql;
 use crate::statement::RawStatement;
@@ -45,6 +46,8 @@ pub struct Session {
     /// Writer only: set while preparing a statement that reads state of
     /// this connection alone (see `reads_connection_state`).
     state_reads: Option<Arc<AtomicBool>>,
+    /// Writer only: asked before a requested checkpoint.
+    observer: Option<Arc<ObserverSlot>>,
     conn: Connection,
 }
 
@@ -74,8 +77,15 @@ impl Session {
             next_cursor: 1,
             role,
             state_reads,
+            observer: None,
             conn,
         }
+    }
+
+    /// The writer's session asks `observer` before checkpoints it runs.
+    pub fn with_observer(mut self, observer: Arc<ObserverSlot>) -> Self {
+        self.observer = Some(observer);
+        self
     }
 
     pub fn connection(&self) -> &Connection {
@@ -148,6 +158,12 @@ impl Session {
                 Err(Error::invalid_state("no transaction is open"))
             }
             Request::Checkpoint(mode) => {
+                // Only the writer runs checkpoint requests: nothing commits
+                // while this one runs.
+                let _permit = self
+                    .observer
+                    .as_ref()
+                    .map(|o| o.before_checkpoint(CheckpointWrites::Excluded));
                 let counts = checkpoint(&self.conn, Some(mode))?;
                 Ok(Outcome::Checkpoint {
                     log_frames: counts.log_frames,

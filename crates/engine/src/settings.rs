@@ -1,7 +1,10 @@
 //! `Settings`: everything that shapes how a database is opened, validated by
 //! the caller before it reaches the engine.
 
+use std::sync::Arc;
 use std::time::Duration;
+
+use crate::observer::ObserverSlot;
 
 use crate::pragmas::{JournalMode, PragmaValue, Synchronous, TempStore};
 
@@ -84,6 +87,9 @@ pub struct Settings {
     /// Fail the open when a setting read back differs from the request,
     /// instead of only reporting it.
     pub strict_settings: bool,
+    /// The WAL observer (the replicator), if any; it may be installed or
+    /// removed while the database is open.
+    pub observer: Arc<ObserverSlot>,
 }
 
 impl Settings {
@@ -106,6 +112,7 @@ impl Settings {
             pragmas: Vec::new(),
             thread_nice: 0,
             strict_settings: false,
+            observer: Arc::default(),
         }
     }
 

@@ -10,6 +10,7 @@ use crate::checkpoint::{Nudge, WalControl};
 use crate::connection::open_writer;
 use crate::job::{Job, Role};
 use crate::latch::{OpenLatch, WriterGate};
+use crate::observer::CheckpointWrites;
 use crate::session::Session;
 use crate::settings::Settings;
 use crate::stats::RoleCounters;
@@ -47,6 +48,9 @@ impl WriterThread {
             }
         };
         let path = conn.path().filter(|p| !p.is_empty()).map(str::to_string);
+        if let Some(path) = &path {
+            self.settings.observer.opened(path);
+        }
         let _ = self.location.set(path);
         self.gate.open(Ok(()));
         self.latch.arrive(Ok(()));
@@ -58,11 +62,13 @@ impl WriterThread {
                 control,
                 self.settings.checkpoint.backstop_frames,
                 self.settings.busy_timeout,
+                self.settings.observer.clone(),
             )
             .ok(),
             None => None,
         };
-        let mut session = Session::new(conn, Role::Writer);
+        let mut session =
+            Session::new(conn, Role::Writer).with_observer(self.settings.observer.clone());
         for job in self.queue.iter() {
             // An open statement keeps the connection inside a read of its
             // own: the cursor would mix this job's writes into the rows it
@@ -82,5 +88,14 @@ impl WriterThread {
             }
         }
         session.finish();
+        // Closing the last connection checkpoints the WAL and deletes it;
+        // nothing commits after the writer, so the observer captures the
+        // last frames now, before the connection closes.
+        let permit = self
+            .settings
+            .observer
+            .before_checkpoint(CheckpointWrites::Excluded);
+        drop(session);
+        drop(permit);
     }
 }
