@@ -16,7 +16,8 @@ use std::time::Duration;
 
 use offloop_ltx::{Decoder, Encoder, Header, HEADER_FLAG_NO_CHECKSUM};
 
-use crate::remote::{Remote, RemoteError, RemoteFile, RemoteResult, SNAPSHOT_LEVEL};
+use crate::remote::{Remote, RemoteError, RemoteFile, RemoteResult};
+use crate::store::SNAPSHOT_LEVEL;
 
 /// Merges the files of level `level - 1` that follow level `level`'s last
 /// file into one file at `level`, and uploads it. Stops at a gap in the

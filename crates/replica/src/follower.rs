@@ -20,7 +20,8 @@ use offloop_ltx::{Encoder, Header, HEADER_FLAG_NO_CHECKSUM};
 
 use crate::capture::{CaptureLog, CaptureStart};
 use crate::pending::{Outbox, Staged};
-use crate::remote::{RemoteFile, SNAPSHOT_LEVEL};
+use crate::remote::RemoteFile;
+use crate::store::SNAPSHOT_LEVEL;
 use crate::wal::{continues_at, read_committed, WalHeader, WalPosition, WAL_HEADER_SIZE};
 
 /// A position before any WAL generation: the next header seen starts the

@@ -1,24 +1,36 @@
-//! Continuous replication of an offloop database to a Litestream-compatible
-//! replica (a folder or S3), and restore from one.
+//! offloop's replica side, Litestream-compatible: continuous replication
+//! of a database, the replica store (a folder or S3), restore plans and
+//! restore.
 //!
 //! # Design
+//!
+//! Data types sit below threads: [`store`] is the only module that talks to
+//! the replica (through `object_store`, on a small tokio runtime of its
+//! own, behind a blocking API), [`plan`] is pure arithmetic over listings,
+//! and [`restore`] runs plain threads that decode LTX files (the format
+//! lives in `offloop-ltx`) into a database file. Nothing here is async to
+//! its callers and nothing knows of Node.
 //!
 //! The [`Replicator`] is the engine's WAL observer and runs on a thread of
 //! its own: woken by commits, it copies committed WAL frames into a capture
 //! log ([`wal`], [`capture`]), turns them into LTX files each sync interval
-//! ([`follower`]) and uploads them ([`remote`]), then compacts and trims the
-//! replica ([`compact`]). Before every checkpoint it captures what the WAL
-//! holds, so no frame is overwritten unseen.
+//! ([`follower`], [`pending`]) and uploads them through [`remote`], then
+//! compacts and trims the replica ([`compact`]). Before every checkpoint it
+//! captures what the WAL holds, so no frame is overwritten unseen.
 
 pub mod capture;
 pub mod compact;
+pub mod error;
 pub mod follower;
 pub mod pending;
 pub mod remote;
 pub mod replicator;
 pub mod settings;
+pub mod store;
 pub mod wal;
 
-pub use remote::{Remote, RemoteError, RemoteFile, RemoteResult, SNAPSHOT_LEVEL};
-pub use replicator::{forget_state, state_dir, ReplicaStats, Replicator, Reply};
+pub use error::{Error, Result};
+pub use remote::{Remote, RemoteError, RemoteFile, RemoteResult};
+pub use replicator::{state_dir, ReplicaStats, Replicator, Reply};
 pub use settings::{ReplicaSettings, S3Settings};
+pub use store::{LtxFileInfo, ReplicaStore, S3Options, LEVELS, SNAPSHOT_LEVEL};

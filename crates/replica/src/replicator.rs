@@ -26,7 +26,6 @@
 //! It never runs on the JS thread: `stats()` reads atomics, and every
 //! other call only sends a message.
 
-use std::fs;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -41,8 +40,9 @@ use rusqlite::{Connection, OpenFlags};
 use crate::compact::{compact_level, enforce_retention};
 use crate::follower::{now_ms, Chain, Follower};
 use crate::pending::Staged;
-use crate::remote::{Remote, RemoteError, RemoteFile, SNAPSHOT_LEVEL};
+use crate::remote::{Remote, RemoteError, RemoteFile};
 use crate::settings::ReplicaSettings;
+use crate::store::SNAPSHOT_LEVEL;
 
 /// First retry after a failed upload; doubles up to `MAX_BACKOFF`.
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
@@ -690,11 +690,15 @@ impl Worker {
     /// must start again with a full image at the replica's next TXID.
     fn reconcile(&mut self, files: &[RemoteFile]) -> Result<(), RemoteError> {
         let replica_max = files.iter().map(|f| f.max_txid).max().unwrap_or(0);
-        let newest = files
+        // The newest file's own timestamp tells ours from someone else's.
+        let newest_ms = match files
             .iter()
             .filter(|f| f.max_txid == replica_max)
-            .max_by_key(|f| f.level)
-            .copied();
+            .min_by_key(|f| f.level)
+        {
+            Some(newest) => Some(self.remote()?.header_timestamp(newest)?),
+            None => None,
+        };
         let snapshots = files.iter().filter(|f| f.level == SNAPSHOT_LEVEL);
         self.has_snapshot = snapshots.clone().next().is_some();
         self.last_snapshot_ms = snapshots.map(|f| f.timestamp_ms).max().unwrap_or(0);
@@ -721,8 +725,8 @@ impl Worker {
                     staged
                         .iter()
                         .find(|s| s.file.level == 0 && s.file.max_txid == txid)
-                        .zip(newest)
-                        .is_some_and(|(s, n)| s.file.timestamp_ms == n.timestamp_ms)
+                        .zip(newest_ms)
+                        .is_some_and(|(s, ms)| s.file.timestamp_ms == ms)
                 };
                 Ok(if replica_max + 1 < first {
                     Verdict::Diverged(format!(
@@ -854,14 +858,5 @@ impl Worker {
                 Err(_) => std::thread::sleep(FIRST_BACKOFF),
             }
         }
-    }
-}
-
-/// Removes the replicator's folder of the database at `db` (its state
-/// belongs to one replica; a new one starts fresh).
-pub fn forget_state(db: &Path) -> std::io::Result<()> {
-    match fs::remove_dir_all(state_dir(db)) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-        _ => Ok(()),
     }
 }

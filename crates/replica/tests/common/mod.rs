@@ -1,0 +1,136 @@
+//! What the replica tests share: finding the real tools, starting a moto S3
+//! server on a free loopback port (and stopping it), running `litestream`,
+//! and writing databases with rusqlite. Every process started here is ended
+//! when its guard drops.
+
+#![allow(dead_code)] // each test file uses its own share of these helpers
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use offloop_replica::S3Options;
+
+/// A tool from `<repo>/.venv/bin`, else from PATH. Missing: a failure when
+/// `CI` is set, else `None` and the test skips itself.
+pub fn tool(name: &str) -> Option<PathBuf> {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let venv = repo.join(".venv/bin").join(name);
+    if venv.is_file() {
+        return Some(venv);
+    }
+    let found = std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join(name))
+            .find(|p| p.is_file())
+    });
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{name} is missing (run .ci/tools)"
+        );
+        eprintln!("skipped: {name} not found in .venv/bin or PATH");
+    }
+    found
+}
+
+/// Waits for `done`, polling; a bounded wait for an event, not a timing check.
+pub fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "gave up waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A child process killed and reaped when dropped.
+pub struct Running(pub Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A moto S3 server on 127.0.0.1, stopped when dropped.
+pub struct Moto {
+    pub port: u16,
+    _process: Running,
+}
+
+pub const ACCESS_KEY: &str = "offloop-test";
+pub const SECRET_KEY: &str = "offloop-secret";
+
+impl Moto {
+    /// Starts moto; `None` when it is not installed (and `CI` is unset).
+    /// With `check_auth`, moto refuses keys it does not know (all of them)
+    /// after one free request, which [`Moto::create_bucket`] may spend.
+    pub fn start(check_auth: bool) -> Option<Moto> {
+        let moto = tool("moto_server")?;
+        let port = free_port();
+        let mut cmd = Command::new(moto);
+        cmd.args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        if check_auth {
+            cmd.env("INITIAL_NO_AUTH_ACTION_COUNT", "1");
+        }
+        let process = Running(cmd.spawn().unwrap());
+        wait_for("moto to listen", || {
+            TcpStream::connect(("127.0.0.1", port)).is_ok()
+        });
+        Some(Moto {
+            port,
+            _process: process,
+        })
+    }
+
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    pub fn options(&self) -> S3Options {
+        S3Options {
+            endpoint: Some(self.endpoint()),
+            region: Some("us-east-1".into()),
+            access_key_id: Some(ACCESS_KEY.into()),
+            secret_access_key: Some(SECRET_KEY.into()),
+            session_token: None,
+            force_path_style: Some(true),
+        }
+    }
+
+    /// One plain HTTP request; returns the status line, headers and body.
+    pub fn http(&self, method: &str, target: &str) -> String {
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        write!(
+            s,
+            "{method} {target} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            self.port
+        )
+        .unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        out
+    }
+
+    pub fn create_bucket(&self, bucket: &str) {
+        let reply = self.http("PUT", &format!("/{bucket}"));
+        assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    }
+}
