@@ -5,7 +5,7 @@
 const { native, track, untrack } = require('./calls.js');
 const { Core, OPENING, OPEN, CLOSING, CLOSED, send } = require('./core.js');
 const { argType, nodeError, notOpen } = require('./errors.js');
-const { readCallOptions, readOptions, readPath } = require('./options.js');
+const { readCallOptions, readOptions, readPath, readReplicaOptions } = require('./options.js');
 const { decodeBatch, decodeCheckpoint } = require('./rows.js');
 const { decodeSettings, emitSettingWarnings } = require('./settings.js');
 const { prepare, batchCalls } = require('./statement.js');
@@ -14,6 +14,9 @@ const { runRead, runTransaction } = require('./transaction.js');
 const asyncDispose = Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose');
 
 const CHECKPOINT_MODES = { __proto__: null, PASSIVE: 0, FULL: 1, RESTART: 2, TRUNCATE: 3 };
+
+// The replicator answers with the replica's TXID as text.
+const decodeTxid = (text) => ({ txid: Number(text) });
 
 class Database {
   #core;
@@ -52,6 +55,7 @@ class Database {
           pragmas: o.pragmas,
           strictSettings: o.strictSettings,
           threadNice: o.threadNice,
+          replica: o.replica,
         },
         id,
       );
@@ -61,20 +65,28 @@ class Database {
     }
     const core = new Core(nativeDb, o);
     this.#core = core;
-    this.ready = promise.then(
-      (settings) => {
-        if (core.state === OPENING) core.state = OPEN;
-        // What every connection read back once its settings were applied:
-        // a value in force that is not the one requested is a warning.
-        emitSettingWarnings(settings);
-        return this;
-      },
-      (err) => {
-        core.state = CLOSED;
-        this.#closed = this.#shutdown();
-        throw err;
-      },
-    );
+    this.ready = promise
+      .then(async (settings) => {
+        // A replica that can never work (a bad URL, refused credentials, a
+        // path that is a file) fails the open; one that is only down does
+        // not, and shows in stats().replica.lastError.
+        if (o.replica !== undefined) await this.#replicaCall((id) => core.native.replicaReady(id));
+        return settings;
+      })
+      .then(
+        (settings) => {
+          if (core.state === OPENING) core.state = OPEN;
+          // What every connection read back once its settings were applied:
+          // a value in force that is not the one requested is a warning.
+          emitSettingWarnings(settings);
+          return this;
+        },
+        (err) => {
+          core.state = CLOSED;
+          this.#closed = this.#shutdown();
+          throw err;
+        },
+      );
     // A failed open is reported through `ready` (and every queued call);
     // nobody awaiting `ready` must not crash the process.
     this.ready.catch(() => {});
@@ -178,12 +190,65 @@ class Database {
   stats() {
     if (this.#core.state === CLOSED) throw notOpen();
     const s = this.#core.native.stats();
+    const r = this.#core.native.replicaStats();
     return {
       writer: s.writer,
       readers: s.readers,
       readerQueue: s.readerQueue,
       checkpoint: { ...s.checkpoint, error: s.checkpoint.error ?? null },
+      replica:
+        r === null || r === undefined
+          ? null
+          : {
+              url: r.url,
+              txid: r.txid,
+              lagMs: r.lagMs,
+              pendingFiles: r.pendingFiles,
+              pendingBytes: r.pendingBytes,
+              bytesShipped: r.bytesShipped,
+              lastSyncAt: r.lastSyncAt ?? null,
+              lastError: r.lastError ?? null,
+            },
     };
+  }
+
+  /**
+   * Ships every commit made before this call to the replica; resolves to
+   * `{ txid }`, the replica's TXID, once they are all there. Rejects with
+   * `ERR_OFFLOOP_REPLICA` when the replica cannot take them now.
+   */
+  syncReplica() {
+    if (this.#core.state === OPENING) return this.ready.then(() => this.syncReplica());
+    if (this.#core.closing) return Promise.reject(notOpen());
+    return this.#replicaCall((id) => this.#core.native.syncReplica(id));
+  }
+
+  /**
+   * Starts replicating an open database (options as `options.replica` of
+   * `Database.open`); resolves to `{ txid }` once the replica's position is
+   * known.
+   */
+  replicate(options) {
+    if (this.#core.state === OPENING) return this.ready.then(() => this.replicate(options));
+    if (this.#core.closing) return Promise.reject(notOpen());
+    const replica = readReplicaOptions(options, 'options.');
+    if (this.#core.native.replicaStats() != null) {
+      return Promise.reject(nodeError(Error, 'ERR_INVALID_STATE', 'the database replicates already'));
+    }
+    return this.#replicaCall((id) => this.#core.native.replicate(id, replica));
+  }
+
+  /** Ships what was committed, then stops replicating; resolves to `{ txid }`. */
+  stopReplicating() {
+    if (this.#core.state === OPENING) return this.ready.then(() => this.stopReplicating());
+    if (this.#core.closing) return Promise.reject(notOpen());
+    return this.#replicaCall((id) => this.#core.native.stopReplicating(id));
+  }
+
+  #replicaCall(start) {
+    const { id, promise } = track(decodeTxid, null);
+    send(id, () => start(id));
+    return promise;
   }
 
   /**

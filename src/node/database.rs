@@ -12,6 +12,7 @@ use std::time::Duration;
 use napi::bindgen_prelude::External;
 use napi::{Env, Error, Result, Status};
 use napi_derive::napi;
+use offloop_replica::Replicator;
 use offloop_engine::{
     self as engine, BindOptions, Call, CancelToken, Cancelled, CheckpointMode, CursorRef, Job,
     PinKind, PinnedSession, Request, Role, Settings, Sql, TransactionMode,
@@ -21,6 +22,7 @@ use super::completion::{self, Completion, CompletionQueue};
 use super::js::{Cx, Js};
 use super::outcome::READ_BIG_INTS;
 use super::params::{read_params, ArgError, Args};
+use super::replica::{self, ReplicaOptions, ReplicaStats};
 use super::settings::{apply_options, PragmaOption, SettingOptions};
 
 /// Flags index.js passes with each call (besides `READ_BIG_INTS`).
@@ -62,6 +64,8 @@ pub struct OpenOptions {
     pub strict_settings: Option<bool>,
     /// Nice value of the SQLite threads (0–19).
     pub thread_nice: Option<u32>,
+    /// Continuous replication (see `replica.rs`).
+    pub replica: Option<ReplicaOptions>,
 }
 
 /// What a statement call does (index.js uses the same numbers).
@@ -105,6 +109,8 @@ pub struct NativeDatabase {
     held: RefCell<Vec<Job>>,
     /// Cancel tokens of the cancellable calls in flight, by call id.
     tokens: Arc<Mutex<HashMap<u64, Arc<CancelToken>>>>,
+    /// The replicator, while the database replicates.
+    replicator: RefCell<Option<Arc<Replicator>>>,
 }
 
 impl NativeDatabase {
@@ -299,6 +305,13 @@ impl NativeDatabase {
                 strict_settings: options.strict_settings,
             },
         )?;
+        // Installed before the threads start, so the replicator hears the
+        // open and every commit from the first.
+        let replicator = options.replica.map(replica::start).transpose()?;
+        if let Some(replicator) = &replicator {
+            let observer: Arc<dyn engine::WalObserver> = replicator.clone();
+            settings.observer.set(Some(observer));
+        }
         let db = engine::Database::open(settings, done_for(&queue, open_id, 0))
             .map_err(|e| Error::new(Status::GenericFailure, e.to_string()))?;
         Ok(NativeDatabase {
@@ -306,6 +319,7 @@ impl NativeDatabase {
             queue,
             held: RefCell::new(Vec::new()),
             tokens: Arc::default(),
+            replicator: RefCell::new(replicator),
         })
     }
 
@@ -490,10 +504,80 @@ impl NativeDatabase {
             .submit(Request::StopCheckpointer, done_for(&self.queue, id, 0));
     }
 
+    /// Closes the database; a replicator then ships what was committed
+    /// (trying for a bounded time) before the close completes.
     #[napi(catch_unwind)]
     pub fn close(&self, id: f64) {
         self.release_held();
-        self.db.close(done_for(&self.queue, id, 0));
+        let done = done_for(&self.queue, id, 0);
+        match self.replicator.borrow_mut().take() {
+            None => self.db.close(done),
+            Some(replicator) => self.db.close(Box::new(move |closed| {
+                // Whatever could not be shipped waits in the replicator's
+                // folder for the next open: the close itself succeeds.
+                replicator.stop(Box::new(move |_| done(closed)));
+            })),
+        }
+    }
+
+    /// Starts replicating (`db.replicate()`); `id` completes once the
+    /// replica's position is known.
+    #[napi(catch_unwind)]
+    pub fn replicate(&self, id: f64, options: ReplicaOptions) -> Result<()> {
+        if self.replicator.borrow().is_some() {
+            return Err(Error::new(
+                Status::GenericFailure,
+                "the database replicates already",
+            ));
+        }
+        let replicator = replica::start(options)?;
+        self.release_held();
+        self.db.set_observer(Some(replicator.clone()));
+        replicator.ready(replica::reply_to(&self.queue, id));
+        *self.replicator.borrow_mut() = Some(replicator);
+        Ok(())
+    }
+
+    /// Completes `id` once the replicator installed at open knows where
+    /// the replica stands, or with why it cannot replicate.
+    #[napi(catch_unwind)]
+    pub fn replica_ready(&self, id: f64) {
+        let reply = replica::reply_to(&self.queue, id);
+        match self.replicator.borrow().as_ref() {
+            Some(replicator) => replicator.ready(reply),
+            None => reply(Err("the database does not replicate".into())),
+        }
+    }
+
+    /// Ships every commit made so far; `id` completes with the replica's
+    /// TXID once they are all in the replica.
+    #[napi(catch_unwind)]
+    pub fn sync_replica(&self, id: f64) {
+        self.release_held();
+        let reply = replica::reply_to(&self.queue, id);
+        match self.replicator.borrow().as_ref() {
+            Some(replicator) => replicator.sync(reply),
+            None => reply(Err("the database does not replicate".into())),
+        }
+    }
+
+    /// Stops replicating after shipping what was committed.
+    #[napi(catch_unwind)]
+    pub fn stop_replicating(&self, id: f64) {
+        self.release_held();
+        let reply = replica::reply_to(&self.queue, id);
+        match self.replicator.borrow_mut().take() {
+            Some(replicator) => {
+                self.db.set_observer(None);
+                replicator.stop(reply);
+            }
+            None => reply(Ok(0)),
+        }
+    }
+
+    #[napi(catch_unwind)]
+    pub fn replica_stats(&self) -> Option<ReplicaStats> {
+        self.replicator.borrow().as_ref().map(|r| r.stats().into())
     }
 
     #[napi(catch_unwind)]

@@ -6,6 +6,7 @@ mod database;
 mod js;
 mod outcome;
 mod params;
+mod replica;
 mod settings;
 mod spread;
 
