@@ -221,3 +221,44 @@ export function assertContiguous(assert, ranges) {
     assert.equal(ranges[i][0], ranges[i - 1][1] + 1, `TXIDs ${JSON.stringify(ranges)} have a gap or a duplicate at ${i}`);
   }
 }
+
+/**
+ * Runs `litestream replicate` on the database `file` as a sidecar, with a
+ * control socket; returns `{ sync, stop }`: `sync()` forces a sync and
+ * resolves once the replica has it.
+ */
+export async function startLitestream(file, replicaYaml, extraEnv = {}) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offloop-litestream-'));
+  const socket = path.join(dir, 'control.sock');
+  const config = path.join(dir, 'litestream.yml');
+  fs.writeFileSync(
+    config,
+    [`socket:`, `  enabled: true`, `  path: ${socket}`, `dbs:`, `  - path: ${file}`, `    replica:`, ...replicaYaml.map((l) => `      ${l}`), ''].join('\n'),
+  );
+  const child = spawn(findTool('litestream'), ['replicate', '-config', config], {
+    env: toolEnv(extraEnv),
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let log = '';
+  child.stderr.on('data', (d) => {
+    log += d;
+  });
+  const sync = async () => {
+    const deadline = Date.now() + TOOL_DEADLINE_MS;
+    for (;;) {
+      try {
+        return JSON.parse(await litestream(['sync', '-wait', '-json', '-socket', socket, file], extraEnv));
+      } catch (err) {
+        if (Date.now() > deadline || child.exitCode !== null) throw new Error(`litestream sync failed: ${err.message}\n${log}`);
+        await sleep(200);
+      }
+    }
+  };
+  const stop = async () => {
+    if (child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await Promise.race([exited, sleep(10_000).then(() => child.kill('SIGKILL'))]);
+  };
+  return { sync, stop };
+}

@@ -19,6 +19,7 @@ import {
   litestream,
   mixedWorkload,
   skipWithout,
+  startLitestream,
   tables,
   tempDir,
 } from './replication-helpers.mjs';
@@ -196,4 +197,61 @@ test('a replica that can never work fails the open with a clear error', async ()
   // The failed open left nothing running: the database opens again.
   const db = await Database.open(path.join(dir, 'a.db'));
   await db.close();
+});
+
+test('Database.restore restores offloop’s own replica, latest, by TXID and by timestamp, and refuses to overwrite', { skip }, async () => {
+  const dir = tempDir();
+  const url = `file://${dir}/replica`;
+  const db = await Database.open(path.join(dir, 'app.db'), { replica: { url, syncInterval: 3_600_000 } });
+  await mixedWorkload(db, 1);
+  const first = await db.syncReplica();
+  const atFirst = await tables(db);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const between = new Date();
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  await mixedWorkload(db, 2);
+  const second = await db.syncReplica();
+  const atSecond = await tables(db);
+  await db.close();
+
+  const latest = path.join(dir, 'latest.db');
+  assert.deepEqual(await Database.restore(url, latest), second);
+  assert.deepEqual((await inspect(latest)).tables, atSecond);
+  assert.equal((await inspect(latest)).integrity, 'ok');
+
+  const byTxid = path.join(dir, 'by-txid.db');
+  assert.deepEqual(await Database.restore(url, byTxid, { txid: first.txid }), first);
+  assert.deepEqual((await inspect(byTxid)).tables, atFirst);
+
+  const byTime = path.join(dir, 'by-time.db');
+  assert.deepEqual(await Database.restore(url, byTime, { timestamp: between }), first);
+  assert.deepEqual((await inspect(byTime)).tables, atFirst);
+
+  await assert.rejects(Database.restore(url, latest), (err) => err.code === 'ERR_OFFLOOP_REPLICA' && /exists/.test(err.message));
+  assert.deepEqual(await Database.restore(url, latest, { txid: first.txid, overwrite: true }), first);
+  assert.deepEqual((await inspect(latest)).tables, atFirst);
+});
+
+test('Database.restore restores a folder replica that litestream replicate wrote', { skip }, async () => {
+  const dir = tempDir();
+  const file = path.join(dir, 'app.db');
+  // Litestream owns checkpoints here, as it does beside an application.
+  const db = await Database.open(file, { checkpoint: false });
+  await db.exec('CREATE TABLE seed(x)');
+  const sidecar = await startLitestream(file, [`type: file`, `path: ${dir}/replica`]);
+  try {
+    await mixedWorkload(db);
+    const { txid } = await sidecar.sync();
+    const expected = await tables(db);
+    await sidecar.stop();
+    const out = path.join(dir, 'restored.db');
+    const restored = await Database.restore(`file://${dir}/replica`, out);
+    assert.equal(restored.txid, txid);
+    const got = await inspect(out);
+    assert.equal(got.integrity, 'ok');
+    assert.deepEqual(got.tables, expected);
+  } finally {
+    await sidecar.stop();
+    await db.close();
+  }
 });

@@ -5,7 +5,14 @@
 const { native, track, untrack } = require('./calls.js');
 const { Core, OPENING, OPEN, CLOSING, CLOSED, send } = require('./core.js');
 const { argType, nodeError, notOpen } = require('./errors.js');
-const { readCallOptions, readOptions, readPath, readReplicaOptions } = require('./options.js');
+const {
+  readCallOptions,
+  readOptions,
+  readPath,
+  readReplicaOptions,
+  readReplicaUrl,
+  readRestoreOptions,
+} = require('./options.js');
 const { decodeBatch, decodeCheckpoint } = require('./rows.js');
 const { decodeSettings, emitSettingWarnings } = require('./settings.js');
 const { prepare, batchCalls } = require('./statement.js');
@@ -97,6 +104,25 @@ class Database {
     try {
       const db = arguments.length < 2 ? new Database(location) : new Database(location, options);
       return db.ready;
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /**
+   * Restores the replica at `url` into the database file `path`, on a
+   * thread of its own. `options`: `{ txid, timestamp, overwrite, ...s3 }`.
+   * Resolves to `{ txid }`, the TXID restored. Refuses to replace an
+   * existing file unless `overwrite: true`.
+   */
+  static restore(url, location, options) {
+    try {
+      const u = readReplicaUrl(url, 'url');
+      const p = readPath(location);
+      const o = readRestoreOptions(options);
+      const { id, promise } = track(decodeTxid, null);
+      send(id, () => native.restoreReplica(id, u, p, o));
+      return promise;
     } catch (err) {
       return Promise.reject(err);
     }

@@ -12,11 +12,11 @@ use std::time::Duration;
 use napi::bindgen_prelude::External;
 use napi::{Env, Error, Result, Status};
 use napi_derive::napi;
-use offloop_replica::Replicator;
 use offloop_engine::{
     self as engine, BindOptions, Call, CancelToken, Cancelled, CheckpointMode, CursorRef, Job,
     PinKind, PinnedSession, Request, Role, Settings, Sql, TransactionMode,
 };
+use offloop_replica::Replicator;
 
 use super::completion::{self, Completion, CompletionQueue};
 use super::js::{Cx, Js};

@@ -8,6 +8,7 @@
 //! the replica and reads the WAL on its own thread, and a restore runs on a
 //! thread of its own.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,10 +16,10 @@ use napi::{Error, Result, Status};
 use napi_derive::napi;
 use offloop_engine as engine;
 use offloop_replica::{
-    Remote, RemoteError, ReplicaSettings, ReplicaStore, Replicator, Reply, S3Options,
+    restore, Remote, RemoteError, ReplicaSettings, ReplicaStore, Replicator, Reply, S3Options,
 };
 
-use super::completion::{Completion, CompletionQueue};
+use super::completion::{self, Completion, CompletionQueue};
 
 /// The `code` of errors about the replica (index.js keeps it as is).
 const REPLICA_ERROR: &str = "ERR_OFFLOOP_REPLICA";
@@ -32,6 +33,20 @@ pub struct ReplicaOptions {
     pub retention_ms: f64,
     pub max_pending_bytes: f64,
     pub compaction_intervals_ms: Vec<f64>,
+    pub endpoint: Option<String>,
+    pub region: Option<String>,
+    pub access_key_id: Option<String>,
+    pub secret_access_key: Option<String>,
+    pub session_token: Option<String>,
+    pub force_path_style: Option<bool>,
+}
+
+/// `Database.restore()` options, validated by lib/options.js.
+#[napi(object)]
+pub struct RestoreOptions {
+    pub txid: Option<f64>,
+    pub timestamp_ms: Option<f64>,
+    pub overwrite: bool,
     pub endpoint: Option<String>,
     pub region: Option<String>,
     pub access_key_id: Option<String>,
@@ -125,4 +140,48 @@ pub fn replica_error(message: String) -> engine::Error {
         code: REPLICA_ERROR,
         message,
     }
+}
+
+/// Restores the replica at `url` into the database file `path`, on a
+/// thread of its own; completes `id` with the restored TXID.
+#[napi(catch_unwind)]
+pub fn restore_replica(id: f64, url: String, path: String, options: RestoreOptions) -> Result<()> {
+    let queue = completion::current()
+        .ok_or_else(|| Error::new(Status::GenericFailure, "offloop: init() was not called"))?;
+    let reply = reply_to(&queue, id);
+    let s3 = S3Options {
+        endpoint: options.endpoint,
+        region: options.region,
+        access_key_id: options.access_key_id,
+        secret_access_key: options.secret_access_key,
+        session_token: options.session_token,
+        force_path_style: options.force_path_style,
+    };
+    let opts = offloop_replica::RestoreOptions {
+        txid: options.txid.map(|t| t as u64),
+        timestamp: options.timestamp_ms.map(|ms| ms as i64),
+        overwrite: options.overwrite,
+        ..Default::default()
+    };
+    let work = move || {
+        let run = || -> std::result::Result<u64, String> {
+            let store = ReplicaStore::open(&url, &s3).map_err(|e| e.to_string())?;
+            restore(&store, &PathBuf::from(&path), &opts)
+                .map(|report| report.txid)
+                .map_err(|e| e.to_string())
+        };
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run))
+            .unwrap_or_else(|_| Err("offloop internal error: the restore panicked".into()));
+        reply(result);
+    };
+    std::thread::Builder::new()
+        .name("offloop-restore".into())
+        .spawn(work)
+        .map(|_| ())
+        .map_err(|e| {
+            Error::new(
+                Status::GenericFailure,
+                format!("could not start a restore thread: {e}"),
+            )
+        })
 }

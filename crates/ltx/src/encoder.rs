@@ -4,6 +4,10 @@
 //! enforces the format's rules on page order. It never computes database
 //! checksums (the caller passes them, or sets the no-checksum flag as
 //! Litestream does) and never seeks.
+//!
+//! A replica meant for `litestream restore` (0.5.17) must set the
+//! no-checksum flag: Litestream's restore re-encodes the files it reads
+//! without checksums and then refuses a copied post-apply checksum.
 
 use std::io::Write;
 

@@ -23,14 +23,18 @@ pub mod compact;
 pub mod error;
 pub mod follower;
 pub mod pending;
+pub mod plan;
 pub mod remote;
 pub mod replicator;
+pub mod restore;
 pub mod settings;
 pub mod store;
 pub mod wal;
 
 pub use error::{Error, Result};
+pub use plan::{plan_restore, restore_plan, Target};
 pub use remote::{Remote, RemoteError, RemoteFile, RemoteResult};
 pub use replicator::{state_dir, ReplicaStats, Replicator, Reply};
+pub use restore::{restore, RestoreOptions, RestoreReport};
 pub use settings::{ReplicaSettings, S3Settings};
 pub use store::{LtxFileInfo, ReplicaStore, S3Options, LEVELS, SNAPSHOT_LEVEL};

@@ -266,8 +266,9 @@ impl ReplicaStore {
                     .put_opts(&path, PutPayload::from_bytes(bytes), opts),
             )
             .map_err(|e| store_error("write", &path, e))?;
-        if let Layout::Folder { .. } = self.layout {
-            set_mtime(&self.fs_path(&info), timestamp)?;
+        if let Layout::Folder { root } = &self.layout {
+            let file = root.join("ltx").join(level.to_string()).join(info.name());
+            set_mtime(&file, timestamp)?;
         }
         Ok(info)
     }
@@ -293,16 +294,6 @@ impl ReplicaStore {
 
     fn path(&self, file: &LtxFileInfo) -> Path {
         self.layout.level_dir(file.level).join(file.name())
-    }
-
-    fn fs_path(&self, file: &LtxFileInfo) -> PathBuf {
-        match &self.layout {
-            Layout::Folder { root } => root
-                .join("ltx")
-                .join(file.level.to_string())
-                .join(file.name()),
-            Layout::S3 { .. } => unreachable!("only folders have file paths"),
-        }
     }
 
     async fn list_level_async(&self, level: u8, timestamps: bool) -> Result<Vec<LtxFileInfo>> {

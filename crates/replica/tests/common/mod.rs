@@ -134,3 +134,150 @@ impl Moto {
         assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
     }
 }
+
+/// Every table's rows, values spelled out, tables by name and rows by
+/// rowid: two databases with equal dumps hold the same data.
+pub fn dump(path: &Path) -> Vec<(String, Vec<String>)> {
+    let db =
+        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .unwrap();
+    let tables: Vec<String> = db
+        .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(|r| r.unwrap())
+        .collect();
+    tables
+        .into_iter()
+        .map(|t| {
+            let mut stmt = db
+                .prepare(&format!("SELECT * FROM \"{t}\" ORDER BY rowid"))
+                .unwrap();
+            let n = stmt.column_count();
+            let rows = stmt
+                .query_map([], |r| {
+                    Ok((0..n)
+                        .map(|i| format!("{:?}", r.get_ref(i).unwrap()))
+                        .collect::<Vec<_>>()
+                        .join("|"))
+                })
+                .unwrap()
+                .map(|r| r.unwrap())
+                .collect();
+            (t, rows)
+        })
+        .collect()
+}
+
+pub fn integrity_ok(path: &Path) {
+    let db = rusqlite::Connection::open(path).unwrap();
+    let ok: String = db
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(ok, "ok", "{}", path.display());
+}
+
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
+/// `litestream replicate` on one database, with its control socket, until
+/// dropped. The environment's `AWS_CA_BUNDLE` is kept from it: one that
+/// names no usable bundle breaks its S3 client.
+pub struct Replicate {
+    pub litestream: PathBuf,
+    pub socket: PathBuf,
+    pub db: PathBuf,
+    _process: Running,
+}
+
+impl Replicate {
+    /// `replica_yaml` is the body of the `replica:` entry, indented by 6.
+    pub fn start(litestream: &Path, dir: &Path, db: &Path, replica_yaml: &str) -> Replicate {
+        let socket = dir.join("litestream.sock");
+        let config = dir.join("litestream.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "socket:\n  enabled: true\n  path: {}\ndbs:\n  - path: {}\n    replica:\n{replica_yaml}",
+                socket.display(),
+                db.display()
+            ),
+        )
+        .unwrap();
+        let process = Running(
+            Command::new(litestream)
+                .args(["replicate", "-config"])
+                .arg(&config)
+                .env_remove("AWS_CA_BUNDLE")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        wait_for("litestream's control socket", || socket.exists());
+        Replicate {
+            litestream: litestream.to_path_buf(),
+            socket,
+            db: db.to_path_buf(),
+            _process: process,
+        }
+    }
+
+    /// Forces a sync and waits for the replica to hold it; returns the TXID.
+    pub fn sync(&self) -> u64 {
+        let out = Command::new(&self.litestream)
+            .args(["sync", "-wait", "-json", "-socket"])
+            .arg(&self.socket)
+            .arg(&self.db)
+            .env_remove("AWS_CA_BUNDLE")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{text} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let field = text
+            .split("\"replica_txid\":")
+            .nth(1)
+            .expect("a replica_txid");
+        field
+            .trim_start()
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    }
+}
+
+/// `litestream restore` into `out`; `args` go before `-o`.
+pub fn litestream_restore(
+    litestream: &Path,
+    args: &[&str],
+    out: &Path,
+    replica_url: &str,
+    env: &[(&str, &str)],
+) {
+    let result = Command::new(litestream)
+        .arg("restore")
+        .args(args)
+        .arg("-o")
+        .arg(out)
+        .arg(replica_url)
+        .env_remove("AWS_CA_BUNDLE")
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    assert!(
+        result.status.success(),
+        "litestream restore {args:?}: {}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+}

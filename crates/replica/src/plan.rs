@@ -1,0 +1,246 @@
+//! The restore plan: which LTX files, applied in order, rebuild the
+//! database at a target, chosen as Litestream 0.5's `CalcRestorePlan`
+//! chooses them. Pure arithmetic over listings, plus one call that lists a
+//! store for it; it never reads a file's contents.
+//!
+//! The plan starts from the newest snapshot (L9) at or before the target,
+//! then repeatedly takes, from levels 8 down to 0, the file that continues
+//! the TXID range (`min ≤ current max + 1`) and reaches furthest (ties: the
+//! smaller min, then the higher level, then the older file). A file the
+//! chain cannot reach is a gap, and a gap is an error.
+
+use crate::error::{Error, Result};
+use crate::store::{LtxFileInfo, ReplicaStore, SNAPSHOT_LEVEL};
+
+/// The point a restore rebuilds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Target {
+    /// Everything the replica holds.
+    #[default]
+    Latest,
+    /// Up to and including this TXID; it must end a file.
+    Txid(u64),
+    /// The last state written strictly before this time (ms since epoch).
+    Timestamp(i64),
+}
+
+impl Target {
+    fn admits(&self, f: &LtxFileInfo) -> bool {
+        match *self {
+            Target::Latest => true,
+            Target::Txid(txid) => f.max_txid <= txid,
+            Target::Timestamp(ms) => f.timestamp < ms,
+        }
+    }
+}
+
+/// Lists every level of `store` at once (with LTX timestamps when the
+/// target is a time) and plans the restore.
+pub fn plan_restore(store: &ReplicaStore, target: Target) -> Result<Vec<LtxFileInfo>> {
+    let levels = store.list_all(matches!(target, Target::Timestamp(_)))?;
+    restore_plan(&levels, target)
+}
+
+/// Plans a restore from listings, `levels[n]` holding level n's files.
+pub fn restore_plan(levels: &[Vec<LtxFileInfo>], target: Target) -> Result<Vec<LtxFileInfo>> {
+    let snapshot_level = usize::from(SNAPSHOT_LEVEL);
+    let mut plan: Vec<LtxFileInfo> = Vec::new();
+    let snapshot = levels
+        .get(snapshot_level)
+        .into_iter()
+        .flatten()
+        .filter(|f| target.admits(f))
+        .max_by_key(|f| (f.max_txid, std::cmp::Reverse(f.min_txid)));
+    plan.extend(snapshot);
+
+    let lower: Vec<&LtxFileInfo> = levels
+        .iter()
+        .take(snapshot_level)
+        .flatten()
+        .filter(|f| target.admits(f))
+        .collect();
+    let mut current = snapshot.map_or(0, |s| s.max_txid);
+    let reached = |current: u64| matches!(target, Target::Txid(t) if current >= t);
+    while !reached(current) {
+        let next = lower
+            .iter()
+            .filter(|f| f.min_txid <= current + 1 && f.max_txid > current)
+            .copied()
+            .reduce(|best, f| if better(best, f) { f } else { best });
+        let Some(next) = next else { break };
+        plan.push(*next);
+        current = next.max_txid;
+    }
+
+    let Some(last) = plan.last() else {
+        return Err(Error::Plan(match target {
+            Target::Latest => "the replica holds no LTX files".into(),
+            _ => format!("the replica holds nothing at or before {target:?}"),
+        }));
+    };
+    if let Target::Txid(txid) = target {
+        if last.max_txid != txid {
+            return Err(Error::Plan(format!(
+                "TXID {txid:016x} is not available: the replica reaches {:016x} without a file ending there",
+                last.max_txid
+            )));
+        }
+    }
+    if let Some(beyond) = lower.iter().find(|f| f.min_txid > current + 1) {
+        return Err(Error::Plan(format!(
+            "gap in the replica: it reaches TXID {current:016x}, the next file ({} at level {}) starts at {:016x}",
+            beyond.name(),
+            beyond.level,
+            beyond.min_txid
+        )));
+    }
+    Ok(plan)
+}
+
+/// Whether `next` continues the plan better than `best`.
+fn better(best: &LtxFileInfo, next: &LtxFileInfo) -> bool {
+    (
+        next.max_txid,
+        std::cmp::Reverse(next.min_txid),
+        next.level,
+        std::cmp::Reverse(next.timestamp),
+    ) > (
+        best.max_txid,
+        std::cmp::Reverse(best.min_txid),
+        best.level,
+        std::cmp::Reverse(best.timestamp),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(level: u8, min: u64, max: u64) -> LtxFileInfo {
+        LtxFileInfo {
+            level,
+            min_txid: min,
+            max_txid: max,
+            size: 1000,
+            // One second per TXID: the file was written when its range ended.
+            timestamp: max as i64 * 1000,
+        }
+    }
+
+    fn levels(files: &[LtxFileInfo]) -> Vec<Vec<LtxFileInfo>> {
+        let mut out = vec![Vec::new(); 10];
+        for file in files {
+            out[file.level as usize].push(*file);
+        }
+        out
+    }
+
+    fn names(plan: &[LtxFileInfo]) -> Vec<(u8, u64, u64)> {
+        plan.iter()
+            .map(|f| (f.level, f.min_txid, f.max_txid))
+            .collect()
+    }
+
+    /// A replica as Litestream leaves it: a snapshot at 5, L1 compactions,
+    /// L0 files for every TXID since.
+    fn replica() -> Vec<Vec<LtxFileInfo>> {
+        let mut files = vec![f(9, 1, 5), f(1, 1, 3), f(1, 4, 6), f(1, 7, 8)];
+        files.extend((1..=10).map(|t| f(0, t, t)));
+        levels(&files)
+    }
+
+    #[test]
+    fn the_latest_plan_starts_at_the_newest_snapshot_and_takes_the_longest_steps() {
+        let plan = restore_plan(&replica(), Target::Latest).unwrap();
+        assert_eq!(
+            names(&plan),
+            vec![(9, 1, 5), (1, 4, 6), (1, 7, 8), (0, 9, 9), (0, 10, 10)]
+        );
+    }
+
+    #[test]
+    fn a_txid_plan_stops_at_that_txid_and_only_at_a_file_boundary() {
+        let plan = restore_plan(&replica(), Target::Txid(7)).unwrap();
+        assert_eq!(names(&plan), vec![(9, 1, 5), (1, 4, 6), (0, 7, 7)]);
+        let plan = restore_plan(&replica(), Target::Txid(5)).unwrap();
+        assert_eq!(names(&plan), vec![(9, 1, 5)]);
+        let plan = restore_plan(&replica(), Target::Txid(2)).unwrap();
+        assert_eq!(
+            names(&plan),
+            vec![(0, 1, 1), (0, 2, 2)],
+            "no snapshot that early"
+        );
+
+        let coarse = levels(&[f(9, 1, 5), f(1, 6, 9)]);
+        let e = restore_plan(&coarse, Target::Txid(7))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not available"), "{e}");
+        let e = restore_plan(&replica(), Target::Txid(11))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not available"), "{e}");
+    }
+
+    #[test]
+    fn a_timestamp_plan_takes_only_files_written_before_it() {
+        let plan = restore_plan(&replica(), Target::Timestamp(7_500)).unwrap();
+        assert_eq!(names(&plan), vec![(9, 1, 5), (1, 4, 6), (0, 7, 7)]);
+        let plan = restore_plan(&replica(), Target::Timestamp(7_000)).unwrap();
+        assert_eq!(names(&plan), vec![(9, 1, 5), (1, 4, 6)], "strictly before");
+        let e = restore_plan(&replica(), Target::Timestamp(500))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("nothing at or before"), "{e}");
+    }
+
+    #[test]
+    fn ties_go_to_the_smaller_min_then_the_higher_level() {
+        let plan = restore_plan(
+            &levels(&[f(0, 1, 4), f(2, 2, 4), f(1, 1, 4)]),
+            Target::Latest,
+        )
+        .unwrap();
+        assert_eq!(names(&plan), vec![(1, 1, 4)]);
+        let plan = restore_plan(
+            &levels(&[f(0, 1, 2), f(3, 2, 4), f(1, 1, 4)]),
+            Target::Latest,
+        )
+        .unwrap();
+        assert_eq!(names(&plan), vec![(1, 1, 4)]);
+    }
+
+    #[test]
+    fn a_gap_is_an_error() {
+        let gappy = levels(&[f(9, 1, 5), f(0, 6, 6), f(0, 8, 8)]);
+        let e = restore_plan(&gappy, Target::Latest)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("gap"), "{e}");
+        let e = restore_plan(&gappy, Target::Txid(8))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not available"), "{e}");
+        let e = restore_plan(&gappy, Target::Timestamp(9_000))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("gap"), "{e}");
+        // Before the gap, the replica is whole.
+        let plan = restore_plan(&gappy, Target::Txid(6)).unwrap();
+        assert_eq!(names(&plan), vec![(9, 1, 5), (0, 6, 6)]);
+    }
+
+    #[test]
+    fn an_empty_replica_has_no_plan() {
+        let e = restore_plan(&levels(&[]), Target::Latest)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no LTX files"), "{e}");
+    }
+
+    #[test]
+    fn without_a_snapshot_the_plan_starts_at_txid_one() {
+        let plan = restore_plan(&levels(&[f(0, 1, 1), f(0, 2, 2)]), Target::Latest).unwrap();
+        assert_eq!(names(&plan), vec![(0, 1, 1), (0, 2, 2)]);
+    }
+}
