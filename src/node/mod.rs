@@ -16,6 +16,7 @@ use napi_derive::napi;
 use js::{Cx, Js};
 
 pub use database::NativeDatabase;
+pub use replica::restore_replica;
 pub use settings::compile_options;
 pub use spread::spread_functions;
 
