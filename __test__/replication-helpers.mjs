@@ -128,7 +128,8 @@ export async function startRelay(targetPort) {
   const sockets = new Set();
   let server = null;
   const up = () =>
-    new Promise((resolve) => {
+    new Promise((resolve, reject) => {
+      if (server !== null) return resolve();
       server = net.createServer((client) => {
         const upstream = net.connect(targetPort, '127.0.0.1');
         for (const s of [client, upstream]) {
@@ -138,12 +139,15 @@ export async function startRelay(targetPort) {
         }
         client.pipe(upstream).pipe(client);
       });
+      server.once('error', reject);
       server.listen(port, '127.0.0.1', resolve);
     });
   const down = () =>
     new Promise((resolve) => {
+      if (server === null) return resolve();
       for (const s of sockets) s.destroy();
       server.close(() => resolve());
+      server = null;
     });
   await up();
   return { port, endpoint: `http://127.0.0.1:${port}`, up, down };
