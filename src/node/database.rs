@@ -515,7 +515,7 @@ impl NativeDatabase {
             Some(replicator) => self.db.close(Box::new(move |closed| {
                 // Whatever could not be shipped waits in the replicator's
                 // folder for the next open: the close itself succeeds.
-                replicator.stop(Box::new(move |_| done(closed)));
+                replicator.close(Box::new(move |_| done(closed)));
             })),
         }
     }

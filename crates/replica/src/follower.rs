@@ -16,7 +16,7 @@ use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use offloop_ltx::{Encoder, Header, HEADER_FLAG_NO_CHECKSUM};
+use offloop_ltx::{Crc64, Encoder, Header, HEADER_FLAG_NO_CHECKSUM};
 
 use crate::capture::{CaptureLog, CaptureStart};
 use crate::pending::{Outbox, Staged};
@@ -32,6 +32,9 @@ const BEFORE_WAL: WalPosition = WalPosition {
     offset: 0,
     checksum: (0, 0),
 };
+
+/// The record a clean close leaves in the replicator's folder.
+const CLEAN: &str = "clean";
 
 pub enum Chain {
     /// Every commit since TXID `start.next_txid - 1` is in the capture log
@@ -89,8 +92,19 @@ impl Follower {
                 None => end == BEFORE_WAL,
             };
             let next_txid = log.start().next_txid + u64::from(!log.is_empty());
+            let start = log.start();
+            let clean = !continues && log.is_empty() && follower.closed_cleanly(dir, &start)?;
+            let _ = fs::remove_file(dir.join(CLEAN));
             follower.chain = Chain::Following(log);
-            if !continues {
+            if clean {
+                // Nothing changed since the clean close: the chain goes on
+                // from the next WAL generation, without a full image.
+                let from = CaptureStart {
+                    from: BEFORE_WAL,
+                    ..start
+                };
+                follower.chain = Chain::Following(CaptureLog::create(&log_path, from)?);
+            } else if !continues {
                 // What was captured is still true history: stage it, then
                 // start again from a full image.
                 follower.stage(now_ms())?;
@@ -101,6 +115,75 @@ impl Follower {
             }
         }
         Ok(follower)
+    }
+
+    /// Records, after a clean close that shipped everything, the database
+    /// file as the replica's last TXID left it, so the next open can carry
+    /// on without a full image. Call with the database closed. False (and
+    /// nothing recorded) when something is left to ship or the WAL still
+    /// holds frames.
+    pub fn mark_clean(&mut self, dir: &Path) -> io::Result<bool> {
+        let Chain::Following(log) = &self.chain else {
+            return Ok(false);
+        };
+        if !log.is_empty() || !self.outbox.list()?.is_empty() || self.wal_has_frames()? {
+            return Ok(false);
+        }
+        let start = log.start();
+        let Some((size, crc)) = file_crc(&self.db_path)? else {
+            return Ok(false);
+        };
+        let mut b = Vec::with_capacity(40);
+        b.extend_from_slice(&start.next_txid.to_be_bytes());
+        b.extend_from_slice(&start.base_commit.to_be_bytes());
+        b.extend_from_slice(&start.page_size.to_be_bytes());
+        b.extend_from_slice(&size.to_be_bytes());
+        b.extend_from_slice(&crc.to_be_bytes());
+        let temp = dir.join(format!("{CLEAN}.tmp"));
+        fs::write(&temp, &b)?;
+        File::open(&temp)?.sync_all()?;
+        fs::rename(&temp, dir.join(CLEAN))?;
+        Ok(true)
+    }
+
+    /// Whether the last close was clean and nothing touched the database
+    /// since: the record matches `start`, the WAL holds no frames and the
+    /// database file has the same size and checksum.
+    fn closed_cleanly(&self, dir: &Path, start: &CaptureStart) -> io::Result<bool> {
+        let b = match fs::read(dir.join(CLEAN)) {
+            Ok(b) if b.len() == 32 => b,
+            Ok(_) => return Ok(false),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        let be64 = |at: usize| u64::from_be_bytes(b[at..at + 8].try_into().unwrap_or([0; 8]));
+        let be32 = |at: usize| u32::from_be_bytes(b[at..at + 4].try_into().unwrap_or([0; 4]));
+        if be64(0) != start.next_txid || be32(8) != start.base_commit || be32(12) != start.page_size
+        {
+            return Ok(false);
+        }
+        if self.wal_has_frames()? {
+            return Ok(false);
+        }
+        Ok(file_crc(&self.db_path)? == Some((be64(16), be64(24))))
+    }
+
+    fn wal_has_frames(&self) -> io::Result<bool> {
+        let Some((file, header)) = self.wal_header()? else {
+            return Ok(false);
+        };
+        let mut any = false;
+        read_committed(
+            &file,
+            &header,
+            WalPosition::start(&header),
+            u64::MAX,
+            |_| {
+                any = true;
+                Ok(())
+            },
+        )?;
+        Ok(any)
     }
 
     pub fn chain(&self) -> &Chain {
@@ -387,6 +470,24 @@ impl Follower {
             self.oldest_captured_ms = None;
         }
         Ok(Some(staged))
+    }
+}
+
+/// A file's size and CRC-64, read in 1 MiB pieces; `None` when it is absent.
+fn file_crc(path: &Path) -> io::Result<Option<(u64, u64)>> {
+    let Some(file) = open_optional(path)? else {
+        return Ok(None);
+    };
+    let mut crc = Crc64::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut at = 0u64;
+    loop {
+        let n = file.read_at(&mut buf, at)?;
+        if n == 0 {
+            return Ok(Some((at, crc.value())));
+        }
+        crc.update(&buf[..n]);
+        at += n as u64;
     }
 }
 

@@ -60,7 +60,11 @@ enum Command {
     Opened(PathBuf),
     Ready(Reply),
     Sync(Reply),
-    Stop(Reply),
+    /// `closed`: the database has closed, so nothing commits any more.
+    Stop {
+        reply: Reply,
+        closed: bool,
+    },
 }
 
 /// What `stats()` reports.
@@ -165,10 +169,23 @@ impl Replicator {
     }
 
     /// Ships what is committed (trying for a bounded time), then ends the
-    /// thread; `reply` hears the replica's TXID. Call after the database
-    /// closed, so nothing commits after the final capture.
+    /// thread; `reply` hears the replica's TXID. The database may go on
+    /// without replication.
     pub fn stop(&self, reply: Reply) {
-        self.send(Command::Stop(reply));
+        self.send(Command::Stop {
+            reply,
+            closed: false,
+        });
+    }
+
+    /// `stop` for a database that has closed: when everything was shipped,
+    /// it also records the database as the replica's last TXID left it, so
+    /// the next open carries on without a full snapshot.
+    pub fn close(&self, reply: Reply) {
+        self.send(Command::Stop {
+            reply,
+            closed: true,
+        });
     }
 
     /// Waits for the thread to end (after `stop`), on the caller's thread.
@@ -182,7 +199,7 @@ impl Replicator {
     fn send(&self, command: Command) {
         if let Err(err) = self.commands.send(command) {
             match err.0 {
-                Command::Ready(reply) | Command::Sync(reply) | Command::Stop(reply) => {
+                Command::Ready(reply) | Command::Sync(reply) | Command::Stop { reply, .. } => {
                     reply(Err("replication has stopped".into()))
                 }
                 Command::Opened(_) => {}
@@ -390,6 +407,8 @@ struct Worker {
     failures: u32,
     retry_at: Option<Instant>,
     permanent_error: Option<String>,
+    /// The database's path, once opened.
+    db: Option<PathBuf>,
 }
 
 fn run(shared: Arc<Shared>, connect: Connect, inbox: Receiver<Command>, woken: Receiver<()>) {
@@ -407,6 +426,7 @@ fn run(shared: Arc<Shared>, connect: Connect, inbox: Receiver<Command>, woken: R
         failures: 0,
         retry_at: None,
         permanent_error: None,
+        db: None,
     };
     match connected {
         Ok(remote) => {
@@ -444,8 +464,8 @@ fn run(shared: Arc<Shared>, connect: Connect, inbox: Receiver<Command>, woken: R
                     let result = guarded(|| worker.sync(true));
                     reply(result);
                 }
-                Ok(Command::Stop(reply)) => {
-                    reply(guarded(|| worker.stop()));
+                Ok(Command::Stop { reply, closed }) => {
+                    reply(guarded(|| worker.stop(closed)));
                     break;
                 }
                 Err(_) => break,
@@ -498,6 +518,7 @@ impl Worker {
     /// The database opened: local state first (so permits can be granted),
     /// then the replica's position.
     fn open(&mut self, db: &Path) -> Result<u64, String> {
+        self.db = Some(db.to_path_buf());
         let local = match Follower::open(db, &state_dir(db)) {
             Ok(follower) => Local::Ready(Box::new(follower)),
             Err(e) => Local::Failed(format!(
@@ -843,11 +864,25 @@ impl Worker {
 
     /// The final round: capture, stage and upload, retrying until the
     /// deadline; whatever is left stays in the outbox for the next open.
-    fn stop(&mut self) -> Result<u64, String> {
+    fn stop(&mut self, closed: bool) -> Result<u64, String> {
         let deadline = Instant::now() + STOP_UPLOAD_DEADLINE;
         loop {
             match self.sync(true) {
                 Ok(txid) => {
+                    if closed {
+                        // The pin's connection may be the last one open:
+                        // closing it checkpoints what is left (captured and
+                        // shipped already) and removes the WAL.
+                        self.shared
+                            .pin
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .take();
+                        if let Some(db) = &self.db {
+                            let dir = state_dir(db);
+                            self.shared.with_follower(|f| f.mark_clean(&dir));
+                        }
+                    }
                     self.shared.with_follower(|f| f.sync());
                     return Ok(txid);
                 }
