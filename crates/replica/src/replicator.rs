@@ -253,8 +253,11 @@ impl WalObserver for Replicator {
         }
     }
 
+    /// Runs on the engine's threads: a panic here must not end one of
+    /// them, so it becomes a free permit.
     fn before_checkpoint(&self, writes: CheckpointWrites) -> CheckpointPermit {
-        self.shared.permit(writes)
+        catch_unwind(AssertUnwindSafe(|| self.shared.permit(writes)))
+            .unwrap_or_else(|_| CheckpointPermit::free())
     }
 }
 
@@ -412,6 +415,7 @@ struct Worker {
 }
 
 fn run(shared: Arc<Shared>, connect: Connect, inbox: Receiver<Command>, woken: Receiver<()>) {
+    let _ended = Ended(shared.clone());
     let connected = catch_unwind(AssertUnwindSafe(connect)).unwrap_or_else(|_| {
         Err(RemoteError::permanent(
             "offloop internal error: connecting to the replica panicked",
@@ -487,24 +491,20 @@ fn run(shared: Arc<Shared>, connect: Connect, inbox: Receiver<Command>, woken: R
     for reply in waiting_ready {
         reply(Err("replication stopped before the database opened".into()));
     }
-    // Nothing can ask for a permit any more: permits that arrive now find
-    // no follower and pass.
-    let mut local = worker
-        .shared
-        .local
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    if !matches!(*local, Local::Failed(_)) {
+}
+
+/// However the thread ends, permits asked for afterwards find no follower
+/// and pass at once instead of waiting for one, and the pin closes.
+struct Ended(Arc<Shared>);
+
+impl Drop for Ended {
+    fn drop(&mut self) {
+        let mut local = self.0.local.lock().unwrap_or_else(|e| e.into_inner());
         *local = Local::Failed("replication stopped".into());
+        self.0.local_changed.notify_all();
+        drop(local);
+        self.0.pin.lock().unwrap_or_else(|e| e.into_inner()).take();
     }
-    worker.shared.local_changed.notify_all();
-    drop(local);
-    worker
-        .shared
-        .pin
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .take();
 }
 
 /// Runs one step under `catch_unwind`: a panic becomes an error and the
