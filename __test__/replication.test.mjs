@@ -291,3 +291,68 @@ test('after a clean close the next open carries on without a full snapshot, unle
   assert.deepEqual(restored.tables, expected);
   assertContiguous(assert, folderTxids(path.join(dir, 'replica')));
 });
+
+test('a wiped replica, or one found ahead of the database, starts again from a full snapshot with a warning', { skip }, async () => {
+  const dir = tempDir();
+  const url = `file://${dir}/replica`;
+  const file = path.join(dir, 'app.db');
+  const warnings = [];
+  const onWarning = (w) => warnings.push(w);
+  process.on('warning', onWarning);
+  try {
+    let db = await Database.open(file, { replica: { url } });
+    await mixedWorkload(db, 1);
+    const first = await db.syncReplica();
+    await db.close();
+
+    // Wiped: the replica ends before this database's next TXID.
+    fs.rmSync(path.join(dir, 'replica'), { recursive: true });
+    db = await Database.open(file, { replica: { url } });
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.ok(warnings.some((w) => w.code === 'OFFLOOP_REPLICA' && /full snapshot/.test(w.message)), 'a warning');
+    const wiped = await db.syncReplica();
+    assert.equal(wiped.txid, 1, 'the replica starts again at TXID 1');
+    let expected = await tables(db);
+    await db.close();
+    assert.deepEqual((await litestreamRestore(url, path.join(dir, 'wiped.db'))).tables, expected);
+
+    // Ahead: another database wrote to the replica meanwhile.
+    const other = await Database.open(path.join(dir, 'other.db'), { replica: { url } });
+    await other.exec('CREATE TABLE intruder(x); INSERT INTO intruder VALUES (1)');
+    const ahead = await other.syncReplica();
+    await other.close();
+    assert.ok(ahead.txid > wiped.txid);
+    warnings.length = 0;
+    db = await Database.open(file, { replica: { url } });
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.ok(warnings.some((w) => /ahead/.test(w.message)), 'a warning');
+    const resumed = await db.syncReplica();
+    assert.equal(resumed.txid, ahead.txid + 1);
+    expected = await tables(db);
+    await db.close();
+    const restored = await litestreamRestore(url, path.join(dir, 'ahead.db'));
+    assert.deepEqual(restored.tables, expected);
+    assert.equal(restored.tables.intruder, undefined);
+    assert.ok(first.txid >= 1);
+  } finally {
+    process.off('warning', onWarning);
+  }
+});
+
+test('replicate() called while stopReplicating() still ships waits for it, then carries on', { skip }, async () => {
+  const dir = tempDir();
+  const url = `file://${dir}/replica`;
+  const db = await Database.open(path.join(dir, 'app.db'), { replica: { url } });
+  await db.exec('CREATE TABLE t(v); INSERT INTO t VALUES (1)');
+  const stopping = db.stopReplicating();
+  const again = db.replicate({ url });
+  const [stopped, restarted] = await Promise.all([stopping, again]);
+  assert.ok(restarted.txid >= stopped.txid);
+  await db.exec('INSERT INTO t VALUES (2)');
+  await db.syncReplica();
+  const expected = await tables(db);
+  await db.close();
+  const restored = await litestreamRestore(url, path.join(dir, 'restored.db'));
+  assert.deepEqual(restored.tables, expected);
+  assertContiguous(assert, folderTxids(path.join(dir, 'replica')));
+});

@@ -28,6 +28,9 @@ const decodeTxid = (text) => ({ txid: Number(text) });
 class Database {
   #core;
   #closed = null;
+  // A stopReplicating() still shipping: a new replicate() waits for it, as
+  // both use the replicator's folder next to the database.
+  #stopping = Promise.resolve();
   #transactions = { open: 0 };
 
   /**
@@ -77,7 +80,14 @@ class Database {
         // A replica that can never work (a bad URL, refused credentials, a
         // path that is a file) fails the open; one that is only down does
         // not, and shows in stats().replica.lastError.
-        if (o.replica !== undefined) await this.#replicaCall((id) => core.native.replicaReady(id));
+        if (o.replica !== undefined) {
+          await this.#replicaCall((id) => core.native.replicaReady(id));
+          // A replica that is down, or one found ahead of the database, with
+          // a gap, or someone else's (started again from a snapshot): worth
+          // a warning, not a failed open.
+          const notice = core.native.replicaStats()?.lastError;
+          if (notice) process.emitWarning(notice, { code: 'OFFLOOP_REPLICA' });
+        }
         return settings;
       })
       .then(
@@ -261,14 +271,25 @@ class Database {
     if (this.#core.native.replicaStats() != null) {
       return Promise.reject(nodeError(Error, 'ERR_INVALID_STATE', 'the database replicates already'));
     }
-    return this.#replicaCall((id) => this.#core.native.replicate(id, replica));
+    return this.#stopping.then(() => {
+      if (this.#core.closing) throw notOpen();
+      if (this.#core.native.replicaStats() != null) {
+        throw nodeError(Error, 'ERR_INVALID_STATE', 'the database replicates already');
+      }
+      return this.#replicaCall((id) => this.#core.native.replicate(id, replica));
+    });
   }
 
   /** Ships what was committed, then stops replicating; resolves to `{ txid }`. */
   stopReplicating() {
     if (this.#core.state === OPENING) return this.ready.then(() => this.stopReplicating());
     if (this.#core.closing) return Promise.reject(notOpen());
-    return this.#replicaCall((id) => this.#core.native.stopReplicating(id));
+    const stopped = this.#replicaCall((id) => this.#core.native.stopReplicating(id));
+    this.#stopping = stopped.then(
+      () => {},
+      () => {},
+    );
+    return stopped;
   }
 
   #replicaCall(start) {

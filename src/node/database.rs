@@ -568,8 +568,13 @@ impl NativeDatabase {
         let reply = replica::reply_to(&self.queue, id);
         match self.replicator.borrow_mut().take() {
             Some(replicator) => {
-                self.db.set_observer(None);
-                replicator.stop(reply);
+                // The replicator stays the observer until its last capture
+                // is done: until then every checkpoint must still ask it.
+                let slot = self.db.settings().observer.clone();
+                replicator.stop(Box::new(move |result| {
+                    slot.set(None);
+                    reply(result)
+                }));
             }
             None => reply(Ok(0)),
         }

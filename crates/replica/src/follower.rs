@@ -126,7 +126,7 @@ impl Follower {
         let Chain::Following(log) = &self.chain else {
             return Ok(false);
         };
-        if !log.is_empty() || !self.outbox.list()?.is_empty() || self.wal_has_frames()? {
+        if !log.is_empty() || !self.outbox.staged().is_empty() || self.wal_has_frames()? {
             return Ok(false);
         }
         let start = log.start();
@@ -192,6 +192,10 @@ impl Follower {
 
     pub fn outbox(&self) -> &Outbox {
         &self.outbox
+    }
+
+    pub fn outbox_mut(&mut self) -> &mut Outbox {
+        &mut self.outbox
     }
 
     /// A folder for files that pass through on their way to the replica

@@ -333,7 +333,7 @@ impl Shared {
 
     /// Mirrors the outbox and capture log into the counters `stats` reads.
     fn publish_pending(&self, follower: &Follower) {
-        let staged = follower.outbox().list().unwrap_or_default();
+        let staged = follower.outbox().staged();
         let c = &self.counters;
         let bytes: u64 =
             staged.iter().map(|s| s.file.size).sum::<u64>() + follower.captured_bytes();
@@ -412,6 +412,9 @@ struct Worker {
     permanent_error: Option<String>,
     /// The database's path, once opened.
     db: Option<PathBuf>,
+    /// Why the chain started again, to show as `last_error` after the
+    /// round that did it succeeds (the open turns it into a warning).
+    notice: Option<String>,
 }
 
 fn run(shared: Arc<Shared>, connect: Connect, inbox: Receiver<Command>, woken: Receiver<()>) {
@@ -431,6 +434,7 @@ fn run(shared: Arc<Shared>, connect: Connect, inbox: Receiver<Command>, woken: R
         retry_at: None,
         permanent_error: None,
         db: None,
+        notice: None,
     };
     match connected {
         Ok(remote) => {
@@ -614,7 +618,10 @@ impl Worker {
             Ok(()) => {
                 self.failures = 0;
                 self.retry_at = None;
-                shared.clear_error();
+                match self.notice.take() {
+                    Some(notice) => shared.set_error(notice),
+                    None => shared.clear_error(),
+                }
                 if let Err(e) = self.housekeeping() {
                     shared.set_error(e.message);
                 }
@@ -647,7 +654,7 @@ impl Worker {
         }
         let shared = self.shared.clone();
         shared.with_follower(|f| {
-            let _ = f.outbox().clear();
+            let _ = f.outbox_mut().clear();
             f.restart_at(
                 None,
                 format!("more than {cap} bytes waited for upload; dropped"),
@@ -680,13 +687,12 @@ impl Worker {
             self.verified = true;
         }
         let outbox = shared
-            .with_follower(|f| f.outbox().list())
-            .ok_or_else(|| RemoteError::permanent("replication state is unavailable"))?
-            .map_err(|e| RemoteError::permanent(format!("cannot read the outbox: {e}")))?;
+            .with_follower(|f| f.outbox().staged().to_vec())
+            .ok_or_else(|| RemoteError::permanent("replication state is unavailable"))?;
         for staged in outbox {
             self.remote()?.put(&staged.file, &staged.path)?;
             shared.with_follower(|f| {
-                let _ = f.outbox().remove(&staged);
+                let _ = f.outbox_mut().remove(&staged);
                 shared.publish_pending(f);
             });
             self.shipped(&staged);
@@ -730,7 +736,7 @@ impl Worker {
         let shared = self.shared.clone();
         let verdict = shared
             .with_follower(|f| -> std::io::Result<Verdict> {
-                let staged = f.outbox().list()?;
+                let staged = f.outbox().staged();
                 let Some(next) = f.next_txid() else {
                     return Ok(Verdict::Start);
                 };
@@ -772,11 +778,13 @@ impl Worker {
             Verdict::Continues(next) => next,
             Verdict::Start | Verdict::Diverged(_) => {
                 if let Verdict::Diverged(why) = &verdict {
-                    self.shared
-                        .set_error(format!("{why}: starting it again from a full image"));
+                    self.notice = Some(format!(
+                        "replica {}: {why}: starting it again from a full snapshot",
+                        shared.settings.url
+                    ));
                 }
                 shared.with_follower(|f| {
-                    let _ = f.outbox().clear();
+                    let _ = f.outbox_mut().clear();
                     f.restart_at(Some(replica_max + 1), "the replica starts again here");
                 });
                 replica_max + 1

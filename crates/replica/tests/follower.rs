@@ -131,7 +131,7 @@ fn a_transaction_still_open_is_not_captured_even_when_its_pages_spill_into_the_w
     assert!(follower.capture(None).unwrap());
     follower.stage(2).unwrap().unwrap();
     let restored = dir.path().join("restored.db");
-    apply(&follower.outbox().list().unwrap(), &restored);
+    apply(&follower.outbox().staged().to_vec(), &restored);
     assert_eq!(rows(&restored).len(), 200);
     assert_eq!(rows(&restored), rows(&path));
     assert_eq!(integrity(&restored), "ok");
@@ -172,7 +172,7 @@ fn the_capture_log_survives_a_kill_and_drops_a_torn_last_record() {
         "the torn commit is read again"
     );
     follower.stage(2).unwrap().unwrap();
-    let files = follower.outbox().list().unwrap();
+    let files = follower.outbox().staged().to_vec();
     let restored = dir.path().join("restored.db");
     apply(&files, &restored);
     assert_eq!(rows(&restored), rows(&path));
@@ -204,7 +204,7 @@ fn a_wal_restarted_behind_the_followers_back_breaks_the_chain_at_the_next_txid()
     // What was captured before the break was staged as TXID 2; the full
     // image at 3 makes the chain whole again.
     follower.full_image(3, true, false, 3).unwrap();
-    let files = follower.outbox().list().unwrap();
+    let files = follower.outbox().staged().to_vec();
     let txids: Vec<_> = files.iter().map(|s| s.file.max_txid).collect();
     assert_eq!(txids, vec![1, 2, 3]);
     let restored = dir.path().join("restored.db");
