@@ -356,3 +356,36 @@ test('replicate() called while stopReplicating() still ships waits for it, then 
   assert.deepEqual(restored.tables, expected);
   assertContiguous(assert, folderTxids(path.join(dir, 'replica')));
 });
+
+test('on short intervals the replicator compacts into L1 and L2, takes L9 snapshots and trims old history; the replica still restores', { skip }, async () => {
+  const dir = tempDir();
+  const url = `file://${dir}/replica`;
+  const db = await Database.open(path.join(dir, 'app.db'), {
+    replica: { url, syncInterval: 20, compactionIntervals: [100, 300], snapshotInterval: 400, retention: 300 },
+  });
+  await db.exec('CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT)');
+  const insert = db.prepare('INSERT INTO t(v) VALUES (?)');
+  const level = (n) => folderTxids(path.join(dir, 'replica'), n);
+  const snapshotsSeen = new Set();
+  // Bounded: writes go on until every kind of file has shown up.
+  for (let i = 0; i < 2000; i++) {
+    await insert.run(`row ${i}`);
+    await db.syncReplica();
+    for (const [, max] of level(9)) snapshotsSeen.add(max);
+    if (level(1).length > 0 && level(2).length > 0 && snapshotsSeen.size >= 3) break;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  assert.ok(level(1).length > 0, 'L1 files');
+  assert.ok(level(2).length > 0, 'L2 files');
+  assert.ok(snapshotsSeen.size >= 3, `${snapshotsSeen.size} snapshots taken`);
+  assert.ok(level(9).length < snapshotsSeen.size, 'old snapshots were deleted');
+  assertContiguous(assert, level(1));
+  const expected = await tables(db);
+  await db.close();
+  const restored = await litestreamRestore(url, path.join(dir, 'restored.db'));
+  assert.equal(restored.integrity, 'ok');
+  assert.deepEqual(restored.tables, expected);
+  const ours = path.join(dir, 'ours.db');
+  await Database.restore(url, ours);
+  assert.deepEqual((await inspect(ours)).tables, expected);
+});
