@@ -28,6 +28,9 @@ use crate::wal::{Transaction, WalPosition};
 const MAGIC: &[u8; 8] = b"OLCAPT01";
 const HEADER_SIZE: u64 = 56;
 const RECORD_FIXED: usize = 4 + 4 + 4 + 8 + 4 + 4 + 4;
+/// Appended records are written once this many bytes wait, so a capture of
+/// a huge transaction never holds it all in memory.
+const FLUSH_BYTES: usize = 8 << 20;
 
 /// Where the log stands: what the next stage produces and from where.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +57,10 @@ pub struct CaptureLog {
     len: u64,
     transactions: u64,
     unsynced: bool,
+    /// Records appended but not yet written: one capture pass writes its
+    /// transactions with one system call. They start at file offset
+    /// `len - buffer.len()`.
+    buffer: Vec<u8>,
 }
 
 impl CaptureLog {
@@ -94,6 +101,7 @@ impl CaptureLog {
             len: HEADER_SIZE,
             transactions: 0,
             unsynced: false,
+            buffer: Vec::new(),
         };
         log.load_records()?;
         Ok(Some(log))
@@ -117,6 +125,7 @@ impl CaptureLog {
             len: HEADER_SIZE,
             transactions: 0,
             unsynced: true,
+            buffer: Vec::new(),
         };
         log.write_header()?;
         log.sync()?;
@@ -130,6 +139,7 @@ impl CaptureLog {
         self.commit = start.base_commit;
         self.end = start.from;
         self.transactions = 0;
+        self.buffer.clear();
         self.file.set_len(HEADER_SIZE)?;
         self.len = HEADER_SIZE;
         self.write_header()?;
@@ -198,11 +208,13 @@ impl CaptureLog {
         Ok(())
     }
 
-    /// Appends one committed transaction.
+    /// Appends one committed transaction (to the buffer `flush` writes).
     pub fn append(&mut self, txn: &Transaction<'_>) -> io::Result<()> {
         let page = self.start.page_size as usize;
         let len = RECORD_FIXED + txn.frames.len() * (4 + page);
-        let mut rec = Vec::with_capacity(4 + len + 8);
+        let mut rec = std::mem::take(&mut self.buffer);
+        let at = rec.len();
+        rec.reserve(4 + len + 8);
         rec.extend_from_slice(&(len as u32).to_be_bytes());
         rec.extend_from_slice(&txn.commit.to_be_bytes());
         rec.extend_from_slice(&txn.end.salt1.to_be_bytes());
@@ -214,14 +226,17 @@ impl CaptureLog {
         let mut offsets = Vec::with_capacity(txn.frames.len());
         for frame in &txn.frames {
             rec.extend_from_slice(&frame.pgno.to_be_bytes());
-            offsets.push((frame.pgno, self.len + rec.len() as u64));
+            offsets.push((frame.pgno, self.len + (rec.len() - at) as u64));
             rec.extend_from_slice(frame.data);
         }
-        let hash = fnv64(&rec[4..]);
+        let hash = fnv64(&rec[at + 4..]);
         rec.extend_from_slice(&hash.to_be_bytes());
-        self.file.write_all_at(&rec, self.len)?;
-        self.len += rec.len() as u64;
+        self.len += (rec.len() - at) as u64;
+        self.buffer = rec;
         self.pages.extend(offsets);
+        if self.buffer.len() >= FLUSH_BYTES {
+            self.flush()?;
+        }
         self.commit = txn.commit;
         self.end = txn.end;
         self.transactions += 1;
@@ -229,9 +244,20 @@ impl CaptureLog {
         Ok(())
     }
 
-    /// Makes what was appended durable: called before a checkpoint may let
-    /// the WAL restart over the frames it holds.
+    /// Writes the appended records to the file.
+    pub fn flush(&mut self) -> io::Result<()> {
+        if !self.buffer.is_empty() {
+            let at = self.len - self.buffer.len() as u64;
+            self.file.write_all_at(&self.buffer, at)?;
+            self.buffer.clear();
+        }
+        Ok(())
+    }
+
+    /// Writes and syncs what was appended (when replication stops, and
+    /// with each reset).
     pub fn sync(&mut self) -> io::Result<()> {
+        self.flush()?;
         if self.unsynced {
             self.file.sync_data()?;
             self.unsynced = false;
@@ -242,13 +268,17 @@ impl CaptureLog {
     /// Reads the newest captured image of `pgno` into `buf`; false when the
     /// page was not captured.
     pub fn read_page(&self, pgno: u32, buf: &mut [u8]) -> io::Result<bool> {
-        match self.pages.get(&pgno) {
-            Some(&at) => {
-                self.file.read_exact_at(buf, at)?;
-                Ok(true)
-            }
-            None => Ok(false),
+        let Some(&at) = self.pages.get(&pgno) else {
+            return Ok(false);
+        };
+        let flushed = self.len - self.buffer.len() as u64;
+        if at >= flushed {
+            let from = (at - flushed) as usize;
+            buf.copy_from_slice(&self.buffer[from..from + buf.len()]);
+        } else {
+            self.file.read_exact_at(buf, at)?;
         }
+        Ok(true)
     }
 
     /// Captured page numbers, ascending.

@@ -278,6 +278,7 @@ impl Follower {
             captured = true;
             log.append(txn)
         })?;
+        log.flush()?;
         if captured {
             let at = commit_ms.unwrap_or_else(now_ms);
             self.oldest_captured_ms = Some(self.oldest_captured_ms.map_or(at, |o| o.min(at)));
@@ -285,7 +286,7 @@ impl Follower {
         Ok(captured)
     }
 
-    /// Makes the capture log durable (before a checkpoint).
+    /// Makes the capture log durable (when replication stops).
     pub fn sync(&mut self) -> io::Result<()> {
         match &mut self.chain {
             Chain::Following(log) => log.sync(),

@@ -49,6 +49,11 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(500);
 /// Retries of a replica that stays down settle at this interval: often
 /// enough to catch up soon after it returns, rare enough to cost nothing.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// How long after a commit wakes the thread it captures: the commits of
+/// those milliseconds are read in one pass, so a busy writer costs one
+/// capture per interval rather than one per commit. A checkpoint never
+/// waits for it (it captures the tail itself).
+const CAPTURE_DELAY: Duration = Duration::from_millis(20);
 /// How long `stop` keeps trying to upload what waits before it gives up
 /// and leaves it in the outbox for the next open.
 const STOP_UPLOAD_DEADLINE: Duration = Duration::from_secs(10);
@@ -279,14 +284,17 @@ impl Shared {
         }
     }
 
-    /// A checkpoint is about to run: capture everything committed, make it
-    /// durable, and if the writer may commit meanwhile, pin a read snapshot
-    /// first so the copy stops at what was captured.
+    /// A checkpoint is about to run: capture everything committed, and if
+    /// the writer may commit meanwhile, pin a read snapshot first so the
+    /// copy stops at what was captured.
     fn permit(&self, writes: CheckpointWrites) -> CheckpointPermit {
         let pinned = writes == CheckpointWrites::Concurrent && self.pin_snapshot();
         let captured = self.with_follower(|follower| {
             let commit_ms = self.take_uncaptured();
-            let result = follower.capture(commit_ms).and_then(|_| follower.sync());
+            // Not synced here: a capture log that loses its tail to a power
+            // cut no longer matches the WAL at the next open, which then
+            // starts the chain again from a full image.
+            let result = follower.capture(commit_ms);
             self.publish_pending(follower);
             result
         });
@@ -450,8 +458,14 @@ fn run(shared: Arc<Shared>, connect: Connect, inbox: Receiver<Command>, woken: R
     let mut opened = false;
     let sync_interval = worker.shared.settings.sync_interval;
     let mut next_sync = Instant::now() + sync_interval;
+    // When the next capture runs, once a commit woke the thread: commits
+    // arriving meanwhile are captured together.
+    let mut capture_at: Option<Instant> = None;
+    let never = crossbeam_channel::never();
     loop {
-        let timeout = next_sync.saturating_duration_since(Instant::now());
+        let due = capture_at.map_or(next_sync, |c| c.min(next_sync));
+        let timeout = due.saturating_duration_since(Instant::now());
+        let wake = if capture_at.is_some() { &never } else { &woken };
         select! {
             recv(inbox) -> msg => match msg {
                 Ok(Command::Opened(path)) => {
@@ -478,17 +492,24 @@ fn run(shared: Arc<Shared>, connect: Connect, inbox: Receiver<Command>, woken: R
                 }
                 Err(_) => break,
             },
-            recv(woken) -> _ => {
-                guarded(|| {
-                    worker.capture();
-                    Ok(0)
-                }).ok();
+            recv(wake) -> _ => {
+                capture_at = Some(Instant::now() + CAPTURE_DELAY);
             }
             default(timeout) => {
-                if opened {
-                    let _ = guarded(|| worker.sync(false));
+                let now = Instant::now();
+                if capture_at.is_some_and(|c| c <= now) {
+                    capture_at = None;
+                    let _ = guarded(|| {
+                        worker.capture();
+                        Ok(0)
+                    });
                 }
-                next_sync = Instant::now() + sync_interval;
+                if next_sync <= now {
+                    if opened {
+                        let _ = guarded(|| worker.sync(false));
+                    }
+                    next_sync = Instant::now() + sync_interval;
+                }
             }
         }
     }
