@@ -33,6 +33,9 @@ const BEFORE_WAL: WalPosition = WalPosition {
     checksum: (0, 0),
 };
 
+/// Why `full_image` asks to be tried again.
+pub const WAL_MOVED: &str = "the WAL restarted while the image was read";
+
 /// The record a clean close leaves in the replicator's folder.
 const CLEAN: &str = "clean";
 
@@ -363,7 +366,9 @@ impl Follower {
     /// the end of the capture log (stage first, so that is TXID `txid`) and
     /// the chain goes on; when broken, it is the database now, and the chain
     /// follows from there at `txid + 1`. `None` when the database has no
-    /// pages yet.
+    /// pages yet. The caller holds a read transaction on the database
+    /// for the call (so no checkpoint copies past what is read and the WAL
+    /// restarts at most once), and calls again on `ErrorKind::Interrupted`.
     pub fn full_image(
         &mut self,
         txid: u64,
@@ -432,7 +437,7 @@ impl Follower {
             }
         };
         let in_wal = end.offset >= WAL_HEADER_SIZE;
-        let mut staged = Vec::new();
+        let mut written = Vec::new();
         for (level, min) in [(0u8, txid), (SNAPSHOT_LEVEL, 1)] {
             if (level == 0 && !l0) || (level == SNAPSHOT_LEVEL && !l9) {
                 continue;
@@ -458,7 +463,22 @@ impl Follower {
             let temp = self.outbox.temp_path(level, min, txid);
             let pages = (1..=commit).filter(|&p| p != lock);
             let size = write_ltx(&temp, header, pages, read)?;
-            let file = remote_file(level, min, txid, size, timestamp_ms);
+            written.push((temp, remote_file(level, min, txid, size, timestamp_ms)));
+        }
+        // The WAL frames read above stay put only while the WAL keeps its
+        // generation: a restart meanwhile may have overwritten some with
+        // newer pages. The caller holds a read transaction, so at most one
+        // restart can happen during it, and trying again succeeds.
+        let salts_now = self.wal_header()?.map(|(_, h)| h.salts());
+        let salts_then = wal.as_ref().map(|(_, h)| h.salts());
+        if salts_then.is_some() && salts_now != salts_then {
+            for (temp, _) in &written {
+                let _ = fs::remove_file(temp);
+            }
+            return Err(io::Error::new(io::ErrorKind::Interrupted, WAL_MOVED));
+        }
+        let mut staged = Vec::new();
+        for (_, file) in written {
             staged.push(self.outbox.commit(file, timestamp_ms)?);
         }
         if following.is_none() {

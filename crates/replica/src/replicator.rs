@@ -54,6 +54,9 @@ const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// capture per interval rather than one per commit. A checkpoint never
 /// waits for it (it captures the tail itself).
 const CAPTURE_DELAY: Duration = Duration::from_millis(20);
+/// Attempts at a full image while the WAL restarts under it (one restart
+/// at most can happen while the image's read transaction lasts).
+const IMAGE_TRIES: usize = 3;
 /// How long `stop` keeps trying to upload what waits before it gives up
 /// and leaves it in the outbox for the next open.
 const STOP_UPLOAD_DEADLINE: Duration = Duration::from_secs(10);
@@ -121,6 +124,9 @@ struct Shared {
     /// A read-only connection whose open read transaction pins the WAL
     /// during a checkpointer pass.
     pin: Arc<Mutex<Option<Connection>>>,
+    /// A second read-only connection, whose read transaction holds the WAL
+    /// still while a full image is read.
+    image: Mutex<Option<Connection>>,
     counters: Counters,
     wake: Sender<()>,
 }
@@ -143,6 +149,7 @@ impl Replicator {
             local: Mutex::new(Local::Waiting),
             local_changed: Condvar::new(),
             pin: Arc::default(),
+            image: Mutex::new(None),
             counters: Counters::default(),
             wake,
         });
@@ -331,6 +338,35 @@ impl Shared {
         begun
     }
 
+    /// Runs `image` (which reads a full image of the database) inside a
+    /// read transaction on the image connection: while it lasts, no
+    /// checkpoint copies past what the image reads and the WAL restarts at
+    /// most once; when it did, `image` runs again.
+    fn in_read_snapshot<T>(
+        &self,
+        mut image: impl FnMut() -> Option<std::io::Result<T>>,
+    ) -> Option<std::io::Result<T>> {
+        let conn = self.image.lock().unwrap_or_else(|e| e.into_inner());
+        let mut result = None;
+        for _ in 0..IMAGE_TRIES {
+            if let Some(conn) = conn.as_ref() {
+                let _ = conn.execute_batch("BEGIN");
+                let _ = conn.query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(()));
+            }
+            result = image();
+            if let Some(conn) = conn.as_ref() {
+                if !conn.is_autocommit() {
+                    let _ = conn.execute_batch("COMMIT");
+                }
+            }
+            match &result {
+                Some(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                _ => return result,
+            }
+        }
+        result
+    }
+
     fn take_uncaptured(&self) -> Option<i64> {
         let t = self
             .counters
@@ -396,8 +432,8 @@ pub fn state_dir(db: &Path) -> PathBuf {
 
 /// How the replica's position relates to the local state.
 enum Verdict {
-    /// The outbox continues the replica; the local chain goes on at this TXID.
-    Continues(u64),
+    /// The outbox continues the replica; the local chain goes on.
+    Continues,
     /// No local state: start with a full image after the replica's last.
     Start,
     /// The replica has a gap before the outbox, is ahead, or is someone
@@ -529,6 +565,11 @@ impl Drop for Ended {
         self.0.local_changed.notify_all();
         drop(local);
         self.0.pin.lock().unwrap_or_else(|e| e.into_inner()).take();
+        self.0
+            .image
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
     }
 }
 
@@ -561,17 +602,42 @@ impl Worker {
             self.permanent_error = Some(why.clone());
             return Err(why);
         }
-        if let Ok(conn) = Connection::open_with_flags(
-            db,
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        ) {
-            *self.shared.pin.lock().unwrap_or_else(|e| e.into_inner()) = Some(conn);
+        let read_only = || {
+            Connection::open_with_flags(
+                db,
+                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )
+            .ok()
+        };
+        *self.shared.pin.lock().unwrap_or_else(|e| e.into_inner()) = read_only();
+        *self.shared.image.lock().unwrap_or_else(|e| e.into_inner()) = read_only();
+        // The first contact (a listing) decides whether the replica can be
+        // used at all, and where it stands; uploads wait for the first
+        // round. A replica that is only down is retried then.
+        if let Some(why) = &self.permanent_error {
+            return Err(why.clone());
         }
-        // The first contact decides whether the replica can be used at
-        // all; a replica that is only down is retried later.
-        match self.sync(false) {
-            Err(_) if self.permanent_error.is_none() => Ok(self.txid()),
-            other => other,
+        let contact = self
+            .remote()
+            .and_then(|remote| remote.list_all())
+            .and_then(|files| self.reconcile(&files));
+        match contact {
+            Ok(()) => {
+                self.verified = true;
+                if let Some(notice) = self.notice.take() {
+                    self.shared.set_error(notice);
+                }
+                Ok(self.txid())
+            }
+            Err(e) => {
+                let why = format!("replica {}: {}", self.shared.settings.url, e.message);
+                self.shared.set_error(why.clone());
+                if e.permanent {
+                    self.permanent_error = Some(why.clone());
+                    return Err(why);
+                }
+                Ok(self.txid())
+            }
         }
     }
 
@@ -707,6 +773,7 @@ impl Worker {
             self.reconcile(&files)?;
             self.verified = true;
         }
+        self.repair_chain()?;
         let outbox = shared
             .with_follower(|f| f.outbox().staged().to_vec())
             .ok_or_else(|| RemoteError::permanent("replication state is unavailable"))?;
@@ -790,42 +857,42 @@ impl Worker {
                         "the replica's TXID {replica_max} was written by someone else"
                     ))
                 } else {
-                    Verdict::Continues(next)
+                    Verdict::Continues
                 })
             })
             .ok_or_else(|| RemoteError::permanent("replication state is unavailable"))?
             .map_err(|e| RemoteError::permanent(format!("cannot read the outbox: {e}")))?;
-        let next = match verdict {
-            Verdict::Continues(next) => next,
-            Verdict::Start | Verdict::Diverged(_) => {
-                if let Verdict::Diverged(why) = &verdict {
-                    self.notice = Some(format!(
-                        "replica {}: {why}: starting it again from a full snapshot",
-                        shared.settings.url
-                    ));
-                }
-                shared.with_follower(|f| {
-                    let _ = f.outbox_mut().clear();
-                    f.restart_at(Some(replica_max + 1), "the replica starts again here");
-                });
-                replica_max + 1
+        if let Verdict::Start | Verdict::Diverged(_) = &verdict {
+            if let Verdict::Diverged(why) = &verdict {
+                self.notice = Some(format!(
+                    "replica {}: {why}: starting it again from a full snapshot",
+                    shared.settings.url
+                ));
             }
-        };
-        self.repair_chain(next)
+            shared.with_follower(|f| {
+                let _ = f.outbox_mut().clear();
+                f.restart_at(Some(replica_max + 1), "the replica starts again here");
+            });
+        }
+        Ok(())
     }
 
-    /// A broken chain starts again: a full image at `txid` (also an L9
-    /// snapshot when the replica has none).
-    fn repair_chain(&mut self, txid: u64) -> Result<(), RemoteError> {
+    /// A broken chain starts again: a full image at its next TXID (also an
+    /// L9 snapshot when the replica has none).
+    fn repair_chain(&mut self) -> Result<(), RemoteError> {
         let shared = self.shared.clone();
         let l9 = !self.has_snapshot;
-        let result = shared.with_follower(|f| {
-            let r = match f.chain() {
-                Chain::Broken { .. } => f.full_image(txid, true, l9, now_ms()).map(|_| ()),
-                Chain::Following(_) => Ok(()),
-            };
-            shared.publish_pending(f);
-            r
+        let result = shared.in_read_snapshot(|| {
+            shared.with_follower(|f| {
+                let r = match (f.chain(), f.next_txid()) {
+                    (Chain::Broken { .. }, Some(txid)) => {
+                        f.full_image(txid, true, l9, now_ms()).map(|_| ())
+                    }
+                    _ => Ok(()),
+                };
+                shared.publish_pending(f);
+                r
+            })
         });
         match result {
             Some(Err(e)) => Err(RemoteError::permanent(format!(
@@ -855,17 +922,19 @@ impl Worker {
         }
         if now - self.last_snapshot_ms >= settings.snapshot_interval.as_millis() as i64 {
             // Staged first, so the snapshot is exactly the last TXID.
-            let staged = shared.with_follower(|f| -> std::io::Result<bool> {
-                f.capture(shared.take_uncaptured())?;
-                f.stage(now)?;
-                let taken = match (f.chain(), f.next_txid()) {
-                    (Chain::Following(_), Some(next)) if next > 1 => {
-                        f.full_image(next - 1, false, true, now)?.is_some()
-                    }
-                    _ => false,
-                };
-                shared.publish_pending(f);
-                Ok(taken)
+            let staged = shared.in_read_snapshot(|| {
+                shared.with_follower(|f| -> std::io::Result<bool> {
+                    f.capture(shared.take_uncaptured())?;
+                    f.stage(now)?;
+                    let taken = match (f.chain(), f.next_txid()) {
+                        (Chain::Following(_), Some(next)) if next > 1 => {
+                            f.full_image(next - 1, false, true, now)?.is_some()
+                        }
+                        _ => false,
+                    };
+                    shared.publish_pending(f);
+                    Ok(taken)
+                })
             });
             match staged {
                 Some(Ok(true)) => {
@@ -899,11 +968,16 @@ impl Worker {
             match self.sync(true) {
                 Ok(txid) => {
                     if closed {
-                        // The pin's connection may be the last one open:
-                        // closing it checkpoints what is left (captured and
-                        // shipped already) and removes the WAL.
+                        // These connections may be the last ones open:
+                        // closing them checkpoints what is left (captured
+                        // and shipped already) and removes the WAL.
                         self.shared
                             .pin
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .take();
+                        self.shared
+                            .image
                             .lock()
                             .unwrap_or_else(|e| e.into_inner())
                             .take();
