@@ -235,14 +235,14 @@ fn apply(
                 .name(format!("offloop-restore-{n}"))
                 .spawn_scoped(s, move || {
                     for job in jobs {
-                        let result = if abort.load(Ordering::Relaxed) {
-                            Err(Error::Plan("restore stopped".into()))
-                        } else {
-                            catch_unwind(AssertUnwindSafe(|| {
-                                decode_chunk(&job, file, pages, page_size)
-                            }))
-                            .unwrap_or_else(|p| Err(Error::Panic(panic_message(p))))
-                        };
+                        // After an error the queue is drained unread.
+                        if abort.load(Ordering::Relaxed) {
+                            continue;
+                        }
+                        let result = catch_unwind(AssertUnwindSafe(|| {
+                            decode_chunk(&job, file, pages, page_size)
+                        }))
+                        .unwrap_or_else(|p| Err(Error::Panic(panic_message(p))));
                         if done.send((job.file, job.chunk, result)).is_err() {
                             return;
                         }
@@ -254,6 +254,9 @@ fn apply(
         drop(job_rx);
 
         let fetched = store.fetch_all(plan, opts.fetches, |i, bytes| {
+            if abort.load(Ordering::Relaxed) {
+                return Err(Error::Plan("restore stopped after an error".into()));
+            }
             bytes_fetched += bytes.len() as u64;
             let info = &plan[i];
             let (header, tail) =
@@ -288,7 +291,7 @@ fn apply(
             abort.store(true, Ordering::Relaxed);
         }
         drop(job_tx);
-        let mut first_error = fetched.err();
+        let mut decode_error = None;
         for (i, chunk, result) in done_rx {
             match result {
                 Ok(crc) => {
@@ -298,11 +301,12 @@ fn apply(
                 }
                 Err(e) => {
                     abort.store(true, Ordering::Relaxed);
-                    first_error.get_or_insert(e);
+                    decode_error.get_or_insert(e);
                 }
             }
         }
-        first_error.map_or(Ok(()), Err)
+        // A decoding error stops the fetching too: report the cause.
+        decode_error.or(fetched.err()).map_or(Ok(()), Err)
     });
     fetched?;
 
