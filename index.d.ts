@@ -73,6 +73,76 @@ export interface DatabaseOptions extends StatementOptions {
   strictSettings?: boolean;
   /** false turns the checkpointer thread off. Default true. */
   checkpoint?: boolean | CheckpointOptions;
+  /** Replicate every commit continuously to a Litestream-compatible replica. */
+  replica?: ReplicaOptions;
+}
+
+/**
+ * S3 connection settings. Each one left out falls back to the replica URL's
+ * query, then to the usual AWS_* environment variable.
+ */
+export interface S3Options {
+  /** AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL; default AWS. */
+  endpoint?: string;
+  /** AWS_REGION / AWS_DEFAULT_REGION; default 'us-east-1'. */
+  region?: string;
+  /** AWS_ACCESS_KEY_ID. */
+  accessKeyId?: string;
+  /** AWS_SECRET_ACCESS_KEY. */
+  secretAccessKey?: string;
+  /** AWS_SESSION_TOKEN. */
+  sessionToken?: string;
+  /** Bucket in the path, not the host name. Default: true when an endpoint is given. */
+  forcePathStyle?: boolean;
+}
+
+export interface ReplicaOptions extends S3Options {
+  /** 'file:///absolute/dir' or 's3://bucket/prefix'. */
+  url: string;
+  /** Milliseconds between uploads of new commits. Default 1000. */
+  syncInterval?: number;
+  /** Milliseconds between full snapshots (L9). Default 86_400_000 (a day). */
+  snapshotInterval?: number;
+  /** Milliseconds of history kept restorable. Default 86_400_000 (a day). */
+  retention?: number;
+  /** Compaction intervals of L1, L2, ... in ms (at most 8). Default [30_000, 300_000, 3_600_000]. */
+  compactionIntervals?: number[];
+  /**
+   * Bytes waiting for upload beyond which they are dropped and the replica
+   * starts again from a snapshot once it answers. Default 1 GiB.
+   */
+  maxPendingBytes?: number;
+}
+
+export interface RestoreOptions extends S3Options {
+  /** Restore the state at this TXID (it must end a replica file). */
+  txid?: number;
+  /** Restore the last state written strictly before this time. */
+  timestamp?: Date | string | number;
+  /** Replace an existing file. Default false. */
+  overwrite?: boolean;
+}
+
+export interface ReplicaResult {
+  /** The replica's TXID (Litestream's unit of sync). */
+  txid: number;
+}
+
+export interface ReplicaStats {
+  url: string;
+  /** The last TXID in the replica (0: none yet). */
+  txid: number;
+  /** How long the oldest commit not yet in the replica has waited. */
+  lagMs: number;
+  /** Files staged on local disk, waiting for upload. */
+  pendingFiles: number;
+  /** Bytes waiting: staged files and captured pages. */
+  pendingBytes: number;
+  bytesShipped: number;
+  /** When the last upload succeeded (ms since the epoch), or null. */
+  lastSyncAt: number | null;
+  /** What is wrong with the replica now, or null. */
+  lastError: string | null;
 }
 
 export interface RunResult {
@@ -170,6 +240,8 @@ export interface DatabaseStats {
   readers: RoleStats[];
   readerQueue: number;
   checkpoint: CheckpointStats;
+  /** null when the database does not replicate. */
+  replica: ReplicaStats | null;
 }
 
 export type CheckpointMode = 'PASSIVE' | 'FULL' | 'RESTART' | 'TRUNCATE';
@@ -274,6 +346,8 @@ export declare class Database {
   constructor(path: string | Uint8Array | URL, options?: DatabaseOptions);
   static open(path: string | Uint8Array | URL, options?: DatabaseOptions): Promise<Database>;
   static readonly sqliteVersion: string;
+  /** Restores a replica into a new database file; refuses to overwrite unless asked. */
+  static restore(url: string, path: string | Uint8Array | URL, options?: RestoreOptions): Promise<ReplicaResult>;
   /** What the bundled SQLite was compiled with (PRAGMA compile_options). */
   static compileOptions(): string[];
   readonly ready: Promise<Database>;
@@ -308,6 +382,12 @@ export declare class Database {
   stats(): DatabaseStats;
   /** Every connection's settings, read back now on its own thread. */
   settings(): Promise<DatabaseSettings>;
+  /** Ships every commit made so far; resolves once they are all in the replica. */
+  syncReplica(): Promise<ReplicaResult>;
+  /** Starts replicating an open database. */
+  replicate(options: ReplicaOptions): Promise<ReplicaResult>;
+  /** Ships what was committed, then stops replicating. */
+  stopReplicating(): Promise<ReplicaResult>;
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }

@@ -6,7 +6,14 @@ const { native, track, forget } = require('./calls.js');
 const protocol = require('./protocol.js');
 const { Core, OPENING, OPEN, CLOSING, CLOSED, send } = require('./core.js');
 const { argType, nodeError, notOpen } = require('./errors.js');
-const { readCallOptions, readOptions, readPath } = require('./options.js');
+const {
+  readCallOptions,
+  readOptions,
+  readPath,
+  readReplicaOptions,
+  readReplicaUrl,
+  readRestoreOptions,
+} = require('./options.js');
 const { decodeBatch, decodeCheckpoint } = require('./rows.js');
 const { defineAggregate, defineFunction } = require('./functions.js');
 const { createLimits, limitValues } = require('./limits.js');
@@ -22,9 +29,15 @@ const CHECKPOINT_MODES = { __proto__: null, ...protocol.checkpoint };
 // A database created with `open: false` has this core until open().
 const UNOPENED = { state: CLOSED, closing: true, native: null };
 
+// The replicator answers with the replica's TXID as text.
+const decodeTxid = (text) => ({ txid: Number(text) });
+
 class Database {
   #core = UNOPENED;
   #closed = null;
+  // A stopReplicating() still shipping: a new replicate() waits for it, as
+  // both use the replicator's folder next to the database.
+  #stopping = Promise.resolve();
   #transactions = { open: 0 };
   #path;
   #options;
@@ -102,6 +115,7 @@ class Database {
           pragmas: o.pragmas,
           strictSettings: o.strictSettings,
           threadNice: o.threadNice,
+          replica: o.replica,
         },
         id,
       );
@@ -115,20 +129,35 @@ class Database {
     this.#transactions = { open: 0 };
     this.#limitValues = limitValues(o.limits, (limit, value) => native.setLimit(nativeDb, limit, value));
     this.#extensionsAllowed = o.allowExtension;
-    const opened = promise.then(
-      (settings) => {
-        if (core.state === OPENING) core.state = OPEN;
-        // What every connection read back once its settings were applied:
-        // a value in force that is not the one requested is a warning.
-        emitSettingWarnings(settings);
-        return this;
-      },
-      (err) => {
-        core.state = CLOSED;
-        this.#closed = this.#shutdown();
-        throw err;
-      },
-    );
+    const opened = promise
+      .then(async (settings) => {
+        // A replica that can never work (a bad URL, refused credentials, a
+        // path that is a file) fails the open; one that is only down does
+        // not, and shows in stats().replica.lastError.
+        if (o.replica !== undefined) {
+          await this.#replicaCall((id) => core.native.replicaReady(id));
+          // A replica that is down, or one found ahead of the database, with
+          // a gap, or someone else's (started again from a snapshot): worth
+          // a warning, not a failed open.
+          const notice = core.native.replicaStats()?.lastError;
+          if (notice) process.emitWarning(notice, { code: 'OFFLOOP_REPLICA' });
+        }
+        return settings;
+      })
+      .then(
+        (settings) => {
+          if (core.state === OPENING) core.state = OPEN;
+          // What every connection read back once its settings were applied:
+          // a value in force that is not the one requested is a warning.
+          emitSettingWarnings(settings);
+          return this;
+        },
+        (err) => {
+          core.state = CLOSED;
+          this.#closed = this.#shutdown();
+          throw err;
+        },
+      );
     opened.catch(() => {});
     // The first open settles the `ready` made in the constructor; a reopen
     // after close() has a `ready` of its own.
@@ -142,6 +171,25 @@ class Database {
     try {
       const db = arguments.length < 2 ? new Database(location) : new Database(location, options);
       return db.ready;
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /**
+   * Restores the replica at `url` into the database file `path`, on a
+   * thread of its own. `options`: `{ txid, timestamp, overwrite, ...s3 }`.
+   * Resolves to `{ txid }`, the TXID restored. Refuses to replace an
+   * existing file unless `overwrite: true`.
+   */
+  static restore(url, location, options) {
+    try {
+      const u = readReplicaUrl(url, 'url');
+      const p = readPath(location);
+      const o = readRestoreOptions(options);
+      const { id, promise } = track(decodeTxid, null);
+      send(id, () => native.restoreReplica(id, u, p, o));
+      return promise;
     } catch (err) {
       return Promise.reject(err);
     }
@@ -339,12 +387,76 @@ class Database {
   stats() {
     if (this.#core.state === CLOSED) throw notOpen();
     const s = this.#core.native.stats();
+    const r = this.#core.native.replicaStats();
     return {
       writer: s.writer,
       readers: s.readers,
       readerQueue: s.readerQueue,
       checkpoint: { ...s.checkpoint, error: s.checkpoint.error ?? null },
+      replica:
+        r === null || r === undefined
+          ? null
+          : {
+              url: r.url,
+              txid: r.txid,
+              lagMs: r.lagMs,
+              pendingFiles: r.pendingFiles,
+              pendingBytes: r.pendingBytes,
+              bytesShipped: r.bytesShipped,
+              lastSyncAt: r.lastSyncAt ?? null,
+              lastError: r.lastError ?? null,
+            },
     };
+  }
+
+  /**
+   * Ships every commit made before this call to the replica; resolves to
+   * `{ txid }`, the replica's TXID, once they are all there. Rejects with
+   * `ERR_OFFLOOP_REPLICA` when the replica cannot take them now.
+   */
+  syncReplica() {
+    if (this.#core.state === OPENING) return this.ready.then(() => this.syncReplica());
+    if (this.#core.closing) return Promise.reject(notOpen());
+    return this.#replicaCall((id) => this.#core.native.syncReplica(id));
+  }
+
+  /**
+   * Starts replicating an open database (options as `options.replica` of
+   * `Database.open`); resolves to `{ txid }` once the replica's position is
+   * known.
+   */
+  replicate(options) {
+    if (this.#core.state === OPENING) return this.ready.then(() => this.replicate(options));
+    if (this.#core.closing) return Promise.reject(notOpen());
+    const replica = readReplicaOptions(options, 'options.');
+    if (this.#core.native.replicaStats() != null) {
+      return Promise.reject(nodeError(Error, 'ERR_INVALID_STATE', 'the database replicates already'));
+    }
+    return this.#stopping.then(() => {
+      if (this.#core.closing) throw notOpen();
+      if (this.#core.native.replicaStats() != null) {
+        throw nodeError(Error, 'ERR_INVALID_STATE', 'the database replicates already');
+      }
+      return this.#replicaCall((id) => this.#core.native.replicate(id, replica));
+    });
+  }
+
+  /** Ships what was committed, then stops replicating; resolves to `{ txid }`. */
+  stopReplicating() {
+    if (this.#core.state === OPENING) return this.ready.then(() => this.stopReplicating());
+    if (this.#core.closing) return Promise.reject(notOpen());
+    const stopped = this.#replicaCall((id) => this.#core.native.stopReplicating(id));
+    this.#stopping = stopped.then(
+      () => {},
+      () => {},
+    );
+    return stopped;
+  }
+
+  #replicaCall(start) {
+    const { id, promise } = track(decodeTxid, null);
+    send(id, () => start(id));
+    return promise;
   }
 
   /**

@@ -81,6 +81,117 @@ function readNodeOptions(options, out) {
   out.limits = readLimitOptions(options.limits);
 }
 
+// ---------------------------------------------------------------------------
+// Replication (`replica`, `db.replicate()`, `Database.restore()`).
+
+const DEFAULT_SYNC_INTERVAL_MS = 1000;
+const DAY_MS = 86_400_000;
+// Litestream's default compaction levels: L1 every 30 s, L2 every 5 min,
+// L3 every hour.
+const DEFAULT_COMPACTION_INTERVALS_MS = [30_000, 300_000, 3_600_000];
+// Levels 1 to 8 compact; 9 holds snapshots.
+const MAX_COMPACTION_LEVELS = 8;
+// 1 GiB waiting for upload at most (see docs/replication.md).
+const DEFAULT_MAX_PENDING_BYTES = 1024 * 1024 * 1024;
+const S3_TEXT_OPTIONS = ['endpoint', 'region', 'accessKeyId', 'secretAccessKey', 'sessionToken'];
+
+/** Checks a replica URL: `file:///absolute/dir` or `s3://bucket/prefix`. */
+function readReplicaUrl(value, name) {
+  if (typeof value !== 'string') throw argType(name, 'a string');
+  let url;
+  try {
+    url = new URL(value);
+  } catch {
+    throw invalidValue(name, `is not a URL. Received '${value}'`);
+  }
+  if (url.protocol === 'file:') {
+    if (url.host !== '' || url.pathname === '/' || url.search !== '') {
+      throw invalidValue(name, `must be file:///absolute/dir. Received '${value}'`);
+    }
+  } else if (url.protocol === 's3:') {
+    if (url.hostname === '' || url.search !== '') {
+      throw invalidValue(name, `must be s3://bucket/prefix. Received '${value}'`);
+    }
+  } else {
+    throw invalidValue(name, `must be a file: or s3: URL. Received '${value}'`);
+  }
+  return value;
+}
+
+/** The S3 settings of a replica or restore options object. */
+function readS3Options(value, prefix, out) {
+  for (const name of S3_TEXT_OPTIONS) {
+    const v = value[name];
+    if (v === undefined) continue;
+    if (typeof v !== 'string') throw argType(`${prefix}${name}`, 'a string');
+    out[name] = v;
+  }
+  const forcePathStyle = value.forcePathStyle;
+  if (forcePathStyle !== undefined && typeof forcePathStyle !== 'boolean') {
+    throw argType(`${prefix}forcePathStyle`, 'a boolean');
+  }
+  out.forcePathStyle = forcePathStyle;
+  return out;
+}
+
+/** `options.replica` (or `db.replicate(options)`), defaults filled in. */
+function readReplicaOptions(value, prefix = 'options.replica.') {
+  if (value === null || typeof value !== 'object') throw argType(prefix.slice(0, -1), 'an object');
+  const out = { url: readReplicaUrl(value.url, `${prefix}url`) };
+  out.syncIntervalMs = readInteger(value, 'syncInterval', DEFAULT_SYNC_INTERVAL_MS, 1, MAX_INT32, prefix);
+  out.snapshotIntervalMs = readInteger(value, 'snapshotInterval', DAY_MS, 1, Number.MAX_SAFE_INTEGER, prefix);
+  out.retentionMs = readInteger(value, 'retention', DAY_MS, 1, Number.MAX_SAFE_INTEGER, prefix);
+  out.maxPendingBytes = readInteger(
+    value,
+    'maxPendingBytes',
+    DEFAULT_MAX_PENDING_BYTES,
+    1,
+    Number.MAX_SAFE_INTEGER,
+    prefix,
+  );
+  const intervals = value.compactionIntervals;
+  if (intervals === undefined) {
+    out.compactionIntervalsMs = DEFAULT_COMPACTION_INTERVALS_MS;
+  } else {
+    const name = `${prefix}compactionIntervals`;
+    if (!Array.isArray(intervals)) throw argType(name, 'an array of integers');
+    if (intervals.length > MAX_COMPACTION_LEVELS) {
+      throw invalidValue(name, `may list at most ${MAX_COMPACTION_LEVELS} levels (L1 to L8).`);
+    }
+    out.compactionIntervalsMs = intervals.map((ms, i) => {
+      if (!Number.isInteger(ms)) throw argType(`${name}[${i}]`, 'an integer');
+      if (ms < 1 || ms > Number.MAX_SAFE_INTEGER) throw outOfRange(`${name}[${i}]`, 1, Number.MAX_SAFE_INTEGER, ms);
+      return ms;
+    });
+  }
+  readS3Options(value, prefix, out);
+  return out;
+}
+
+/** `Database.restore(url, path, options)` options. */
+function readRestoreOptions(options) {
+  if (options === undefined) options = {};
+  if (options === null || typeof options !== 'object') throw argType('options', 'an object');
+  const out = {};
+  const { txid, timestamp, overwrite } = options;
+  if (txid !== undefined) {
+    if (!Number.isSafeInteger(txid) || txid < 1) throw argType('options.txid', 'a positive integer');
+    out.txid = txid;
+  }
+  if (timestamp !== undefined) {
+    const ms = timestamp instanceof Date ? timestamp.getTime() : typeof timestamp === 'string' ? Date.parse(timestamp) : timestamp;
+    if (!Number.isFinite(ms)) throw argType('options.timestamp', 'a Date, an ISO date string or milliseconds since the epoch');
+    out.timestampMs = ms;
+  }
+  if (out.txid !== undefined && out.timestampMs !== undefined) {
+    throw invalidValue('options.txid', 'and options.timestamp cannot both be set.');
+  }
+  if (overwrite !== undefined && typeof overwrite !== 'boolean') throw argType('options.overwrite', 'a boolean');
+  out.overwrite = overwrite === true;
+  readS3Options(options, 'options.', out);
+  return out;
+}
+
 function readOptions(options) {
   if (options === null || typeof options !== 'object') {
     throw argType('options', 'an object');
@@ -114,6 +225,14 @@ function readOptions(options) {
     MAX_INT32,
   );
   readSettingOptions(options, out);
+  out.replica = options.replica === undefined ? undefined : readReplicaOptions(options.replica);
+  if (out.replica !== undefined) {
+    let why = null;
+    if (out.readOnly) why = 'cannot replicate a read-only database.';
+    else if (!out.checkpoint.enabled) why = 'needs the checkpointer (options.checkpoint must not be false).';
+    else if (out.journalMode !== undefined && out.journalMode !== 'wal') why = "needs journalMode 'wal'.";
+    if (why !== null) throw invalidValue('options.replica', why);
+  }
   return out;
 }
 
@@ -302,6 +421,9 @@ function flagsOf(o) {
 
 module.exports = {
   readOptions,
+  readReplicaOptions,
+  readReplicaUrl,
+  readRestoreOptions,
   readStatementOptions,
   readCallOptions,
   readPath,

@@ -14,6 +14,7 @@ use napi_derive::napi;
 use offloop_engine::{
     self as engine, Cancelled, CheckpointMode, Request, ScopeKind, Sql, TransactionMode,
 };
+use offloop_replica::Replicator;
 
 use super::dispatch::{
     cursor_ref, done_for, queue, Cancel, Dispatcher, Hold, ScopeCell, ITERATE_CHUNK_ROWS,
@@ -22,11 +23,14 @@ use super::js::{Cx, Js};
 use super::open::OpenOptions;
 use super::params::Args;
 use super::protocol;
+use super::replica::{self, ReplicaOptions, ReplicaStats};
 use super::stats::DatabaseStats;
 
 #[napi]
 pub struct NativeDatabase {
     pub(super) dispatcher: Dispatcher,
+    /// The replicator, while the database replicates.
+    replicator: RefCell<Option<Arc<Replicator>>>,
 }
 
 impl NativeDatabase {
@@ -43,11 +47,21 @@ impl NativeDatabase {
     #[napi(constructor, catch_unwind)]
     pub fn new(path: String, options: OpenOptions, open_id: f64) -> Result<Self> {
         let queue = queue()?;
+        let mut options = options;
+        let replica_options = options.replica.take();
         let settings = options.into_settings(path)?;
+        // Installed before the threads start, so the replicator hears the
+        // open and every commit from the first.
+        let replicator = replica_options.map(replica::start).transpose()?;
+        if let Some(replicator) = &replicator {
+            let observer: Arc<dyn engine::WalObserver> = replicator.clone();
+            settings.observer.set(Some(observer));
+        }
         let db = engine::Database::open(settings, done_for(&queue, open_id, 0))
             .map_err(|e| Error::new(Status::GenericFailure, e.to_string()))?;
         Ok(NativeDatabase {
             dispatcher: Dispatcher::new(db, queue),
+            replicator: RefCell::new(replicator),
         })
     }
 
@@ -275,12 +289,85 @@ impl NativeDatabase {
         );
     }
 
+    /// Closes the database; a replicator then ships what was committed
+    /// (trying for a bounded time) before the close completes.
     #[napi(catch_unwind)]
     pub fn close(&self, id: f64) {
         self.dispatcher.release_held();
-        self.dispatcher
-            .db
-            .close(done_for(&self.dispatcher.queue, id, 0));
+        let done = done_for(&self.dispatcher.queue, id, 0);
+        match self.replicator.borrow_mut().take() {
+            None => self.dispatcher.db.close(done),
+            Some(replicator) => self.dispatcher.db.close(Box::new(move |closed| {
+                // Whatever could not be shipped waits in the replicator's
+                // folder for the next open: the close itself succeeds.
+                replicator.close(Box::new(move |_| done(closed)));
+            })),
+        }
+    }
+
+    /// Starts replicating (`db.replicate()`); `id` completes once the
+    /// replica's position is known.
+    #[napi(catch_unwind)]
+    pub fn replicate(&self, id: f64, options: ReplicaOptions) -> Result<()> {
+        if self.replicator.borrow().is_some() {
+            return Err(Error::new(
+                Status::GenericFailure,
+                "the database replicates already",
+            ));
+        }
+        let replicator = replica::start(options)?;
+        self.dispatcher.release_held();
+        self.dispatcher.db.set_observer(Some(replicator.clone()));
+        replicator.ready(replica::reply_to(&self.dispatcher.queue, id));
+        *self.replicator.borrow_mut() = Some(replicator);
+        Ok(())
+    }
+
+    /// Completes `id` once the replicator installed at open knows where
+    /// the replica stands, or with why it cannot replicate.
+    #[napi(catch_unwind)]
+    pub fn replica_ready(&self, id: f64) {
+        let reply = replica::reply_to(&self.dispatcher.queue, id);
+        match self.replicator.borrow().as_ref() {
+            Some(replicator) => replicator.ready(reply),
+            None => reply(Err("the database does not replicate".into())),
+        }
+    }
+
+    /// Ships every commit made so far; `id` completes with the replica's
+    /// TXID once they are all in the replica.
+    #[napi(catch_unwind)]
+    pub fn sync_replica(&self, id: f64) {
+        self.dispatcher.release_held();
+        let reply = replica::reply_to(&self.dispatcher.queue, id);
+        match self.replicator.borrow().as_ref() {
+            Some(replicator) => replicator.sync(reply),
+            None => reply(Err("the database does not replicate".into())),
+        }
+    }
+
+    /// Stops replicating after shipping what was committed.
+    #[napi(catch_unwind)]
+    pub fn stop_replicating(&self, id: f64) {
+        self.dispatcher.release_held();
+        let reply = replica::reply_to(&self.dispatcher.queue, id);
+        match self.replicator.borrow_mut().take() {
+            Some(replicator) => {
+                // The replicator stays the observer until its last capture
+                // is done: until then every checkpoint must still ask it.
+                let slot = self.dispatcher.db.settings().observer.clone();
+                replicator.stop(Box::new(move |result| {
+                    slot.set(None);
+                    reply(result)
+                }));
+            }
+            None => reply(Ok(0)),
+        }
+    }
+
+    #[napi(catch_unwind)]
+    pub fn replica_stats(&self) -> Option<ReplicaStats> {
+        self.replicator.borrow().as_ref().map(|r| r.stats().into())
     }
 
     #[napi(catch_unwind)]

@@ -9,6 +9,7 @@ use napi::Result;
 use napi_derive::napi;
 use offloop_engine::Settings;
 
+use super::replica::ReplicaOptions;
 use super::settings::{apply_options, PragmaOption, SettingOptions};
 
 #[napi(object)]
@@ -37,6 +38,9 @@ pub struct OpenOptions {
     pub strict_settings: Option<bool>,
     /// Nice value of the SQLite threads (0–19).
     pub thread_nice: Option<u32>,
+    /// Continuous replication (see `replica.rs`); taken out before the
+    /// conversion, which leaves it to the caller.
+    pub replica: Option<ReplicaOptions>,
 }
 
 impl OpenOptions {

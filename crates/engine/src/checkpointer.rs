@@ -30,6 +30,7 @@ use crate::error::{Error, Result};
 use crate::faults::{self, Site};
 use crate::job::{complete, Job, Outcome, Request};
 use crate::latch::{OpenLatch, WriterGate};
+use crate::observer::CheckpointWrites;
 use crate::role::Role;
 use crate::settings::{self, Settings};
 use crate::wal::{checkpoint, CheckpointMode, WalControl, WalCounts};
@@ -157,8 +158,13 @@ impl Checkpointer {
         }
         // The database is closing and the writer is gone: leave an empty WAL.
         tolerate_busy(
-            self.pass(conn, wal_path, CheckpointMode::Truncate)
-                .map(|_| ()),
+            self.pass(
+                conn,
+                wal_path,
+                CheckpointMode::Truncate,
+                CheckpointWrites::Excluded,
+            )
+            .map(|_| ()),
         )
     }
 
@@ -168,13 +174,12 @@ impl Checkpointer {
     fn answer(&self, conn: &Connection, wal_path: Option<&str>, job: Job) -> bool {
         let (request, done) = job.take();
         let result = match request {
-            Request::Checkpoint(mode) => {
-                self.pass(conn, wal_path, mode)
-                    .map(|c| Outcome::Checkpoint {
-                        log_frames: c.log_frames,
-                        checkpointed_frames: c.checkpointed_frames,
-                    })
-            }
+            Request::Checkpoint(mode) => self
+                .pass(conn, wal_path, mode, CheckpointWrites::Concurrent)
+                .map(|c| Outcome::Checkpoint {
+                    log_frames: c.log_frames,
+                    checkpointed_frames: c.checkpointed_frames,
+                }),
             Request::StopCheckpointer => {
                 self.control.fail("stopped by request".into());
                 complete(done, Ok(Outcome::Done));
@@ -221,7 +226,12 @@ impl Checkpointer {
             // round hands the writer a longer tail rather than let the WAL
             // grow: a longer pause for one write, a bounded WAL.
             for round in 1..=MAX_PASSES_PER_ROUND {
-                let done = self.pass(conn, wal_path, CheckpointMode::Passive)?;
+                let done = self.pass(
+                    conn,
+                    wal_path,
+                    CheckpointMode::Passive,
+                    CheckpointWrites::Concurrent,
+                )?;
                 let now = checkpoint(conn, None)?;
                 self.control.record_wal_frames(now.log_frames);
                 if now.log_frames < threshold || now.log_frames == done.checkpointed_frames {
@@ -248,13 +258,24 @@ impl Checkpointer {
     fn shrink(&self, conn: &Connection, wal_path: Option<&str>) -> Result<()> {
         let limit = self.settings.journal_size_limit;
         let Some(path) = wal_path else { return Ok(()) };
+        // A TRUNCATE restarts the WAL at once, racing a commit that lands
+        // after the observer captured; with an observer the WAL is only
+        // trimmed when the writer restarts it (journal_size_limit).
+        if self.settings.observer.is_set() {
+            return Ok(());
+        }
         let size = std::fs::metadata(path).map_or(0, |m| m.len());
         if limit < 0 || size <= limit as u64 {
             return Ok(());
         }
         conn.busy_timeout(Duration::ZERO)?;
         let result = self
-            .pass(conn, wal_path, CheckpointMode::Truncate)
+            .pass(
+                conn,
+                wal_path,
+                CheckpointMode::Truncate,
+                CheckpointWrites::Concurrent,
+            )
             .map(|_| ());
         conn.busy_timeout(self.settings.busy_timeout)?;
         tolerate_busy(result)
@@ -270,10 +291,14 @@ impl Checkpointer {
         conn: &Connection,
         wal_path: Option<&str>,
         mode: CheckpointMode,
+        writes: CheckpointWrites,
     ) -> Result<WalCounts> {
         let before = checkpoint(conn, None)?;
         let started = Instant::now();
-        let counts = checkpoint(conn, Some(mode))?;
+        let permit = self.settings.observer.before_checkpoint(writes);
+        let counts = checkpoint(conn, Some(mode));
+        drop(permit);
+        let counts = counts?;
         if counts.checkpointed_frames > before.checkpointed_frames {
             sync_database_file(conn)?;
         }

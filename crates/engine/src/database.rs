@@ -17,6 +17,7 @@ use crate::failure::Failure;
 use crate::functions::FunctionDefinition;
 use crate::job::{Done, Job, Outcome, Request};
 use crate::latch::{OpenLatch, WriterGate};
+use crate::observer::WalObserver;
 use crate::reader::ReaderThread;
 use crate::role::Role;
 use crate::scope::{Scope, ScopeKind};
@@ -173,6 +174,13 @@ impl Database {
         self.settings.changes.push(change)
     }
 
+    /// Installs the WAL observer (the replicator), or removes it with
+    /// `None`. It hears every commit from now on and is asked before every
+    /// checkpoint.
+    pub fn set_observer(&self, observer: Option<Arc<dyn WalObserver>>) {
+        self.settings.observer.set(observer);
+    }
+
     /// The shared handle for a SQL text, carrying its learned route.
     pub fn sql(&self, text: &str) -> Arc<Sql> {
         self.sqls.get(text)
@@ -244,6 +252,10 @@ impl Database {
                 (ScopeKind::Read, Some(readers)) => readers,
                 _ => &queues.writer,
             },
+            // With an observer, requested checkpoints run on the writer,
+            // where nothing commits during one: a FULL, RESTART or TRUNCATE
+            // waits out every reader, the observer's pin included.
+            Request::Checkpoint(_) if self.settings.observer.is_set() => &queues.writer,
             Request::Checkpoint(_) | Request::StopCheckpointer => match &queues.checkpointer {
                 Some(checkpointer) if self.wal.is_active() => checkpointer,
                 _ => &queues.writer,

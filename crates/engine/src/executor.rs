@@ -15,6 +15,7 @@ use crate::cursor::{read_row, step_rows, Cursors};
 use crate::error::{Error, Result};
 use crate::functions::{Registered, Registrations};
 use crate::job::{Call, ColumnInfo, CursorRef, Outcome, Request};
+use crate::observer::{CheckpointWrites, ObserverSlot};
 use crate::role::Role;
 use crate::settings::{self, SettingsReport};
 use crate::snapshot;
@@ -41,6 +42,8 @@ pub struct Executor {
     /// Set while a read snapshot holds this session: its statements are
     /// judged by `snapshot::refusal` before they run (always on a reader).
     snapshot: bool,
+    /// Writer only: asked before a requested checkpoint.
+    observer: Option<Arc<ObserverSlot>>,
     conn: Connection,
 }
 
@@ -78,6 +81,7 @@ impl Executor {
             registered: Registered::new(registrations),
             changes: Applied::new(changes),
             snapshot: false,
+            observer: None,
             conn,
         }
     }
@@ -95,6 +99,12 @@ impl Executor {
         judged
             .then(|| snapshot::refusal(sql.text(), stmt))
             .flatten()
+    }
+
+    /// The writer's session asks `observer` before checkpoints it runs.
+    pub fn with_observer(mut self, observer: Arc<ObserverSlot>) -> Self {
+        self.observer = Some(observer);
+        self
     }
 
     pub fn connection(&self) -> &Connection {
@@ -161,6 +171,12 @@ impl Executor {
                 Err(Error::invalid_state("no transaction is open"))
             }
             Request::Checkpoint(mode) => {
+                // Only the writer runs checkpoint requests: nothing commits
+                // while this one runs.
+                let _permit = self
+                    .observer
+                    .as_ref()
+                    .map(|o| o.before_checkpoint(CheckpointWrites::Excluded));
                 let counts = checkpoint(&self.conn, Some(mode))?;
                 Ok(Outcome::Checkpoint {
                     log_frames: counts.log_frames,

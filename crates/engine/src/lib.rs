@@ -31,6 +31,7 @@ pub mod faults;
 mod functions;
 mod job;
 mod latch;
+mod observer;
 mod reader;
 mod role;
 mod scope;
@@ -57,6 +58,7 @@ pub use functions::{
     ScalarFunction,
 };
 pub use job::{Call, ColumnInfo, CursorRef, Done, Job, Outcome, Request};
+pub use observer::{CheckpointPermit, CheckpointWrites, ObserverSlot, WalObserver};
 pub use role::Role;
 pub use scope::{Scope, ScopeKind, TransactionMode};
 pub use settings::{

@@ -14,6 +14,7 @@ use crate::failure::{writer_died, Failure};
 use crate::faults::{self, Site};
 use crate::job::Job;
 use crate::latch::{OpenLatch, WriterGate};
+use crate::observer::CheckpointWrites;
 use crate::role::Role;
 use crate::settings::Settings;
 use crate::stats::RoleCounters;
@@ -54,6 +55,9 @@ impl WriterThread {
             }
         };
         let path = conn.path().filter(|p| !p.is_empty()).map(str::to_string);
+        if let Some(path) = &path {
+            self.settings.observer.opened(path);
+        }
         let _ = self.location.set(path);
         self.gate.open(Ok(()));
         self.latch.arrive(Ok(()));
@@ -65,6 +69,7 @@ impl WriterThread {
                 control,
                 self.settings.checkpoint.backstop_frames,
                 self.settings.busy_timeout,
+                self.settings.observer.clone(),
             )
             .ok(),
             None => None,
@@ -74,7 +79,8 @@ impl WriterThread {
             Role::Writer,
             self.settings.registrations.clone(),
             self.settings.changes.clone(),
-        );
+        )
+        .with_observer(self.settings.observer.clone());
         // Each job runs under its own catch_unwind; this one catches a panic
         // that escapes them (in the loop itself), which leaves the
         // connection in an unknown state.
@@ -100,7 +106,19 @@ impl WriterThread {
             }
         }));
         match served {
-            Ok(()) => executor.finish(),
+            Ok(()) => {
+                executor.finish();
+                // Closing the last connection checkpoints the WAL and
+                // deletes it; nothing commits after the writer, so the
+                // observer captures the last frames now, before the
+                // connection closes.
+                let permit = self
+                    .settings
+                    .observer
+                    .before_checkpoint(CheckpointWrites::Excluded);
+                drop(executor);
+                drop(permit);
+            }
             Err(panic) => {
                 // Fail closed: the database refuses everything from now on,
                 // and the connection closes (SQLite rolls back whatever it

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use rusqlite::{ffi, Connection};
 
 use crate::error::Error;
+use crate::observer::{CheckpointWrites, ObserverSlot};
 use crate::wal::{checkpoint, CheckpointMode, Nudge, WalControl};
 
 /// SQLite's default `wal_autocheckpoint`, restored when the checkpointer
@@ -35,6 +36,8 @@ pub struct WriterWal {
     backstop_frames: u64,
     busy_timeout: Duration,
     handed_back: bool,
+    /// Hears every commit; asked before each checkpoint run here.
+    observer: Arc<ObserverSlot>,
 }
 
 impl WriterWal {
@@ -45,6 +48,7 @@ impl WriterWal {
         control: Arc<WalControl>,
         backstop_frames: u64,
         busy_timeout: Duration,
+        observer: Arc<ObserverSlot>,
     ) -> crate::error::Result<Self> {
         let committed_frames = Arc::new(AtomicU64::new(0));
         let hook_frames = committed_frames.clone();
@@ -61,6 +65,7 @@ impl WriterWal {
             backstop_frames,
             busy_timeout,
             handed_back: false,
+            observer,
         })
     }
 
@@ -70,7 +75,14 @@ impl WriterWal {
         if self.handed_back {
             return;
         }
-        if self.control.is_stopped() {
+        if self.control.is_stopped() && self.observer.is_set() {
+            // SQLite's automatic checkpoint would run inside a commit, where
+            // no observer is asked: keep the hook and checkpoint here at
+            // SQLite's own threshold instead.
+            self.backstop_frames = self
+                .backstop_frames
+                .min(SQLITE_DEFAULT_AUTOCHECKPOINT as u64);
+        } else if self.control.is_stopped() {
             self.handed_back = true;
             // Replaces our WAL hook with SQLite's own automatic checkpoint.
             let _ = conn.pragma_update(None, "wal_autocheckpoint", SQLITE_DEFAULT_AUTOCHECKPOINT);
@@ -79,6 +91,7 @@ impl WriterWal {
         let frames = self.committed_frames.swap(0, Ordering::Relaxed);
         if frames > 0 {
             self.control.writer_committed();
+            self.observer.committed();
             self.nudge.send();
         }
         if !idle_connection {
@@ -91,7 +104,10 @@ impl WriterWal {
             // request standing for after the next job; a failed PASSIVE
             // returns at once.
             let started = Instant::now();
-            if checkpoint(conn, Some(CheckpointMode::Passive)).is_ok() {
+            let permit = self.observer.before_checkpoint(CheckpointWrites::Excluded);
+            let copied = checkpoint(conn, Some(CheckpointMode::Passive)).is_ok();
+            drop(permit);
+            if copied {
                 self.control.record_writer_catch_up(started.elapsed());
             }
         }
@@ -101,6 +117,7 @@ impl WriterWal {
     /// in progress, up to the busy timeout.
     fn backstop(&self, conn: &Connection) {
         let started = Instant::now();
+        let _permit = self.observer.before_checkpoint(CheckpointWrites::Excluded);
         loop {
             match checkpoint(conn, Some(CheckpointMode::Passive)) {
                 Ok(_) => {

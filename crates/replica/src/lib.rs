@@ -1,5 +1,6 @@
-//! offloop's replica side, Litestream-compatible: the replica store (a
-//! folder or S3), restore plans and restore.
+//! offloop's replica side, Litestream-compatible: continuous replication
+//! of a database, the replica store (a folder or S3), restore plans and
+//! restore.
 //!
 //! # Design
 //!
@@ -9,13 +10,31 @@
 //! and [`restore`] runs plain threads that decode LTX files (the format
 //! lives in `offloop-ltx`) into a database file. Nothing here is async to
 //! its callers and nothing knows of Node.
+//!
+//! The [`Replicator`] is the engine's WAL observer and runs on a thread of
+//! its own: woken by commits, it copies committed WAL frames into a capture
+//! log ([`wal`], [`capture`]), turns them into LTX files each sync interval
+//! ([`follower`], [`pending`]) and uploads them through [`remote`], then
+//! compacts and trims the replica ([`compact`]). Before every checkpoint it
+//! captures what the WAL holds, so no frame is overwritten unseen.
 
+pub mod capture;
+pub mod compact;
 pub mod error;
+pub mod follower;
+pub mod pending;
 pub mod plan;
+pub mod remote;
+pub mod replicator;
 pub mod restore;
+pub mod settings;
 pub mod store;
+pub mod wal;
 
 pub use error::{Error, Result};
 pub use plan::{plan_restore, restore_plan, Target};
+pub use remote::{Remote, RemoteError, RemoteFile, RemoteResult};
+pub use replicator::{state_dir, ReplicaStats, Replicator, Reply};
 pub use restore::{restore, RestoreOptions, RestoreReport};
+pub use settings::{ReplicaSettings, S3Settings};
 pub use store::{LtxFileInfo, ReplicaStore, S3Options, LEVELS, SNAPSHOT_LEVEL};

@@ -40,6 +40,9 @@ const CONCURRENT_REQUESTS: usize = 16;
 /// Files larger than this are fetched as several ranged reads at once: one
 /// request stream rarely fills a link to S3.
 const PART_SIZE: u64 = 8 << 20;
+/// Retries of one S3 request, and how long they may take in all.
+const S3_RETRIES: usize = 3;
+const S3_RETRY_TIMEOUT: Duration = Duration::from_secs(10);
 /// Threads of the store's runtime: enough to keep requests and transfers
 /// moving without taking cores from SQLite.
 const RUNTIME_THREADS: usize = 2;
@@ -464,7 +467,16 @@ fn build_s3(url: &url::Url, opts: &S3Options) -> Result<(object_store::aws::Amaz
         ));
     };
 
+    // A few quick retries: the replicator retries a failed upload itself,
+    // with its own backoff, and must hear of an outage in seconds (for
+    // `lastError`), not after object_store's default three minutes.
+    let retry = object_store::RetryConfig {
+        max_retries: S3_RETRIES,
+        retry_timeout: S3_RETRY_TIMEOUT,
+        ..Default::default()
+    };
     let mut b = AmazonS3Builder::new()
+        .with_retry(retry)
         .with_bucket_name(bucket)
         .with_region(region)
         .with_access_key_id(key_id)

@@ -21,6 +21,7 @@ pub use report::{
 
 use crate::changes::Changes;
 use crate::functions::Registrations;
+use crate::observer::ObserverSlot;
 
 /// Reader threads when the caller does not say. Four keeps a 2-core server
 /// busy while one reader waits on I/O, and costs four connections.
@@ -108,6 +109,9 @@ pub struct Settings {
     /// Limits, the defensive flag and extensions, changed at any time after
     /// the open too: applied like `registrations` (see `changes`).
     pub changes: Arc<Changes>,
+    /// The WAL observer (the replicator), if any; it may be installed or
+    /// removed while the database is open.
+    pub observer: Arc<ObserverSlot>,
 }
 
 impl Settings {
@@ -132,6 +136,7 @@ impl Settings {
             strict_settings: false,
             registrations: Arc::default(),
             changes: Arc::default(),
+            observer: Arc::default(),
         }
     }
 

@@ -1,0 +1,128 @@
+//! The WAL observer hook: how something outside the engine (the replicator)
+//! hears of every commit and gets a say before every checkpoint that could
+//! let the WAL restart. Frames are overwritten only after a restart, and a
+//! restart needs a checkpoint that copied every frame first; so an observer
+//! that captures every committed frame before each checkpoint loses none,
+//! without polling and without holding a read transaction open.
+//!
+//! This file owns the trait and the slot the engine's threads read it from.
+//! It knows nothing of what implements the trait, and never blocks a writer
+//! on its own: `committed` must return at once, and only a checkpoint (on
+//! whichever thread runs it) waits in `before_checkpoint`.
+
+use std::sync::{Arc, RwLock};
+
+/// Whether the writer can commit while a checkpoint runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckpointWrites {
+    /// The checkpointer's own passes: commits may land during the copy, so
+    /// the observer must keep the copy from passing what it captured.
+    Concurrent,
+    /// On the writer's thread, or after the writer has gone: nothing can
+    /// commit until the checkpoint ends.
+    Excluded,
+}
+
+/// Kept alive for the length of one checkpoint, then dropped.
+pub struct CheckpointPermit {
+    _guard: Option<Box<dyn Send>>,
+}
+
+impl CheckpointPermit {
+    /// A permit that holds nothing back.
+    pub fn free() -> Self {
+        CheckpointPermit { _guard: None }
+    }
+
+    /// A permit that keeps `guard` until the checkpoint ends.
+    pub fn holding(guard: Box<dyn Send>) -> Self {
+        CheckpointPermit {
+            _guard: Some(guard),
+        }
+    }
+}
+
+pub trait WalObserver: Send + Sync {
+    /// The writer opened the database file at `path` (absolute).
+    fn opened(&self, path: &str);
+    /// Something was committed. Called on the writer's thread after the job
+    /// that committed it; must not block.
+    fn committed(&self);
+    /// A checkpoint is about to run on the calling thread. Returns once the
+    /// observer has what it needs; the permit lives until the checkpoint
+    /// ends.
+    fn before_checkpoint(&self, writes: CheckpointWrites) -> CheckpointPermit;
+}
+
+/// Where the engine's threads find the current observer; `Database`
+/// replaces it when replication starts or stops on an open database.
+#[derive(Default)]
+pub struct ObserverSlot {
+    /// The observer and the database path, under one lock so that an
+    /// observer installed while the writer opens hears `opened` exactly once.
+    state: RwLock<SlotState>,
+}
+
+#[derive(Default)]
+struct SlotState {
+    observer: Option<Arc<dyn WalObserver>>,
+    path: Option<String>,
+}
+
+impl std::fmt::Debug for ObserverSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ObserverSlot")
+            .field("set", &self.is_set())
+            .finish()
+    }
+}
+
+impl ObserverSlot {
+    pub fn get(&self) -> Option<Arc<dyn WalObserver>> {
+        self.state
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .observer
+            .clone()
+    }
+
+    /// Installs `observer` (or removes the current one). One installed after
+    /// the writer opened hears `opened` at once.
+    pub fn set(&self, observer: Option<Arc<dyn WalObserver>>) {
+        let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
+        if let (Some(observer), Some(path)) = (&observer, &state.path) {
+            observer.opened(path);
+        }
+        state.observer = observer;
+    }
+
+    /// The writer opened `path`: tells the current observer, and any later.
+    pub fn opened(&self, path: &str) {
+        let mut state = self.state.write().unwrap_or_else(|e| e.into_inner());
+        state.path = Some(path.to_string());
+        if let Some(observer) = &state.observer {
+            observer.opened(path);
+        }
+    }
+
+    pub fn committed(&self) {
+        if let Some(observer) = self.get() {
+            observer.committed();
+        }
+    }
+
+    pub fn before_checkpoint(&self, writes: CheckpointWrites) -> CheckpointPermit {
+        match self.get() {
+            Some(observer) => observer.before_checkpoint(writes),
+            None => CheckpointPermit::free(),
+        }
+    }
+
+    pub fn is_set(&self) -> bool {
+        self.state
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .observer
+            .is_some()
+    }
+}

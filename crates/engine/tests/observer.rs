@@ -1,0 +1,189 @@
+//! The WAL observer: it hears where the database opened and every commit,
+//! and is asked before every checkpoint — with concurrent writes on the
+//! checkpointer's passes, with writes excluded on the writer's thread and at
+//! close — and keeps its permit until the checkpoint ends.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::*;
+use offloop_engine::{
+    CheckpointMode, CheckpointPermit, CheckpointWrites, Outcome, Request, WalObserver,
+};
+
+#[derive(Debug, Clone, PartialEq)]
+enum Event {
+    Opened(String),
+    Committed,
+    Permit(CheckpointWrites),
+    Released,
+}
+
+#[derive(Default)]
+struct Recorder(Mutex<Vec<Event>>);
+
+impl Recorder {
+    fn push(&self, event: Event) {
+        self.0.lock().unwrap().push(event);
+    }
+
+    fn events(&self) -> Vec<Event> {
+        self.0.lock().unwrap().clone()
+    }
+
+    fn permits(&self, writes: CheckpointWrites) -> usize {
+        self.events()
+            .iter()
+            .filter(|e| **e == Event::Permit(writes))
+            .count()
+    }
+}
+
+/// Records the permit's end when the engine drops it.
+struct Release(Arc<Recorder>);
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        self.0.push(Event::Released);
+    }
+}
+
+struct Observer(Arc<Recorder>);
+
+impl WalObserver for Observer {
+    fn opened(&self, path: &str) {
+        self.0.push(Event::Opened(path.to_string()));
+    }
+
+    fn committed(&self) {
+        self.0.push(Event::Committed);
+    }
+
+    fn before_checkpoint(&self, writes: CheckpointWrites) -> CheckpointPermit {
+        self.0.push(Event::Permit(writes));
+        CheckpointPermit::holding(Box::new(Release(self.0.clone())))
+    }
+}
+
+fn observed(adjust: impl FnOnce(&mut offloop_engine::Settings)) -> (TempDb, Arc<Recorder>) {
+    let recorder = Arc::new(Recorder::default());
+    let observer: Arc<dyn WalObserver> = Arc::new(Observer(recorder.clone()));
+    let db = open_file_with(1, |s| {
+        s.observer.set(Some(observer));
+        adjust(s);
+    });
+    (db, recorder)
+}
+
+fn quiet(settings: &mut offloop_engine::Settings) {
+    settings.checkpoint.threshold_frames = 1_000_000;
+    settings.checkpoint.idle = Duration::from_secs(3600);
+}
+
+#[test]
+fn an_observer_hears_where_the_database_opened_and_each_commit() {
+    let (db, recorder) = observed(quiet);
+    exec(&db, "CREATE TABLE t(v)");
+    run(&db, "INSERT INTO t VALUES (1)", vec![]);
+    run(&db, "INSERT INTO t VALUES (2)", vec![]);
+    // The writer tells the observer after the job, which may be after its
+    // caller heard back.
+    let commits = || {
+        let events = recorder.events();
+        events.iter().filter(|e| **e == Event::Committed).count()
+    };
+    wait_until("three commits heard", || commits() == 3);
+    let path = db.location().expect("a file database").to_string();
+    assert_eq!(recorder.events()[0], Event::Opened(path));
+    run(&db, "SELECT 1", vec![]);
+    assert_eq!(commits(), 3, "a job that commits nothing is not heard");
+}
+
+#[test]
+fn a_requested_checkpoint_runs_on_the_writer_and_holds_the_permit_while_it_copies() {
+    let (db, recorder) = observed(quiet);
+    exec(&db, "CREATE TABLE t(v)");
+    let result = call(&db, Request::Checkpoint(CheckpointMode::Truncate));
+    assert!(
+        matches!(result, Ok(Outcome::Checkpoint { .. })),
+        "{result:?}"
+    );
+    let events = recorder.events();
+    let at = events
+        .iter()
+        .position(|e| *e == Event::Permit(CheckpointWrites::Excluded))
+        .expect("the observer was asked");
+    assert_eq!(events.get(at + 1), Some(&Event::Released), "{events:?}");
+    assert_eq!(recorder.permits(CheckpointWrites::Concurrent), 0);
+}
+
+#[test]
+fn the_checkpointers_passes_ask_the_observer_with_writes_concurrent() {
+    let (db, recorder) = observed(|s| {
+        s.checkpoint.threshold_frames = 1;
+        s.checkpoint.idle = Duration::from_secs(3600);
+    });
+    exec(&db, "CREATE TABLE t(v)");
+    for i in 0..20 {
+        run(&db, "INSERT INTO t VALUES (?)", vec![int(i)]);
+    }
+    wait_until("a checkpointer pass asked the observer", || {
+        recorder.permits(CheckpointWrites::Concurrent) > 0
+    });
+}
+
+#[test]
+fn an_observer_installed_on_an_open_database_hears_where_it_opened_at_once() {
+    let db = open_file_with(1, quiet);
+    exec(&db, "CREATE TABLE t(v)");
+    let recorder = Arc::new(Recorder::default());
+    db.set_observer(Some(Arc::new(Observer(recorder.clone()))));
+    let path = db.location().expect("a file database").to_string();
+    assert_eq!(recorder.events(), vec![Event::Opened(path)]);
+    run(&db, "INSERT INTO t VALUES (1)", vec![]);
+    wait_until("the commit heard", || recorder.events().len() == 2);
+    assert_eq!(recorder.events().last(), Some(&Event::Committed));
+
+    db.set_observer(None);
+    run(&db, "INSERT INTO t VALUES (2)", vec![]);
+    // A job after the insert: the writer is past the insert's notification.
+    run(&db, "SELECT 1", vec![]);
+    assert_eq!(
+        recorder.events().len(),
+        2,
+        "a removed observer hears nothing"
+    );
+}
+
+#[test]
+fn closing_asks_the_observer_with_writes_excluded_before_the_connections_close() {
+    let (db, recorder) = observed(quiet);
+    exec(&db, "CREATE TABLE t(v)");
+    let before = recorder.permits(CheckpointWrites::Excluded);
+    assert_eq!(close(&db), Ok(Outcome::Done));
+    assert!(recorder.permits(CheckpointWrites::Excluded) > before);
+    let events = recorder.events();
+    assert_eq!(events.last(), Some(&Event::Released), "{events:?}");
+}
+
+#[test]
+fn with_an_observer_a_stopped_checkpointer_leaves_checkpoints_to_the_writer_which_asks_first() {
+    let (db, recorder) = observed(quiet);
+    exec(&db, "CREATE TABLE t(v)");
+    assert_eq!(call(&db, Request::StopCheckpointer), Ok(Outcome::Done));
+    wait_until("the checkpointer is inactive", || {
+        !db.stats().checkpoint.active
+    });
+    // About 1,300 frames of 4 KiB in one commit: past SQLite's own
+    // automatic-checkpoint threshold of 1,000.
+    run(&db, "INSERT INTO t VALUES (zeroblob(5000000))", vec![]);
+    run(&db, "INSERT INTO t VALUES (1)", vec![]);
+    assert_ne!(
+        scalar(&db, "PRAGMA wal_autocheckpoint"),
+        1000,
+        "SQLite's automatic checkpoint would bypass the observer"
+    );
+    assert!(recorder.permits(CheckpointWrites::Excluded) > 0);
+}

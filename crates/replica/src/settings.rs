@@ -1,0 +1,70 @@
+//! `ReplicaSettings`: where a database replicates to and on what schedule,
+//! validated by the caller (lib/options.js) before it reaches here. Plain
+//! data; it never opens a connection or starts a thread.
+
+use std::time::Duration;
+
+/// Milliseconds between uploads when the caller does not say (Litestream's
+/// default sync interval).
+pub const DEFAULT_SYNC_INTERVAL: Duration = Duration::from_secs(1);
+/// A full snapshot (L9) a day, as Litestream takes them.
+pub const DEFAULT_SNAPSHOT_INTERVAL: Duration = Duration::from_secs(24 * 3600);
+/// A day of history kept restorable.
+pub const DEFAULT_RETENTION: Duration = Duration::from_secs(24 * 3600);
+/// Litestream's default compaction levels: L1 every 30 s, L2 every 5 min,
+/// L3 every hour.
+pub const DEFAULT_LEVELS: [Duration; 3] = [
+    Duration::from_secs(30),
+    Duration::from_secs(300),
+    Duration::from_secs(3600),
+];
+/// L0 files stay this long after an L1 file covers them (Litestream's
+/// `l0-retention`), so a point-in-time restore of the last minutes can
+/// still stop at any sync.
+pub const DEFAULT_L0_RETENTION: Duration = Duration::from_secs(300);
+/// Bytes waiting for upload (captured pages and staged files) beyond which
+/// offloop stops keeping them: 1 GiB is hours of a busy server's writes,
+/// and what a small server's disk can spare. See `Replicator` for what
+/// happens at the cap.
+pub const DEFAULT_MAX_PENDING_BYTES: u64 = 1 << 30;
+
+/// S3 connection settings; `None` fields fall back to the usual `AWS_*`
+/// environment variables.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct S3Settings {
+    pub endpoint: Option<String>,
+    pub region: Option<String>,
+    pub access_key_id: Option<String>,
+    pub secret_access_key: Option<String>,
+    pub session_token: Option<String>,
+    pub force_path_style: Option<bool>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplicaSettings {
+    /// `file:///absolute/dir` or `s3://bucket/prefix`.
+    pub url: String,
+    pub s3: S3Settings,
+    pub sync_interval: Duration,
+    pub snapshot_interval: Duration,
+    pub retention: Duration,
+    /// Compaction intervals of L1, L2, L3, … (at most 8 levels).
+    pub levels: Vec<Duration>,
+    pub l0_retention: Duration,
+    pub max_pending_bytes: u64,
+}
+
+impl ReplicaSettings {
+    pub fn new(url: impl Into<String>) -> Self {
+        ReplicaSettings {
+            url: url.into(),
+            s3: S3Settings::default(),
+            sync_interval: DEFAULT_SYNC_INTERVAL,
+            snapshot_interval: DEFAULT_SNAPSHOT_INTERVAL,
+            retention: DEFAULT_RETENTION,
+            levels: DEFAULT_LEVELS.to_vec(),
+            l0_retention: DEFAULT_L0_RETENTION,
+            max_pending_bytes: DEFAULT_MAX_PENDING_BYTES,
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! Replication across the boundary: the `replica` open option and
+//! `db.replicate()` become a `Replicator` installed as the engine's WAL
+//! observer; `syncReplica`, `stopReplicating` and `Database.restore`
+//! complete on this environment's queue like any call; `stats().replica`
+//! reads the replicator's counters.
+//!
+//! Nothing here touches the WAL or the replica: the replicator connects to
+//! the replica and reads the WAL on its own thread, and a restore runs on a
+//! thread of its own.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use napi::{Error, Result, Status};
+use napi_derive::napi;
+use offloop_engine as engine;
+use offloop_replica::{
+    restore, Remote, RemoteError, ReplicaSettings, ReplicaStore, Replicator, Reply, S3Options,
+};
+
+use super::completion::{self, Completion, CompletionQueue};
+
+/// The `code` of errors about the replica (index.js keeps it as is).
+const REPLICA_ERROR: &str = "ERR_OFFLOOP_REPLICA";
+
+/// `options.replica` / `db.replicate()`, validated by lib/options.js.
+#[napi(object)]
+pub struct ReplicaOptions {
+    pub url: String,
+    pub sync_interval_ms: f64,
+    pub snapshot_interval_ms: f64,
+    pub retention_ms: f64,
+    pub max_pending_bytes: f64,
+    pub compaction_intervals_ms: Vec<f64>,
+    pub endpoint: Option<String>,
+    pub region: Option<String>,
+    pub access_key_id: Option<String>,
+    pub secret_access_key: Option<String>,
+    pub session_token: Option<String>,
+    pub force_path_style: Option<bool>,
+}
+
+/// `Database.restore()` options, validated by lib/options.js.
+#[napi(object)]
+pub struct RestoreOptions {
+    pub txid: Option<f64>,
+    pub timestamp_ms: Option<f64>,
+    pub overwrite: bool,
+    pub endpoint: Option<String>,
+    pub region: Option<String>,
+    pub access_key_id: Option<String>,
+    pub secret_access_key: Option<String>,
+    pub session_token: Option<String>,
+    pub force_path_style: Option<bool>,
+}
+
+#[napi(object)]
+pub struct ReplicaStats {
+    pub url: String,
+    pub txid: f64,
+    pub lag_ms: f64,
+    pub pending_files: f64,
+    pub pending_bytes: f64,
+    pub bytes_shipped: f64,
+    pub last_sync_at: Option<f64>,
+    pub last_error: Option<String>,
+}
+
+impl From<offloop_replica::ReplicaStats> for ReplicaStats {
+    fn from(s: offloop_replica::ReplicaStats) -> Self {
+        ReplicaStats {
+            url: s.url,
+            txid: s.txid as f64,
+            lag_ms: s.lag.as_secs_f64() * 1000.0,
+            pending_files: s.pending_files as f64,
+            pending_bytes: s.pending_bytes as f64,
+            bytes_shipped: s.bytes_shipped as f64,
+            last_sync_at: s.last_sync_at_ms.map(|ms| ms as f64),
+            last_error: s.last_error,
+        }
+    }
+}
+
+fn millis(ms: f64) -> Duration {
+    Duration::from_millis(ms.max(0.0) as u64)
+}
+
+/// Starts a replicator for `options`; it connects on its own thread.
+pub fn start(options: ReplicaOptions) -> Result<Arc<Replicator>> {
+    let mut settings = ReplicaSettings::new(options.url.clone());
+    settings.sync_interval = millis(options.sync_interval_ms);
+    settings.snapshot_interval = millis(options.snapshot_interval_ms);
+    settings.retention = millis(options.retention_ms);
+    settings.max_pending_bytes = options.max_pending_bytes.max(1.0) as u64;
+    settings.levels = options
+        .compaction_intervals_ms
+        .iter()
+        .map(|&ms| millis(ms))
+        .collect();
+    let s3 = S3Options {
+        endpoint: options.endpoint,
+        region: options.region,
+        access_key_id: options.access_key_id,
+        secret_access_key: options.secret_access_key,
+        session_token: options.session_token,
+        force_path_style: options.force_path_style,
+    };
+    let url = options.url;
+    let connect = Box::new(move || {
+        ReplicaStore::open(&url, &s3)
+            .map(|store| Arc::new(store) as Arc<dyn Remote>)
+            .map_err(RemoteError::from)
+    });
+    Replicator::start(settings, connect).map_err(|e| {
+        Error::new(
+            Status::GenericFailure,
+            format!("could not start the replicator thread: {e}"),
+        )
+    })
+}
+
+/// A replicator answer as the completion of call `id`: the TXID as text
+/// (index.js makes it `{ txid }`), or a replica error.
+pub fn reply_to(queue: &Arc<CompletionQueue>, id: f64) -> Reply {
+    let queue = queue.clone();
+    Box::new(move |result| {
+        queue.push(Completion {
+            id,
+            flags: 0,
+            result: result
+                .map(|txid| engine::Outcome::Text(Some(txid.to_string())))
+                .map_err(replica_error),
+        })
+    })
+}
+
+pub fn replica_error(message: String) -> engine::Error {
+    engine::Error::Misuse {
+        code: REPLICA_ERROR,
+        message,
+    }
+}
+
+/// Restores the replica at `url` into the database file `path`, on a
+/// thread of its own; completes `id` with the restored TXID.
+#[napi(catch_unwind)]
+pub fn restore_replica(id: f64, url: String, path: String, options: RestoreOptions) -> Result<()> {
+    let queue = completion::current()
+        .ok_or_else(|| Error::new(Status::GenericFailure, "offloop: init() was not called"))?;
+    let reply = reply_to(&queue, id);
+    let s3 = S3Options {
+        endpoint: options.endpoint,
+        region: options.region,
+        access_key_id: options.access_key_id,
+        secret_access_key: options.secret_access_key,
+        session_token: options.session_token,
+        force_path_style: options.force_path_style,
+    };
+    let opts = offloop_replica::RestoreOptions {
+        txid: options.txid.map(|t| t as u64),
+        timestamp: options.timestamp_ms.map(|ms| ms as i64),
+        overwrite: options.overwrite,
+        ..Default::default()
+    };
+    let work = move || {
+        let run = || -> std::result::Result<u64, String> {
+            let store = ReplicaStore::open(&url, &s3).map_err(|e| e.to_string())?;
+            restore(&store, &PathBuf::from(&path), &opts)
+                .map(|report| report.txid)
+                .map_err(|e| e.to_string())
+        };
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run))
+            .unwrap_or_else(|_| Err("offloop internal error: the restore panicked".into()));
+        reply(result);
+    };
+    std::thread::Builder::new()
+        .name("offloop-restore".into())
+        .spawn(work)
+        .map(|_| ())
+        .map_err(|e| {
+            Error::new(
+                Status::GenericFailure,
+                format!("could not start a restore thread: {e}"),
+            )
+        })
+}
