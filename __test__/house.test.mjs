@@ -84,6 +84,10 @@ test('the binding files import no circle', () => {
   assert.deepEqual(circles(importGraph(join(ROOT, 'src', 'node'), 'super::')), []);
 });
 
+test('the replica files import no circle', () => {
+  assert.deepEqual(circles(importGraph(join(ROOT, 'crates', 'replica', 'src'), 'crate::')), []);
+});
+
 test('the circle finder sees a circle when there is one', () => {
   const graph = new Map([
     ['a', new Set(['b'])],

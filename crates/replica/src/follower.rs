@@ -12,15 +12,17 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, File};
-use std::io::{self, BufWriter, Write};
+use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use offloop_ltx::{Crc64, Encoder, Header, HEADER_FLAG_NO_CHECKSUM};
+use offloop_ltx::{Header, HEADER_FLAG_NO_CHECKSUM};
 
 use crate::capture::{CaptureLog, CaptureStart};
+use crate::page_io::{
+    database_page_size, file_crc, open_optional, read_db_page, remote_file, write_ltx,
+};
 use crate::pending::{Outbox, Staged};
-use crate::remote::RemoteFile;
 use crate::store::SNAPSHOT_LEVEL;
 use crate::wal::{continues_at, read_committed, WalHeader, WalPosition, WAL_HEADER_SIZE};
 
@@ -496,103 +498,6 @@ impl Follower {
         }
         Ok(Some(staged))
     }
-}
-
-/// A file's size and CRC-64, read in 1 MiB pieces; `None` when it is absent.
-fn file_crc(path: &Path) -> io::Result<Option<(u64, u64)>> {
-    let Some(file) = open_optional(path)? else {
-        return Ok(None);
-    };
-    let mut crc = Crc64::new();
-    let mut buf = vec![0u8; 1 << 20];
-    let mut at = 0u64;
-    loop {
-        let n = file.read_at(&mut buf, at)?;
-        if n == 0 {
-            return Ok(Some((at, crc.value())));
-        }
-        crc.update(&buf[..n]);
-        at += n as u64;
-    }
-}
-
-/// Writes an LTX file of `pages` (ascending) to `path` and syncs it;
-/// returns its size.
-fn write_ltx(
-    path: &Path,
-    header: Header,
-    pages: impl Iterator<Item = u32>,
-    mut read: impl FnMut(u32, &mut [u8]) -> io::Result<()>,
-) -> io::Result<u64> {
-    let file = File::create(path)?;
-    let mut encoder =
-        Encoder::new(BufWriter::with_capacity(1 << 20, file), header).map_err(ltx_error)?;
-    let mut page = vec![0u8; header.page_size as usize];
-    for pgno in pages {
-        read(pgno, &mut page)?;
-        encoder.encode_page(pgno, &page).map_err(ltx_error)?;
-    }
-    let encoded = encoder.finish(0).map_err(ltx_error)?;
-    let mut writer = encoded.writer;
-    writer.flush()?;
-    let file = writer.into_inner().map_err(|e| e.into_error())?;
-    file.sync_all()?;
-    Ok(encoded.size)
-}
-
-fn ltx_error(e: offloop_ltx::Error) -> io::Error {
-    io::Error::other(e.to_string())
-}
-
-fn remote_file(level: u8, min: u64, max: u64, size: u64, timestamp_ms: i64) -> RemoteFile {
-    RemoteFile {
-        level,
-        min_txid: min,
-        max_txid: max,
-        size,
-        timestamp_ms,
-    }
-}
-
-fn open_optional(path: &Path) -> io::Result<Option<File>> {
-    match File::open(path) {
-        Ok(f) => Ok(Some(f)),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e),
-    }
-}
-
-/// A page of the database file; zeros past its end (a page the database
-/// grew by that no frame wrote).
-fn read_db_page(db: Option<&File>, pgno: u32, page: &mut [u8]) -> io::Result<()> {
-    page.fill(0);
-    let Some(db) = db else { return Ok(()) };
-    let at = u64::from(pgno - 1) * page.len() as u64;
-    let mut got = 0;
-    while got < page.len() {
-        match db.read_at(&mut page[got..], at + got as u64) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
-}
-
-/// The page size in a database file's header (bytes 16–17; 1 means 65536).
-fn database_page_size(db: &File) -> io::Result<Option<u32>> {
-    let mut b = [0u8; 2];
-    match db.read_exact_at(&mut b, 16) {
-        Ok(()) => {}
-        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
-        Err(e) => return Err(e),
-    }
-    Ok(match u16::from_be_bytes(b) {
-        1 => Some(65536),
-        n if n >= 512 && n.is_power_of_two() => Some(u32::from(n)),
-        _ => None,
-    })
 }
 
 pub fn now_ms() -> i64 {

@@ -12,14 +12,12 @@
 //! LTX only by file name: it never decodes a file.
 
 use std::ops::Range;
-use std::path::{Path as FsPath, PathBuf};
+use std::path::Path as FsPath;
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
 use bytes::{Bytes, BytesMut};
 use futures::{StreamExt, TryStreamExt};
-use object_store::aws::AmazonS3Builder;
-use object_store::local::LocalFileSystem;
 use object_store::path::Path;
 use object_store::{
     Attribute, Attributes, GetOptions, ObjectStore, ObjectStoreExt, PutOptions, PutPayload,
@@ -27,6 +25,9 @@ use object_store::{
 use offloop_ltx::{file_name, parse_file_name};
 
 use crate::error::{Error, Result};
+use crate::replica_url::{backend, Layout};
+
+pub use crate::replica_url::S3Options;
 
 /// The level Litestream keeps snapshots in.
 pub const SNAPSHOT_LEVEL: u8 = 9;
@@ -40,31 +41,9 @@ const CONCURRENT_REQUESTS: usize = 16;
 /// Files larger than this are fetched as several ranged reads at once: one
 /// request stream rarely fills a link to S3.
 const PART_SIZE: u64 = 8 << 20;
-/// Retries of one S3 request, and how long they may take in all.
-const S3_RETRIES: usize = 3;
-const S3_RETRY_TIMEOUT: Duration = Duration::from_secs(10);
 /// Threads of the store's runtime: enough to keep requests and transfers
 /// moving without taking cores from SQLite.
 const RUNTIME_THREADS: usize = 2;
-
-/// S3 settings. Each one left `None` falls back to the usual environment
-/// variable, then to a default.
-#[derive(Clone, Debug, Default)]
-pub struct S3Options {
-    /// `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL`; default AWS itself.
-    pub endpoint: Option<String>,
-    /// `AWS_REGION`, `AWS_DEFAULT_REGION`; default `us-east-1`.
-    pub region: Option<String>,
-    /// `AWS_ACCESS_KEY_ID` (required).
-    pub access_key_id: Option<String>,
-    /// `AWS_SECRET_ACCESS_KEY` (required).
-    pub secret_access_key: Option<String>,
-    /// `AWS_SESSION_TOKEN`; default none.
-    pub session_token: Option<String>,
-    /// Bucket in the path rather than the host name: `AWS_S3_FORCE_PATH_STYLE`;
-    /// default true when an endpoint is given (S3-compatible servers), else false.
-    pub force_path_style: Option<bool>,
-}
 
 /// One LTX file in the replica, as a listing shows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,24 +62,6 @@ pub struct LtxFileInfo {
 impl LtxFileInfo {
     pub fn name(&self) -> String {
         file_name(self.min_txid, self.max_txid)
-    }
-}
-
-enum Layout {
-    Folder { root: PathBuf },
-    S3 { prefix: Path },
-}
-
-impl Layout {
-    fn level_dir(&self, level: u8) -> Path {
-        match self {
-            Layout::Folder { root } => {
-                // Checked absolute when the store was opened.
-                let base = Path::from_absolute_path(root).unwrap_or_default();
-                base.join("ltx").join(level.to_string())
-            }
-            Layout::S3 { prefix } => prefix.clone().join(format!("{level:04x}")),
-        }
     }
 }
 
@@ -124,38 +85,7 @@ impl ReplicaStore {
     /// the rest). Makes no request: a missing bucket or a wrong key shows
     /// at the first operation.
     pub fn open(url: &str, s3: &S3Options) -> Result<ReplicaStore> {
-        let parsed = url::Url::parse(url)
-            .map_err(|e| Error::Config(format!("bad replica URL {url:?}: {e}")))?;
-        let (store, layout): (Arc<dyn ObjectStore>, Layout) = match parsed.scheme() {
-            "file" => {
-                let root = parsed
-                    .to_file_path()
-                    .ok()
-                    .filter(|p| p.is_absolute())
-                    .ok_or_else(|| {
-                        Error::Config(format!("replica URL {url:?} needs an absolute path"))
-                    })?;
-                if root.exists() && !root.is_dir() {
-                    return Err(Error::Config(format!(
-                        "replica path {} is a file, not a folder",
-                        root.display()
-                    )));
-                }
-                Path::from_absolute_path(&root)
-                    .map_err(|e| Error::Config(format!("replica path {}: {e}", root.display())))?;
-                let fs = LocalFileSystem::new().with_fsync(true);
-                (Arc::new(fs), Layout::Folder { root })
-            }
-            "s3" => {
-                let (store, prefix) = build_s3(&parsed, s3)?;
-                (Arc::new(store), Layout::S3 { prefix })
-            }
-            other => {
-                return Err(Error::Config(format!(
-                    "replica URL {url:?}: unknown scheme {other:?} (use file:// or s3://)"
-                )))
-            }
-        };
+        let (store, layout) = backend(url, s3)?;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(RUNTIME_THREADS)
             .thread_name("offloop-replica-io")
@@ -403,97 +333,6 @@ async fn fetch(
 /// A spawned task's result, with a panic in it turned into an error.
 fn joined<T>(r: std::result::Result<Result<T>, tokio::task::JoinError>) -> Result<T> {
     r.map_err(|e| Error::Panic(e.to_string()))?
-}
-
-fn build_s3(url: &url::Url, opts: &S3Options) -> Result<(object_store::aws::AmazonS3, Path)> {
-    let env = |names: &[&str]| {
-        names
-            .iter()
-            .find_map(|n| std::env::var(n).ok().filter(|v| !v.is_empty()))
-    };
-    let query = |name: &str| {
-        url.query_pairs()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.into_owned())
-    };
-    let bucket = url
-        .host_str()
-        .filter(|b| !b.is_empty())
-        .ok_or_else(|| Error::Config(format!("S3 replica URL {url} names no bucket")))?;
-    let prefix = url.path().trim_matches('/');
-    if prefix.is_empty() {
-        return Err(Error::Config(format!(
-            "S3 replica URL {url} needs a path after the bucket (s3://{bucket}/PATH)"
-        )));
-    }
-    let prefix = Path::parse(prefix)
-        .map_err(|e| Error::Config(format!("S3 replica path {prefix:?}: {e}")))?;
-
-    let endpoint = opts
-        .endpoint
-        .clone()
-        .or_else(|| query("endpoint"))
-        .or_else(|| env(&["AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"]));
-    let region = opts
-        .region
-        .clone()
-        .or_else(|| query("region"))
-        .or_else(|| env(&["AWS_REGION", "AWS_DEFAULT_REGION"]))
-        .unwrap_or_else(|| "us-east-1".into());
-    let key_id = opts
-        .access_key_id
-        .clone()
-        .or_else(|| env(&["AWS_ACCESS_KEY_ID"]));
-    let secret = opts
-        .secret_access_key
-        .clone()
-        .or_else(|| env(&["AWS_SECRET_ACCESS_KEY"]));
-    let token = opts
-        .session_token
-        .clone()
-        .or_else(|| env(&["AWS_SESSION_TOKEN"]));
-    let path_style = opts
-        .force_path_style
-        .or_else(|| query("forcePathStyle").map(|v| v == "true"))
-        .or_else(|| env(&["AWS_S3_FORCE_PATH_STYLE"]).map(|v| v == "true"))
-        .unwrap_or(endpoint.is_some());
-    // Without keys object_store would ask the cloud's instance metadata
-    // service; a replica names its credentials instead.
-    let (Some(key_id), Some(secret)) = (key_id, secret) else {
-        return Err(Error::Config(
-            "S3 replica needs credentials: set access_key_id and secret_access_key \
-             (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)"
-                .into(),
-        ));
-    };
-
-    // A few quick retries: the replicator retries a failed upload itself,
-    // with its own backoff, and must hear of an outage in seconds (for
-    // `lastError`), not after object_store's default three minutes.
-    let retry = object_store::RetryConfig {
-        max_retries: S3_RETRIES,
-        retry_timeout: S3_RETRY_TIMEOUT,
-        ..Default::default()
-    };
-    let mut b = AmazonS3Builder::new()
-        .with_retry(retry)
-        .with_bucket_name(bucket)
-        .with_region(region)
-        .with_access_key_id(key_id)
-        .with_secret_access_key(secret)
-        .with_virtual_hosted_style_request(!path_style);
-    if let Some(token) = token {
-        b = b.with_token(token);
-    }
-    if let Some(endpoint) = endpoint {
-        b = b
-            .with_allow_http(endpoint.starts_with("http://"))
-            .with_endpoint(endpoint);
-    }
-    let store = b
-        .build()
-        .map_err(|e| Error::Config(format!("S3 replica {url}: {e}")))?;
-    Ok((store, prefix))
 }
 
 /// An object-store error as our error, with the usual S3 faults named.

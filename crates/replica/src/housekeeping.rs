@@ -1,0 +1,74 @@
+//! The replicator thread's schedule after a clean upload round:
+//! compaction of each level when its interval has passed, an L9 snapshot
+//! every `snapshot_interval`, and retention once something was compacted.
+//!
+//! It runs only on the replicator thread, as a method of its `Worker`. It
+//! never compacts by itself (`compact` does the work) and never uploads
+//! but through the sync round.
+
+use std::time::Instant;
+
+use crate::compact::{compact_level, enforce_retention};
+use crate::follower::{now_ms, Chain};
+use crate::remote::RemoteError;
+use crate::worker::Worker;
+
+impl Worker {
+    /// After a clean upload round: compaction per level, an L9 snapshot
+    /// when due, retention.
+    pub(crate) fn housekeeping(&mut self) -> Result<(), RemoteError> {
+        let shared = self.shared.clone();
+        let settings = &shared.settings;
+        let now = now_ms();
+        let mut compacted = false;
+        for (i, interval) in settings.levels.iter().enumerate() {
+            if self.last_compaction[i].elapsed() < *interval {
+                continue;
+            }
+            self.last_compaction[i] = Instant::now();
+            let dir = shared
+                .with_follower(|f| f.scratch_dir())
+                .ok_or_else(|| RemoteError::permanent("replication state is unavailable"))?;
+            compact_level(self.remote()?.as_ref(), (i + 1) as u8, &dir)?;
+            compacted = true;
+        }
+        if now - self.last_snapshot_ms >= settings.snapshot_interval.as_millis() as i64 {
+            // Staged first, so the snapshot is exactly the last TXID.
+            let staged = shared.in_read_snapshot(|| {
+                shared.with_follower(|f| -> std::io::Result<bool> {
+                    f.capture(shared.take_uncaptured())?;
+                    f.stage(now)?;
+                    let taken = match (f.chain(), f.next_txid()) {
+                        (Chain::Following(_), Some(next)) if next > 1 => {
+                            f.full_image(next - 1, false, true, now)?.is_some()
+                        }
+                        _ => false,
+                    };
+                    shared.publish_pending(f);
+                    Ok(taken)
+                })
+            });
+            match staged {
+                Some(Ok(true)) => {
+                    self.last_snapshot_ms = now;
+                    self.upload_round()?;
+                }
+                Some(Err(e)) => {
+                    return Err(RemoteError::transient(format!(
+                        "cannot stage a snapshot: {e}"
+                    )))
+                }
+                _ => {}
+            }
+        }
+        if compacted {
+            enforce_retention(
+                self.remote()?.as_ref(),
+                now,
+                settings.retention,
+                settings.l0_retention,
+            )?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,188 @@
+//! Reading a replica URL (`file:///abs/dir` or `s3://bucket/prefix`) and
+//! the S3 options into an `object_store` backend and the layout its LTX
+//! files follow: checks of the URL, Litestream's query parameters, the
+//! usual AWS environment variables, and the retry policy.
+//!
+//! It makes no request and keeps no state: a missing bucket or a wrong key
+//! shows at the store's first operation. The blocking store API itself
+//! lives in `store`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use object_store::aws::AmazonS3Builder;
+use object_store::local::LocalFileSystem;
+use object_store::path::Path;
+use object_store::ObjectStore;
+
+use crate::error::{Error, Result};
+
+/// Retries of one S3 request, and how long they may take in all.
+const S3_RETRIES: usize = 3;
+const S3_RETRY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// S3 settings. Each one left `None` falls back to the usual environment
+/// variable, then to a default.
+#[derive(Clone, Debug, Default)]
+pub struct S3Options {
+    /// `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL`; default AWS itself.
+    pub endpoint: Option<String>,
+    /// `AWS_REGION`, `AWS_DEFAULT_REGION`; default `us-east-1`.
+    pub region: Option<String>,
+    /// `AWS_ACCESS_KEY_ID` (required).
+    pub access_key_id: Option<String>,
+    /// `AWS_SECRET_ACCESS_KEY` (required).
+    pub secret_access_key: Option<String>,
+    /// `AWS_SESSION_TOKEN`; default none.
+    pub session_token: Option<String>,
+    /// Bucket in the path rather than the host name: `AWS_S3_FORCE_PATH_STYLE`;
+    /// default true when an endpoint is given (S3-compatible servers), else false.
+    pub force_path_style: Option<bool>,
+}
+
+pub(crate) enum Layout {
+    Folder { root: PathBuf },
+    S3 { prefix: Path },
+}
+
+impl Layout {
+    pub(crate) fn level_dir(&self, level: u8) -> Path {
+        match self {
+            Layout::Folder { root } => {
+                // Checked absolute when the store was opened.
+                let base = Path::from_absolute_path(root).unwrap_or_default();
+                base.join("ltx").join(level.to_string())
+            }
+            Layout::S3 { prefix } => prefix.clone().join(format!("{level:04x}")),
+        }
+    }
+}
+
+/// The backend and layout for the replica at `url`.
+pub(crate) fn backend(url: &str, s3: &S3Options) -> Result<(Arc<dyn ObjectStore>, Layout)> {
+    let parsed =
+        url::Url::parse(url).map_err(|e| Error::Config(format!("bad replica URL {url:?}: {e}")))?;
+    let (store, layout): (Arc<dyn ObjectStore>, Layout) = match parsed.scheme() {
+        "file" => {
+            let root = parsed
+                .to_file_path()
+                .ok()
+                .filter(|p| p.is_absolute())
+                .ok_or_else(|| {
+                    Error::Config(format!("replica URL {url:?} needs an absolute path"))
+                })?;
+            if root.exists() && !root.is_dir() {
+                return Err(Error::Config(format!(
+                    "replica path {} is a file, not a folder",
+                    root.display()
+                )));
+            }
+            Path::from_absolute_path(&root)
+                .map_err(|e| Error::Config(format!("replica path {}: {e}", root.display())))?;
+            let fs = LocalFileSystem::new().with_fsync(true);
+            (Arc::new(fs), Layout::Folder { root })
+        }
+        "s3" => {
+            let (store, prefix) = build_s3(&parsed, s3)?;
+            (Arc::new(store), Layout::S3 { prefix })
+        }
+        other => {
+            return Err(Error::Config(format!(
+                "replica URL {url:?}: unknown scheme {other:?} (use file:// or s3://)"
+            )))
+        }
+    };
+    Ok((store, layout))
+}
+
+fn build_s3(url: &url::Url, opts: &S3Options) -> Result<(object_store::aws::AmazonS3, Path)> {
+    let env = |names: &[&str]| {
+        names
+            .iter()
+            .find_map(|n| std::env::var(n).ok().filter(|v| !v.is_empty()))
+    };
+    let query = |name: &str| {
+        url.query_pairs()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.into_owned())
+    };
+    let bucket = url
+        .host_str()
+        .filter(|b| !b.is_empty())
+        .ok_or_else(|| Error::Config(format!("S3 replica URL {url} names no bucket")))?;
+    let prefix = url.path().trim_matches('/');
+    if prefix.is_empty() {
+        return Err(Error::Config(format!(
+            "S3 replica URL {url} needs a path after the bucket (s3://{bucket}/PATH)"
+        )));
+    }
+    let prefix = Path::parse(prefix)
+        .map_err(|e| Error::Config(format!("S3 replica path {prefix:?}: {e}")))?;
+
+    let endpoint = opts
+        .endpoint
+        .clone()
+        .or_else(|| query("endpoint"))
+        .or_else(|| env(&["AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL"]));
+    let region = opts
+        .region
+        .clone()
+        .or_else(|| query("region"))
+        .or_else(|| env(&["AWS_REGION", "AWS_DEFAULT_REGION"]))
+        .unwrap_or_else(|| "us-east-1".into());
+    let key_id = opts
+        .access_key_id
+        .clone()
+        .or_else(|| env(&["AWS_ACCESS_KEY_ID"]));
+    let secret = opts
+        .secret_access_key
+        .clone()
+        .or_else(|| env(&["AWS_SECRET_ACCESS_KEY"]));
+    let token = opts
+        .session_token
+        .clone()
+        .or_else(|| env(&["AWS_SESSION_TOKEN"]));
+    let path_style = opts
+        .force_path_style
+        .or_else(|| query("forcePathStyle").map(|v| v == "true"))
+        .or_else(|| env(&["AWS_S3_FORCE_PATH_STYLE"]).map(|v| v == "true"))
+        .unwrap_or(endpoint.is_some());
+    // Without keys object_store would ask the cloud's instance metadata
+    // service; a replica names its credentials instead.
+    let (Some(key_id), Some(secret)) = (key_id, secret) else {
+        return Err(Error::Config(
+            "S3 replica needs credentials: set access_key_id and secret_access_key \
+             (or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)"
+                .into(),
+        ));
+    };
+
+    // A few quick retries: the replicator retries a failed upload itself,
+    // with its own backoff, and must hear of an outage in seconds (for
+    // `lastError`), not after object_store's default three minutes.
+    let retry = object_store::RetryConfig {
+        max_retries: S3_RETRIES,
+        retry_timeout: S3_RETRY_TIMEOUT,
+        ..Default::default()
+    };
+    let mut b = AmazonS3Builder::new()
+        .with_retry(retry)
+        .with_bucket_name(bucket)
+        .with_region(region)
+        .with_access_key_id(key_id)
+        .with_secret_access_key(secret)
+        .with_virtual_hosted_style_request(!path_style);
+    if let Some(token) = token {
+        b = b.with_token(token);
+    }
+    if let Some(endpoint) = endpoint {
+        b = b
+            .with_allow_http(endpoint.starts_with("http://"))
+            .with_endpoint(endpoint);
+    }
+    let store = b
+        .build()
+        .map_err(|e| Error::Config(format!("S3 replica {url}: {e}")))?;
+    Ok((store, prefix))
+}

@@ -1,0 +1,229 @@
+//! The state the replicator's handle, the engine's observer calls and the
+//! replicator thread share: the counters `stats()` reads, the follower
+//! behind its lock, the read connections that pin the WAL, and the
+//! messages the handle sends the thread.
+//!
+//! It grants checkpoint permits (capturing the WAL's tail on the caller's
+//! thread) and runs a full image inside a read snapshot. It never uploads,
+//! never runs a thread of its own, and never decides when anything is due:
+//! the thread loop does.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
+
+use crossbeam_channel::Sender;
+use offloop_engine::{CheckpointPermit, CheckpointWrites};
+use rusqlite::Connection;
+
+use crate::follower::Follower;
+use crate::remote::{Remote, RemoteError};
+use crate::settings::ReplicaSettings;
+
+/// Attempts at a full image while the WAL restarts under it (one restart
+/// at most can happen while the image's read transaction lasts).
+const IMAGE_TRIES: usize = 3;
+
+/// Answers to `sync` and `ready`: the replica's TXID, or why not.
+pub type Reply = Box<dyn FnOnce(Result<u64, String>) + Send>;
+
+pub(crate) enum Command {
+    Opened(PathBuf),
+    Ready(Reply),
+    Sync(Reply),
+    /// `closed`: the database has closed, so nothing commits any more.
+    Stop {
+        reply: Reply,
+        closed: bool,
+    },
+}
+
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub(crate) txid: AtomicU64,
+    pub(crate) pending_files: AtomicU64,
+    pub(crate) pending_bytes: AtomicU64,
+    pub(crate) bytes_shipped: AtomicU64,
+    pub(crate) last_sync_at_ms: AtomicI64,
+    /// Oldest commit waiting in the capture log or the outbox (0: none).
+    pub(crate) oldest_pending_ms: AtomicI64,
+    /// Oldest commit not yet captured (0: none), set by `committed`.
+    pub(crate) oldest_uncaptured_ms: AtomicI64,
+    pub(crate) last_error: Mutex<Option<String>>,
+}
+
+/// Local state: the follower once the database opened, or why it could not.
+pub(crate) enum Local {
+    Waiting,
+    Ready(Box<Follower>),
+    Failed(String),
+}
+
+/// Connects to the replica; run on the replicator's thread, so that even
+/// resolving a local folder never happens on the caller's.
+pub type Connect = Box<dyn FnOnce() -> Result<Arc<dyn Remote>, RemoteError> + Send>;
+
+pub(crate) struct Shared {
+    pub(crate) settings: ReplicaSettings,
+    pub(crate) remote: OnceLock<Arc<dyn Remote>>,
+    pub(crate) local: Mutex<Local>,
+    pub(crate) local_changed: Condvar,
+    /// A read-only connection whose open read transaction pins the WAL
+    /// during a checkpointer pass.
+    pub(crate) pin: Arc<Mutex<Option<Connection>>>,
+    /// A second read-only connection, whose read transaction holds the WAL
+    /// still while a full image is read.
+    pub(crate) image: Mutex<Option<Connection>>,
+    pub(crate) counters: Counters,
+    pub(crate) wake: Sender<()>,
+}
+
+impl Shared {
+    /// Waits until the local state is known; `None` when it never will be.
+    pub(crate) fn with_follower<T>(&self, f: impl FnOnce(&mut Follower) -> T) -> Option<T> {
+        let mut local = self.local.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            match &mut *local {
+                Local::Waiting => {
+                    local = self
+                        .local_changed
+                        .wait(local)
+                        .unwrap_or_else(|e| e.into_inner());
+                }
+                Local::Ready(follower) => return Some(f(follower)),
+                Local::Failed(_) => return None,
+            }
+        }
+    }
+
+    /// A checkpoint is about to run: capture everything committed, and if
+    /// the writer may commit meanwhile, pin a read snapshot first so the
+    /// copy stops at what was captured.
+    pub(crate) fn permit(&self, writes: CheckpointWrites) -> CheckpointPermit {
+        let pinned = writes == CheckpointWrites::Concurrent && self.pin_snapshot();
+        let captured = self.with_follower(|follower| {
+            let commit_ms = self.take_uncaptured();
+            // Not synced here: a capture log that loses its tail to a power
+            // cut no longer matches the WAL at the next open, which then
+            // starts the chain again from a full image.
+            let result = follower.capture(commit_ms);
+            self.publish_pending(follower);
+            result
+        });
+        if let Some(Err(e)) = captured {
+            // The frames may be lost to the replica: start its chain again
+            // rather than ship a page that is wrong.
+            self.set_error(format!("could not capture the WAL: {e}"));
+            self.with_follower(|f| {
+                let next = f.next_txid();
+                f.restart_at(next, format!("a capture failed: {e}"));
+            });
+        }
+        if pinned {
+            CheckpointPermit::holding(Box::new(Pin(self.pin.clone())))
+        } else {
+            CheckpointPermit::free()
+        }
+    }
+
+    /// Opens a read transaction on the pin connection. False when there is
+    /// none (not open yet) or it could not begin.
+    pub(crate) fn pin_snapshot(&self) -> bool {
+        let pin = self.pin.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(conn) = pin.as_ref() else {
+            return false;
+        };
+        let begun = conn.execute_batch("BEGIN").is_ok()
+            && conn
+                .query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(()))
+                .is_ok();
+        if !begun && !conn.is_autocommit() {
+            let _ = conn.execute_batch("ROLLBACK");
+        }
+        begun
+    }
+
+    /// Runs `image` (which reads a full image of the database) inside a
+    /// read transaction on the image connection: while it lasts, no
+    /// checkpoint copies past what the image reads and the WAL restarts at
+    /// most once; when it did, `image` runs again.
+    pub(crate) fn in_read_snapshot<T>(
+        &self,
+        mut image: impl FnMut() -> Option<std::io::Result<T>>,
+    ) -> Option<std::io::Result<T>> {
+        let conn = self.image.lock().unwrap_or_else(|e| e.into_inner());
+        let mut result = None;
+        for _ in 0..IMAGE_TRIES {
+            if let Some(conn) = conn.as_ref() {
+                let _ = conn.execute_batch("BEGIN");
+                let _ = conn.query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(()));
+            }
+            result = image();
+            if let Some(conn) = conn.as_ref() {
+                if !conn.is_autocommit() {
+                    let _ = conn.execute_batch("COMMIT");
+                }
+            }
+            match &result {
+                Some(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                _ => return result,
+            }
+        }
+        result
+    }
+
+    pub(crate) fn take_uncaptured(&self) -> Option<i64> {
+        let t = self
+            .counters
+            .oldest_uncaptured_ms
+            .swap(0, Ordering::Relaxed);
+        (t > 0).then_some(t)
+    }
+
+    /// Mirrors the outbox and capture log into the counters `stats` reads.
+    pub(crate) fn publish_pending(&self, follower: &Follower) {
+        let staged = follower.outbox().staged();
+        let c = &self.counters;
+        let bytes: u64 =
+            staged.iter().map(|s| s.file.size).sum::<u64>() + follower.captured_bytes();
+        c.pending_files
+            .store(staged.len() as u64, Ordering::Relaxed);
+        c.pending_bytes.store(bytes, Ordering::Relaxed);
+        let oldest = staged
+            .iter()
+            .map(|s| s.oldest_commit_ms)
+            .chain(follower.oldest_captured_ms())
+            .filter(|&t| t > 0)
+            .min()
+            .unwrap_or(0);
+        c.oldest_pending_ms.store(oldest, Ordering::Relaxed);
+    }
+
+    pub(crate) fn set_error(&self, message: String) {
+        *self
+            .counters
+            .last_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(message);
+    }
+
+    pub(crate) fn clear_error(&self) {
+        *self
+            .counters
+            .last_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = None;
+    }
+}
+
+/// Ends the pin's read transaction when the checkpoint is over.
+struct Pin(Arc<Mutex<Option<Connection>>>);
+
+impl Drop for Pin {
+    fn drop(&mut self) {
+        let pin = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(conn) = pin.as_ref() {
+            let _ = conn.execute_batch("COMMIT");
+        }
+    }
+}

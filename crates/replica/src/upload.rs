@@ -1,0 +1,264 @@
+//! The sync round of the replicator thread: capture and stage what was
+//! committed, drop the outbox past `max_pending_bytes`, check the replica's
+//! position against the outbox (continue its chain, or start again from a
+//! full image), repair a broken chain and upload the outbox in TXID order,
+//! with backoff after a failure.
+//!
+//! It runs only on the replicator thread, as methods of its `Worker`. It
+//! never decides when a round is due (the thread loop does) and never
+//! compacts or trims the replica (housekeeping does, after a clean round).
+
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use crate::follower::{now_ms, Chain};
+use crate::pending::Staged;
+use crate::remote::{RemoteError, RemoteFile};
+use crate::store::SNAPSHOT_LEVEL;
+use crate::worker::{Worker, FIRST_BACKOFF};
+
+/// Retries of a replica that stays down settle at this interval: often
+/// enough to catch up soon after it returns, rare enough to cost nothing.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// How the replica's position relates to the local state.
+enum Verdict {
+    /// The outbox continues the replica; the local chain goes on.
+    Continues,
+    /// No local state: start with a full image after the replica's last.
+    Start,
+    /// The replica has a gap before the outbox, is ahead, or is someone
+    /// else's: start again with a full image after its last.
+    Diverged(String),
+}
+
+impl Worker {
+    /// One round: capture and stage, repair the chain if it broke, upload
+    /// the outbox, then compaction, snapshots and retention when due.
+    /// `forced` (a `sync()` call) ignores the retry backoff.
+    pub(crate) fn sync(&mut self, forced: bool) -> Result<u64, String> {
+        if let Some(why) = &self.permanent_error {
+            return Err(why.clone());
+        }
+        let shared = self.shared.clone();
+        let staged = shared.with_follower(|f| {
+            let r = f
+                .capture(shared.take_uncaptured())
+                .and_then(|_| f.stage(now_ms()));
+            shared.publish_pending(f);
+            r
+        });
+        match staged {
+            None => return Err("replication state is unavailable".into()),
+            Some(Err(e)) => {
+                let why = format!("could not stage changes for upload: {e}");
+                shared.set_error(why.clone());
+                return Err(why);
+            }
+            Some(Ok(_)) => {}
+        }
+        self.enforce_cap();
+        if !forced && self.retry_at.is_some_and(|r| Instant::now() < r) {
+            return Err(self.current_error());
+        }
+        match self.upload_round() {
+            Ok(()) => {
+                self.failures = 0;
+                self.retry_at = None;
+                match self.notice.take() {
+                    Some(notice) => shared.set_error(notice),
+                    None => shared.clear_error(),
+                }
+                if let Err(e) = self.housekeeping() {
+                    shared.set_error(e.message);
+                }
+                Ok(self.txid())
+            }
+            Err(e) => {
+                self.verified = false;
+                self.failures += 1;
+                let backoff = FIRST_BACKOFF
+                    .saturating_mul(1 << self.failures.min(8))
+                    .min(MAX_BACKOFF);
+                self.retry_at = Some(Instant::now() + backoff);
+                let why = format!("replica {}: {}", shared.settings.url, e.message);
+                shared.set_error(why.clone());
+                if e.permanent && self.shared.counters.txid.load(Ordering::Relaxed) == 0 {
+                    self.permanent_error = Some(why.clone());
+                }
+                Err(why)
+            }
+        }
+    }
+
+    /// Past the cap, what waits is dropped: the replica will start again
+    /// from a full image once it answers, instead of the disk filling up.
+    pub(crate) fn enforce_cap(&mut self) {
+        let c = &self.shared.counters;
+        let cap = self.shared.settings.max_pending_bytes;
+        if c.pending_bytes.load(Ordering::Relaxed) <= cap {
+            return;
+        }
+        let shared = self.shared.clone();
+        shared.with_follower(|f| {
+            let _ = f.outbox_mut().clear();
+            f.restart_at(
+                None,
+                format!("more than {cap} bytes waited for upload; dropped"),
+            );
+            shared.publish_pending(f);
+        });
+        self.verified = false;
+        shared.set_error(format!(
+            "more than {cap} bytes waited for the replica: dropped them; a full snapshot follows once it answers"
+        ));
+    }
+
+    pub(crate) fn current_error(&self) -> String {
+        self.shared
+            .counters
+            .last_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+            .unwrap_or_else(|| "the replica is unavailable".into())
+    }
+
+    /// Checks the replica's position if needed, starts the chain again
+    /// with a full image when it must, and uploads the outbox in order.
+    pub(crate) fn upload_round(&mut self) -> Result<(), RemoteError> {
+        let shared = self.shared.clone();
+        if !self.verified {
+            let files = self.remote()?.list_all()?;
+            self.reconcile(&files)?;
+            self.verified = true;
+        }
+        self.repair_chain()?;
+        let outbox = shared
+            .with_follower(|f| f.outbox().staged().to_vec())
+            .ok_or_else(|| RemoteError::permanent("replication state is unavailable"))?;
+        for staged in outbox {
+            self.remote()?.put(&staged.file, &staged.path)?;
+            shared.with_follower(|f| {
+                let _ = f.outbox_mut().remove(&staged);
+                shared.publish_pending(f);
+            });
+            self.shipped(&staged);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn shipped(&mut self, staged: &Staged) {
+        let c = &self.shared.counters;
+        c.bytes_shipped
+            .fetch_add(staged.file.size, Ordering::Relaxed);
+        c.txid.fetch_max(staged.file.max_txid, Ordering::Relaxed);
+        c.last_sync_at_ms.store(now_ms(), Ordering::Relaxed);
+        if staged.file.level == SNAPSHOT_LEVEL {
+            self.has_snapshot = true;
+            self.last_snapshot_ms = staged.file.timestamp_ms;
+        }
+    }
+
+    /// Compares the replica's files with what waits locally, and decides:
+    /// the outbox continues the replica's chain (upload it), or the chain
+    /// must start again with a full image at the replica's next TXID.
+    pub(crate) fn reconcile(&mut self, files: &[RemoteFile]) -> Result<(), RemoteError> {
+        let replica_max = files.iter().map(|f| f.max_txid).max().unwrap_or(0);
+        // The newest file's own timestamp tells ours from someone else's.
+        let newest_ms = match files
+            .iter()
+            .filter(|f| f.max_txid == replica_max)
+            .min_by_key(|f| f.level)
+        {
+            Some(newest) => Some(self.remote()?.header_timestamp(newest)?),
+            None => None,
+        };
+        let snapshots = files.iter().filter(|f| f.level == SNAPSHOT_LEVEL);
+        self.has_snapshot = snapshots.clone().next().is_some();
+        self.last_snapshot_ms = snapshots.map(|f| f.timestamp_ms).max().unwrap_or(0);
+        self.shared
+            .counters
+            .txid
+            .store(replica_max, Ordering::Relaxed);
+        let shared = self.shared.clone();
+        let verdict = shared
+            .with_follower(|f| -> std::io::Result<Verdict> {
+                let staged = f.outbox().staged();
+                let Some(next) = f.next_txid() else {
+                    return Ok(Verdict::Start);
+                };
+                let first = staged
+                    .iter()
+                    .filter(|s| s.file.level == 0)
+                    .map(|s| s.file.min_txid)
+                    .min()
+                    .unwrap_or(next);
+                // A staged file the replica already has (a put whose answer
+                // was lost) must be the very same file.
+                let same = |txid: u64| {
+                    staged
+                        .iter()
+                        .find(|s| s.file.level == 0 && s.file.max_txid == txid)
+                        .zip(newest_ms)
+                        .is_some_and(|(s, ms)| s.file.timestamp_ms == ms)
+                };
+                Ok(if replica_max + 1 < first {
+                    Verdict::Diverged(format!(
+                        "the replica ends at TXID {replica_max}, before this database's next ({first})"
+                    ))
+                } else if replica_max >= next {
+                    Verdict::Diverged(format!(
+                        "the replica (TXID {replica_max}) is ahead of this database (TXID {})",
+                        next - 1
+                    ))
+                } else if replica_max >= first && !same(replica_max) {
+                    Verdict::Diverged(format!(
+                        "the replica's TXID {replica_max} was written by someone else"
+                    ))
+                } else {
+                    Verdict::Continues
+                })
+            })
+            .ok_or_else(|| RemoteError::permanent("replication state is unavailable"))?
+            .map_err(|e| RemoteError::permanent(format!("cannot read the outbox: {e}")))?;
+        if let Verdict::Start | Verdict::Diverged(_) = &verdict {
+            if let Verdict::Diverged(why) = &verdict {
+                self.notice = Some(format!(
+                    "replica {}: {why}: starting it again from a full snapshot",
+                    shared.settings.url
+                ));
+            }
+            shared.with_follower(|f| {
+                let _ = f.outbox_mut().clear();
+                f.restart_at(Some(replica_max + 1), "the replica starts again here");
+            });
+        }
+        Ok(())
+    }
+
+    /// A broken chain starts again: a full image at its next TXID (also an
+    /// L9 snapshot when the replica has none).
+    pub(crate) fn repair_chain(&mut self) -> Result<(), RemoteError> {
+        let shared = self.shared.clone();
+        let l9 = !self.has_snapshot;
+        let result = shared.in_read_snapshot(|| {
+            shared.with_follower(|f| {
+                let r = match (f.chain(), f.next_txid()) {
+                    (Chain::Broken { .. }, Some(txid)) => {
+                        f.full_image(txid, true, l9, now_ms()).map(|_| ())
+                    }
+                    _ => Ok(()),
+                };
+                shared.publish_pending(f);
+                r
+            })
+        });
+        match result {
+            Some(Err(e)) => Err(RemoteError::permanent(format!(
+                "cannot stage a snapshot of the database: {e}"
+            ))),
+            _ => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,316 @@
+//! The replicator thread (`offloop-replicator`): its loop, which answers
+//! the handle's messages, captures shortly after a commit wakes it and
+//! runs a sync round each `sync_interval`; and the `Worker`, the thread's
+//! state between messages, with the steps that open the local state, capture
+//! and stop.
+//!
+//! A panic in any step becomes an error and the thread lives on. It never
+//! runs on the JS thread; the sync round itself (upload) and the
+//! compaction/snapshot schedule live in their own files.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{select, Receiver};
+use rusqlite::{Connection, OpenFlags};
+
+use crate::follower::Follower;
+use crate::remote::{Remote, RemoteError};
+use crate::shared::{Command, Connect, Local, Reply, Shared};
+
+/// First retry after a failed upload; doubles up to `MAX_BACKOFF`.
+pub(crate) const FIRST_BACKOFF: Duration = Duration::from_millis(500);
+/// How long after a commit wakes the thread it captures: the commits of
+/// those milliseconds are read in one pass, so a busy writer costs one
+/// capture per interval rather than one per commit. A checkpoint never
+/// waits for it (it captures the tail itself).
+const CAPTURE_DELAY: Duration = Duration::from_millis(20);
+/// How long `stop` keeps trying to upload what waits before it gives up
+/// and leaves it in the outbox for the next open.
+const STOP_UPLOAD_DEADLINE: Duration = Duration::from_secs(10);
+
+/// The replicator's folder for the database at `db`: `<db>-replica`.
+pub fn state_dir(db: &Path) -> PathBuf {
+    let mut dir = db.as_os_str().to_owned();
+    dir.push("-replica");
+    PathBuf::from(dir)
+}
+
+/// The thread's state between messages.
+pub(crate) struct Worker {
+    pub(crate) shared: Arc<Shared>,
+    /// The replica's position has been checked against the outbox since
+    /// the last failure.
+    pub(crate) verified: bool,
+    /// The replica's files, known once listed.
+    pub(crate) has_snapshot: bool,
+    pub(crate) last_snapshot_ms: i64,
+    pub(crate) last_compaction: Vec<Instant>,
+    pub(crate) failures: u32,
+    pub(crate) retry_at: Option<Instant>,
+    pub(crate) permanent_error: Option<String>,
+    /// The database's path, once opened.
+    pub(crate) db: Option<PathBuf>,
+    /// Why the chain started again, to show as `last_error` after the
+    /// round that did it succeeds (the open turns it into a warning).
+    pub(crate) notice: Option<String>,
+}
+
+pub(crate) fn run(
+    shared: Arc<Shared>,
+    connect: Connect,
+    inbox: Receiver<Command>,
+    woken: Receiver<()>,
+) {
+    let _ended = Ended(shared.clone());
+    let connected = catch_unwind(AssertUnwindSafe(connect)).unwrap_or_else(|_| {
+        Err(RemoteError::permanent(
+            "offloop internal error: connecting to the replica panicked",
+        ))
+    });
+    let mut worker = Worker {
+        last_compaction: vec![Instant::now(); shared.settings.levels.len()],
+        shared,
+        verified: false,
+        has_snapshot: false,
+        last_snapshot_ms: 0,
+        failures: 0,
+        retry_at: None,
+        permanent_error: None,
+        db: None,
+        notice: None,
+    };
+    match connected {
+        Ok(remote) => {
+            let _ = worker.shared.remote.set(remote);
+        }
+        Err(e) => {
+            let why = format!("replica {}: {}", worker.shared.settings.url, e.message);
+            worker.shared.set_error(why.clone());
+            worker.permanent_error = Some(why);
+        }
+    }
+    let mut waiting_ready: Vec<Reply> = Vec::new();
+    let mut opened = false;
+    let sync_interval = worker.shared.settings.sync_interval;
+    let mut next_sync = Instant::now() + sync_interval;
+    // When the next capture runs, once a commit woke the thread: commits
+    // arriving meanwhile are captured together.
+    let mut capture_at: Option<Instant> = None;
+    let never = crossbeam_channel::never();
+    loop {
+        let due = capture_at.map_or(next_sync, |c| c.min(next_sync));
+        let timeout = due.saturating_duration_since(Instant::now());
+        let wake = if capture_at.is_some() { &never } else { &woken };
+        select! {
+            recv(inbox) -> msg => match msg {
+                Ok(Command::Opened(path)) => {
+                    opened = true;
+                    let result = guarded(|| worker.open(&path));
+                    for reply in waiting_ready.drain(..) {
+                        reply(result.clone());
+                    }
+                }
+                Ok(Command::Ready(reply)) => {
+                    if opened {
+                        reply(worker.readiness());
+                    } else {
+                        waiting_ready.push(reply);
+                    }
+                }
+                Ok(Command::Sync(reply)) => {
+                    let result = guarded(|| worker.sync(true));
+                    reply(result);
+                }
+                Ok(Command::Stop { reply, closed }) => {
+                    reply(guarded(|| worker.stop(closed)));
+                    break;
+                }
+                Err(_) => break,
+            },
+            recv(wake) -> _ => {
+                capture_at = Some(Instant::now() + CAPTURE_DELAY);
+            }
+            default(timeout) => {
+                let now = Instant::now();
+                if capture_at.is_some_and(|c| c <= now) {
+                    capture_at = None;
+                    let _ = guarded(|| {
+                        worker.capture();
+                        Ok(0)
+                    });
+                }
+                if next_sync <= now {
+                    if opened {
+                        let _ = guarded(|| worker.sync(false));
+                    }
+                    next_sync = Instant::now() + sync_interval;
+                }
+            }
+        }
+    }
+    for reply in waiting_ready {
+        reply(Err("replication stopped before the database opened".into()));
+    }
+}
+
+/// However the thread ends, permits asked for afterwards find no follower
+/// and pass at once instead of waiting for one, and the pin closes.
+struct Ended(Arc<Shared>);
+
+impl Drop for Ended {
+    fn drop(&mut self) {
+        let mut local = self.0.local.lock().unwrap_or_else(|e| e.into_inner());
+        *local = Local::Failed("replication stopped".into());
+        self.0.local_changed.notify_all();
+        drop(local);
+        self.0.pin.lock().unwrap_or_else(|e| e.into_inner()).take();
+        self.0
+            .image
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+    }
+}
+
+/// Runs one step under `catch_unwind`: a panic becomes an error and the
+/// thread lives on.
+fn guarded(f: impl FnOnce() -> Result<u64, String>) -> Result<u64, String> {
+    catch_unwind(AssertUnwindSafe(f))
+        .unwrap_or_else(|_| Err("offloop internal error: the replicator panicked".into()))
+}
+
+impl Worker {
+    /// The database opened: local state first (so permits can be granted),
+    /// then the replica's position.
+    pub(crate) fn open(&mut self, db: &Path) -> Result<u64, String> {
+        self.db = Some(db.to_path_buf());
+        let local = match Follower::open(db, &state_dir(db)) {
+            Ok(follower) => Local::Ready(Box::new(follower)),
+            Err(e) => Local::Failed(format!(
+                "cannot keep replication state next to the database: {e}"
+            )),
+        };
+        let failed = match &local {
+            Local::Failed(why) => Some(why.clone()),
+            _ => None,
+        };
+        *self.shared.local.lock().unwrap_or_else(|e| e.into_inner()) = local;
+        self.shared.local_changed.notify_all();
+        if let Some(why) = failed {
+            self.shared.set_error(why.clone());
+            self.permanent_error = Some(why.clone());
+            return Err(why);
+        }
+        let read_only = || {
+            Connection::open_with_flags(
+                db,
+                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+            )
+            .ok()
+        };
+        *self.shared.pin.lock().unwrap_or_else(|e| e.into_inner()) = read_only();
+        *self.shared.image.lock().unwrap_or_else(|e| e.into_inner()) = read_only();
+        // The first contact (a listing) decides whether the replica can be
+        // used at all, and where it stands; uploads wait for the first
+        // round. A replica that is only down is retried then.
+        if let Some(why) = &self.permanent_error {
+            return Err(why.clone());
+        }
+        let contact = self
+            .remote()
+            .and_then(|remote| remote.list_all())
+            .and_then(|files| self.reconcile(&files));
+        match contact {
+            Ok(()) => {
+                self.verified = true;
+                if let Some(notice) = self.notice.take() {
+                    self.shared.set_error(notice);
+                }
+                Ok(self.txid())
+            }
+            Err(e) => {
+                let why = format!("replica {}: {}", self.shared.settings.url, e.message);
+                self.shared.set_error(why.clone());
+                if e.permanent {
+                    self.permanent_error = Some(why.clone());
+                    return Err(why);
+                }
+                Ok(self.txid())
+            }
+        }
+    }
+
+    pub(crate) fn readiness(&self) -> Result<u64, String> {
+        match &self.permanent_error {
+            Some(why) => Err(why.clone()),
+            None => Ok(self.txid()),
+        }
+    }
+
+    pub(crate) fn remote(&self) -> Result<Arc<dyn Remote>, RemoteError> {
+        self.shared
+            .remote
+            .get()
+            .cloned()
+            .ok_or_else(|| RemoteError::permanent("not connected to the replica"))
+    }
+
+    pub(crate) fn txid(&self) -> u64 {
+        self.shared.counters.txid.load(Ordering::Relaxed)
+    }
+
+    /// Copies new commits into the capture log (woken by a commit).
+    pub(crate) fn capture(&self) {
+        let shared = &self.shared;
+        let result = shared.with_follower(|f| {
+            let r = f.capture(shared.take_uncaptured());
+            shared.publish_pending(f);
+            r
+        });
+        if let Some(Err(e)) = result {
+            shared.set_error(format!("could not capture the WAL: {e}"));
+        }
+    }
+
+    /// The final round: capture, stage and upload, retrying until the
+    /// deadline; whatever is left stays in the outbox for the next open.
+    pub(crate) fn stop(&mut self, closed: bool) -> Result<u64, String> {
+        let deadline = Instant::now() + STOP_UPLOAD_DEADLINE;
+        loop {
+            match self.sync(true) {
+                Ok(txid) => {
+                    if closed {
+                        // These connections may be the last ones open:
+                        // closing them checkpoints what is left (captured
+                        // and shipped already) and removes the WAL.
+                        self.shared
+                            .pin
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .take();
+                        self.shared
+                            .image
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .take();
+                        if let Some(db) = &self.db {
+                            let dir = state_dir(db);
+                            self.shared.with_follower(|f| f.mark_clean(&dir));
+                        }
+                    }
+                    self.shared.with_follower(|f| f.sync());
+                    return Ok(txid);
+                }
+                Err(e) if self.permanent_error.is_some() || Instant::now() >= deadline => {
+                    self.shared.with_follower(|f| f.sync());
+                    return Err(e);
+                }
+                Err(_) => std::thread::sleep(FIRST_BACKOFF),
+            }
+        }
+    }
+}
