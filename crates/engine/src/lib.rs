@@ -34,6 +34,7 @@ mod sql;
 mod statement;
 mod stats;
 mod value;
+mod wake;
 mod wal;
 mod worker;
 mod writer;

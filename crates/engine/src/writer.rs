@@ -1,5 +1,6 @@
 //! The writer thread: owns the one read-write connection and runs its queue
-//! in arrival order. Shutdown is the queue's senders all dropping.
+//! in arrival order, parked (see `wake`) while it is empty. Shutdown is the
+//! queue's senders all dropping.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -13,6 +14,7 @@ use crate::latch::{OpenLatch, WriterGate};
 use crate::role::Role;
 use crate::settings::Settings;
 use crate::stats::RoleCounters;
+use crate::wake::recv_parked;
 use crate::wal::{Nudge, WalControl};
 use crate::worker::run_job_then;
 use crate::writer_wal::WriterWal;
@@ -41,7 +43,7 @@ impl WriterThread {
             Err(error) => {
                 self.gate.open(Err(error.clone()));
                 self.latch.arrive(Err(error.clone()));
-                for job in self.queue.iter() {
+                while let Some(job) = recv_parked(&self.queue) {
                     job.fail(error.clone());
                 }
                 return;
@@ -64,7 +66,7 @@ impl WriterThread {
             None => None,
         };
         let mut executor = Executor::new(conn, Role::Writer);
-        for job in self.queue.iter() {
+        while let Some(job) = recv_parked(&self.queue) {
             // An open statement keeps the connection inside a read of its
             // own: the cursor would mix this job's writes into the rows it
             // has yet to return, and SQLite documents that an implicit
