@@ -4,6 +4,7 @@
 mod completion;
 mod database;
 mod dispatch;
+mod drain;
 mod js;
 mod open;
 mod outcome;
@@ -11,8 +12,10 @@ mod packer;
 mod params;
 mod protocol;
 mod settings;
+mod signal;
 mod spread;
 mod stats;
+mod uv;
 
 use napi::{Env, Result};
 use napi_derive::napi;
@@ -25,26 +28,14 @@ pub use protocol::protocol;
 pub use settings::compile_options;
 pub use spread::spread_functions;
 
-/// Creates this JS environment's completion queue; `drain` is called (with
-/// no arguments) whenever completions wait. `pack` is `(...v) => v` and
-/// `join` is `(...arrays) => [].concat(...arrays)`: completions are handed
-/// over in arrays they build.
+/// Creates this JS environment's completion path; `drain` is called with
+/// one flat array of records (see `outcome::completions_to_js`) whenever
+/// completions wait. `pack` is `(...v) => v` and `join` is
+/// `(...arrays) => [].concat(...arrays)`: completions are handed over in
+/// arrays they build.
 #[napi(catch_unwind)]
 pub fn init(env: Env, drain: Js, pack: Js, join: Js) -> Result<()> {
-    completion::init(Cx(env.raw()), drain, pack, join)
-}
-
-/// Every completion queued so far, as one flat array of records (see
-/// `outcome::completions_to_js`).
-#[napi(catch_unwind)]
-pub fn take_completions(env: Env) -> Result<Js> {
-    outcome::completions_to_js(Cx(env.raw()), completion::take())
-}
-
-/// Referenced while calls are pending, so they keep the process alive.
-#[napi(catch_unwind)]
-pub fn set_keep_alive(env: Env, keep_alive: bool) -> Result<()> {
-    completion::set_keep_alive(Cx(env.raw()), keep_alive)
+    drain::init(Cx(env.raw()), drain, pack, join)
 }
 
 #[napi(catch_unwind)]
