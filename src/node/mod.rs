@@ -5,6 +5,7 @@ mod completion;
 mod database;
 mod dispatch;
 mod drain;
+mod echo;
 mod js;
 mod open;
 mod outcome;
@@ -23,6 +24,7 @@ use napi_derive::napi;
 use js::{Cx, Js};
 
 pub use database::NativeDatabase;
+pub use echo::NativeEcho;
 pub use open::defaults;
 pub use protocol::protocol;
 pub use settings::compile_options;

@@ -56,6 +56,7 @@ pub use settings::{
 pub use sql::{Route, Sql};
 pub use stats::{RoleStats, Stats};
 pub use value::{BindOptions, Params, RowSet, Value};
+pub use wake::recv_parked;
 pub use wal::{CheckpointMode, CheckpointStats};
 
 /// The version of the bundled SQLite.
