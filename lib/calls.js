@@ -38,9 +38,13 @@ function track(decode, context) {
  */
 function forget(id) {
   const call = pending.get(id);
-  pending.delete(id);
-  if (call !== undefined && call.cleanup !== null) call.cleanup();
+  if (call !== undefined) release(id, call);
   return call;
+}
+
+function release(id, call) {
+  pending.delete(id);
+  if (call.cleanup !== null) call.cleanup();
 }
 
 /**
@@ -82,9 +86,10 @@ function drain(batch) {
   while (i < batch.length) {
     const kind = batch[i + 1];
     const next = kind === ROWS ? i + 4 + batch[i + 3] : kind === RUN ? i + 4 : i + 3;
-    const call = pending.get(batch[i]);
+    const id = batch[i];
+    const call = pending.get(id);
     if (call !== undefined) {
-      forget(batch[i]);
+      release(id, call);
       settle(call, batch, i, kind);
     }
     i = next;
