@@ -50,8 +50,8 @@ const { values: opts } = parseArgs({
   },
 });
 const partial = Boolean(opts.rounds || opts.ms);
-const ROUNDS = Number(opts.rounds ?? 3);
-const RUN_MS = Number(opts.ms ?? 2000);
+const ROUNDS = Number(opts.rounds ?? 5);
+const RUN_MS = Number(opts.ms ?? 1500);
 
 const TASKS = [
   { id: 'floor', peer: 'offloop', task: 'floor', label: 'floor: offloop echo thread (no SQLite)' },
