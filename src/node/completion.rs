@@ -1,16 +1,20 @@
 //! The completion queue: SQLite threads push finished jobs onto the queue of
-//! the JS environment that asked for them, and the push that finds the queue
-//! empty fires the environment's `Signal`, so a burst of completions costs
-//! one wake-up of the event loop. The lock over the queue is held only to
-//! push or to take the whole batch, never across a wake-up.
+//! the JS environment that asked for them, and the push that finds the
+//! queue disarmed fires the environment's `Signal`, so a burst of
+//! completions costs one wake-up of the event loop. The queue is a
+//! lock-free channel: a SQLite thread pushing never waits for the JS thread
+//! taking a batch, nor for another SQLite thread, and nothing holds a lock
+//! across a wake-up.
 //!
 //! A `Reply` is the one way into the queue: each job's reply arrives exactly
 //! once, even if the engine drops the job's callback without calling it, so
 //! the JS thread can count the replies it still waits for (see `drain`).
 //! This file knows nothing of JS values.
 
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
+use crossbeam_channel::{unbounded, Receiver, Sender};
 use offloop_engine as engine;
 
 use super::signal::Signal;
@@ -23,36 +27,48 @@ pub struct Completion {
 }
 
 pub struct CompletionQueue {
-    items: Mutex<Vec<Completion>>,
+    sender: Sender<Completion>,
+    receiver: Receiver<Completion>,
+    /// Set by the push that fires the signal, cleared by the JS thread just
+    /// before it takes a batch: pushes in between find it set and leave the
+    /// wake-up to that one.
+    armed: AtomicBool,
     pub(super) signal: Signal,
 }
 
 impl CompletionQueue {
     pub fn new(signal: Signal) -> Self {
+        let (sender, receiver) = unbounded();
         CompletionQueue {
-            items: Mutex::new(Vec::new()),
+            sender,
+            receiver,
+            armed: AtomicBool::new(false),
             signal,
         }
     }
 
     /// Any thread.
     fn push(&self, completion: Completion) {
-        let first = {
-            let mut items = self.items.lock().unwrap_or_else(|e| e.into_inner());
-            items.push(completion);
-            items.len() == 1
-        };
-        // Fired after the lock is released: the JS thread it wakes takes
-        // that lock first. A take between the push and the fire leaves a
-        // fire that finds nothing, which costs one empty callback.
-        if first {
+        // The receiver lives in this same queue, so the send cannot fail.
+        let _ = self.sender.send(completion);
+        // After the send: either this swap finds the flag clear and fires,
+        // or the flag was set by a push the JS thread has not taken yet, and
+        // its take (which clears the flag first) sees this completion too.
+        if !self.armed.swap(true, Ordering::SeqCst) {
             self.signal.fire();
         }
     }
 
-    /// Takes every completion queued so far. JS thread.
+    /// Takes the completions queued so far. JS thread.
     pub fn take(&self) -> Vec<Completion> {
-        std::mem::take(&mut *self.items.lock().unwrap_or_else(|e| e.into_inner()))
+        self.armed.store(false, Ordering::SeqCst);
+        // As many as are queued now: a push after this fires again, and a
+        // drain that never ends while threads keep pushing would starve the
+        // event loop.
+        let queued = self.receiver.len();
+        let mut batch = Vec::with_capacity(queued);
+        batch.extend(self.receiver.try_iter().take(queued));
+        batch
     }
 }
 

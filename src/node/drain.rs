@@ -143,13 +143,21 @@ impl Environment {
         }
     }
 
-    /// Calls `drain(batch)` inside a handle scope and a callback scope; an
-    /// exception it throws becomes an uncaught exception, as one thrown
-    /// from any other event-loop callback.
+    /// Calls `drain(batch)` inside a handle scope and a callback scope.
+    /// Whatever fails, no exception is left pending on the environment: a
+    /// pending one would make every later Node-API call of this addon fail,
+    /// napi-rs's own teardown included (which then aborts the process).
     fn call_drain(&self, batch: Vec<Completion>) -> Result<()> {
         let cx = Cx(self.env);
         let _handles = HandleScope::open(cx)?;
         let scope = CallbackScope::open(cx, self.context)?;
+        let called = self.call_drain_in_scope(cx, batch);
+        report_exception(cx);
+        drop(scope);
+        called
+    }
+
+    fn call_drain_in_scope(&self, cx: Cx, batch: Vec<Completion>) -> Result<()> {
         let batch = completions_to_js(cx, batch)?;
         let mut drain = ptr::null_mut();
         // SAFETY: the reference was made in this environment by `init` and
@@ -157,21 +165,53 @@ impl Environment {
         check(unsafe { sys::napi_get_reference_value(cx.0, self.drain, &mut drain) })?;
         let receiver = cx.undefined()?;
         // SAFETY: live env, a function and one argument of this scope.
-        let status = unsafe {
+        check(unsafe {
             sys::napi_call_function(cx.0, receiver.0, drain, 1, &batch.0, ptr::null_mut())
-        };
-        if status == sys::Status::napi_pending_exception {
-            let mut error = ptr::null_mut();
-            // SAFETY: live env; an exception is pending, which this takes
-            // and hands to Node's uncaught-exception handling.
-            unsafe {
-                sys::napi_get_and_clear_last_exception(cx.0, &mut error);
-                sys::napi_fatal_exception(cx.0, error);
-            }
-        }
-        drop(scope);
-        check(status)
+        })
     }
+}
+
+/// Takes the exception a failed call left pending, if any. One thrown by
+/// running JS becomes an uncaught exception, as one thrown from any other
+/// event-loop callback; one that only says JS cannot run any more (a worker
+/// being terminated, an environment tearing down) is dropped, as Node drops
+/// it for its own callbacks. A trivial call tells the two apart.
+fn report_exception(cx: Cx) {
+    let mut pending = false;
+    // SAFETY: live env on its JS thread, inside a handle scope (the value
+    // taken is a handle).
+    unsafe { sys::napi_is_exception_pending(cx.0, &mut pending) };
+    if !pending {
+        return;
+    }
+    let mut error = ptr::null_mut();
+    // SAFETY: as above; an exception is pending.
+    unsafe { sys::napi_get_and_clear_last_exception(cx.0, &mut error) };
+    if js_can_run(cx) {
+        // SAFETY: live env, and the error value taken just above.
+        unsafe { sys::napi_fatal_exception(cx.0, error) };
+    }
+}
+
+/// Whether JS runs now: calls `pack` with no arguments, and clears what
+/// that call left pending if it could not run.
+fn js_can_run(cx: Cx) -> bool {
+    if packer::packers(cx)
+        .and_then(|(pack, _)| cx.call(pack, &[]))
+        .is_ok()
+    {
+        return true;
+    }
+    let mut pending = false;
+    let mut ignored = ptr::null_mut();
+    // SAFETY: live env on its JS thread, inside a handle scope.
+    unsafe {
+        sys::napi_is_exception_pending(cx.0, &mut pending);
+        if pending {
+            sys::napi_get_and_clear_last_exception(cx.0, &mut ignored);
+        }
+    }
+    false
 }
 
 /// A Node-API handle scope, closed on drop.
