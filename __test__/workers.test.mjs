@@ -173,3 +173,42 @@ test('terminating workers with open databases and calls in flight does not crash
   assert.equal(child.code, 0, child.stderr);
   assert.deepEqual(JSON.parse(child.stdout), { codes: [1, 1, 1, 1, 1, 1], n: 200 });
 });
+
+test('workers terminated while the addon hands them completions exit cleanly, 20 in a row', async () => {
+  // Each worker spends most of its time settling large batches of
+  // completions (the addon's drain), so terminate() often lands there: the
+  // drain must leave no exception pending for the teardown that follows.
+  const child = await runChild(
+    tmp.dir,
+    `
+    const { Worker } = require('node:worker_threads');
+    const source = \`
+      const { parentPort, workerData } = require('node:worker_threads');
+      const { Database } = require(workerData.offloop);
+      (async () => {
+        const db = await Database.open(':memory:');
+        const get = db.prepare('SELECT ? AS v');
+        parentPort.postMessage('busy');
+        for (;;) await Promise.all(Array.from({ length: 2000 }, (_, i) => get.get(i)));
+      })();
+    \`;
+    (async () => {
+      const codes = [];
+      for (let k = 0; k < 20; k++) {
+        const worker = new Worker(source, { eval: true, workerData: { offloop: OFFLOOP } });
+        await new Promise((resolve, reject) => {
+          worker.once('message', resolve);
+          worker.once('error', reject);
+        });
+        await new Promise((resolve) => setTimeout(resolve, 5 + (k % 7)));
+        codes.push(await worker.terminate());
+      }
+      console.log(JSON.stringify(codes));
+    })();
+    `,
+    { killAfterMs: 40000 },
+  );
+  assert.equal(child.signal, null, `child hung or crashed: ${child.stderr}`);
+  assert.equal(child.code, 0, child.stderr);
+  assert.deepEqual(JSON.parse(child.stdout), Array(20).fill(1));
+});

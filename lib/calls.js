@@ -1,10 +1,11 @@
 'use strict';
 
 // Calls in flight. Each call gets an id; the addon settles it by id from one
-// batch per wake-up (one thread-safe function call serves every completion
-// that arrived meanwhile), handed over as one flat array. While any call is pending the addon holds a
-// reference on the event loop, so pending work keeps the process alive and
-// an idle database does not.
+// batch per wake-up of the event loop (one call of `drain` serves every
+// completion that arrived meanwhile), handed over as one flat array. The
+// addon keeps the event loop alive while any job it queued has not been
+// drained (src/node/drain.rs), so pending work keeps the process alive and
+// an idle database does not; nothing here needs to tell it.
 
 const native = require('../native.js');
 const { errorFromNative } = require('./errors.js');
@@ -27,7 +28,6 @@ function track(decode, context) {
     resolve = res;
     reject = rej;
   });
-  if (pending.size === 0) native.setKeepAlive(true);
   pending.set(id, { resolve, reject, decode, context, cleanup: null, abortReason: undefined });
   return { id, promise };
 }
@@ -38,10 +38,13 @@ function track(decode, context) {
  */
 function forget(id) {
   const call = pending.get(id);
-  pending.delete(id);
-  if (pending.size === 0) native.setKeepAlive(false);
-  if (call !== undefined && call.cleanup !== null) call.cleanup();
+  if (call !== undefined) release(id, call);
   return call;
+}
+
+function release(id, call) {
+  pending.delete(id);
+  if (call.cleanup !== null) call.cleanup();
 }
 
 /**
@@ -78,15 +81,15 @@ function armCancel(id, cancel, signal, timeoutMs) {
 
 const { FAILED, RUN, ROWS } = RECORD;
 
-function drain() {
-  const batch = native.takeCompletions();
+function drain(batch) {
   let i = 0;
   while (i < batch.length) {
     const kind = batch[i + 1];
     const next = kind === ROWS ? i + 4 + batch[i + 3] : kind === RUN ? i + 4 : i + 3;
-    const call = pending.get(batch[i]);
+    const id = batch[i];
+    const call = pending.get(id);
     if (call !== undefined) {
-      forget(batch[i]);
+      release(id, call);
       settle(call, batch, i, kind);
     }
     i = next;

@@ -54,6 +54,10 @@ function send(id, queue) {
 // parked SQLite thread once instead of once per call.
 const unflushed = new Set();
 let flushQueued = false;
+// The flush is a reaction to an already-settled promise: a bare microtask.
+// queueMicrotask() makes an AsyncResource for every burst (2-3 times the
+// cost here, more with async hooks on), and a lone awaited call is a burst.
+const settled = Promise.resolve();
 
 function flushHeld() {
   flushQueued = false;
@@ -65,7 +69,7 @@ function hold(nativeDb) {
   unflushed.add(nativeDb);
   if (!flushQueued) {
     flushQueued = true;
-    queueMicrotask(flushHeld);
+    settled.then(flushHeld);
   }
 }
 

@@ -199,11 +199,15 @@ impl NativeDatabase {
         };
         let idle = Duration::from_millis(idle_ms.max(1.0) as u64);
         self.dispatcher.release_held();
-        let scope = self.dispatcher.db.begin_scope(
-            kind,
-            idle,
-            done_for(&self.dispatcher.queue, begun_id, 0),
-        );
+        // Id 0 is a BEGIN nobody waits for (lib/core.js does not track it):
+        // it must not keep the event loop alive, and an unused read
+        // snapshot never sends it at all.
+        let begun: engine::Done = if begun_id == 0.0 {
+            Box::new(|_| {})
+        } else {
+            done_for(&self.dispatcher.queue, begun_id, 0)
+        };
+        let scope = self.dispatcher.db.begin_scope(kind, idle, begun);
         Ok(External::new(RefCell::new(scope)))
     }
 

@@ -14,7 +14,8 @@ use offloop_engine::{
     self as engine, BindOptions, Call, CancelToken, CursorRef, Job, Request, Role, Scope, Sql,
 };
 
-use super::completion::{self, Completion, CompletionQueue};
+use super::completion::CompletionQueue;
+use super::drain;
 use super::js::Cx;
 use super::params::{read_params, ArgError, Args};
 use super::protocol;
@@ -146,11 +147,12 @@ impl Dispatcher {
         Ok(None)
     }
 
-    /// Sends the held statement calls, in the order they were made.
+    /// Sends the held statement calls, in the order they were made, as one
+    /// burst.
     pub fn release_held(&self) {
         let mut held = self.held.borrow_mut();
-        for job in held.drain(..) {
-            self.db.submit_job(job);
+        if !held.is_empty() {
+            self.db.submit_jobs(held.drain(..));
         }
     }
 
@@ -223,13 +225,15 @@ fn read_call(
 }
 
 pub fn queue() -> Result<Arc<CompletionQueue>> {
-    completion::current()
+    drain::queue()
         .ok_or_else(|| Error::new(Status::GenericFailure, "offloop: init() was not called"))
 }
 
+/// The completion of call `id`: its result goes to `queue` and reaches
+/// lib/calls.js's `drain`. JS thread.
 pub fn done_for(queue: &Arc<CompletionQueue>, id: f64, flags: u32) -> engine::Done {
-    let queue = queue.clone();
-    Box::new(move |result| queue.push(Completion { id, flags, result }))
+    let reply = drain::expect_reply(queue, id, flags);
+    Box::new(move |result| reply.send(result))
 }
 
 pub fn cursor_ref(role: i32, id: f64) -> CursorRef {

@@ -5,6 +5,8 @@ mod changes;
 mod completion;
 mod database;
 mod dispatch;
+mod drain;
+mod echo;
 mod errors;
 mod faults;
 mod functions;
@@ -17,10 +19,12 @@ mod params;
 mod protocol;
 mod replica;
 mod settings;
+mod signal;
 mod spread;
 mod stats;
 mod status;
 mod thrown;
+mod uv;
 
 use napi::{Env, Result};
 use napi_derive::napi;
@@ -29,6 +33,7 @@ use js::{Cx, Js};
 
 pub use changes::{limit_defaults, load_extension, set_defensive, set_limit};
 pub use database::NativeDatabase;
+pub use echo::NativeEcho;
 pub use faults::{fault_injection, fault_io, fault_io_bits, fault_io_injected, fault_panic};
 pub use functions::{define_aggregate, define_function};
 pub use open::defaults;
@@ -38,29 +43,17 @@ pub use settings::compile_options;
 pub use spread::spread_functions;
 pub use status::in_transaction;
 
-/// Creates this JS environment's completion queue; `drain` is called (with
-/// no arguments) whenever completions wait. `pack` is `(...v) => v` and
-/// `join` is `(...arrays) => [].concat(...arrays)`: completions are handed
-/// over in arrays they build.
+/// Creates this JS environment's completion path; `drain` is called with
+/// one flat array of records (see `outcome::completions_to_js`) whenever
+/// completions wait. `pack` is `(...v) => v` and `join` is
+/// `(...arrays) => [].concat(...arrays)`: completions are handed over in
+/// arrays they build.
 #[napi(catch_unwind)]
 pub fn init(env: Env, drain: Js, pack: Js, join: Js) -> Result<()> {
     // Read at load, before any database opens: the fault VFS must be
     // registered before a URI can name it.
     faults::read_switch();
-    completion::init(Cx(env.raw()), drain, pack, join)
-}
-
-/// Every completion queued so far, as one flat array of records (see
-/// `outcome::completions_to_js`).
-#[napi(catch_unwind)]
-pub fn take_completions(env: Env) -> Result<Js> {
-    outcome::completions_to_js(Cx(env.raw()), completion::take())
-}
-
-/// Referenced while calls are pending, so they keep the process alive.
-#[napi(catch_unwind)]
-pub fn set_keep_alive(env: Env, keep_alive: bool) -> Result<()> {
-    completion::set_keep_alive(Cx(env.raw()), keep_alive)
+    drain::init(Cx(env.raw()), drain, pack, join)
 }
 
 #[napi(catch_unwind)]

@@ -19,7 +19,9 @@ use offloop_replica::{
     restore, Remote, RemoteError, ReplicaSettings, ReplicaStore, Replicator, Reply, S3Options,
 };
 
-use super::completion::{self, Completion, CompletionQueue};
+use super::completion::CompletionQueue;
+use super::dispatch;
+use super::drain;
 
 /// The `code` of errors about the replica (index.js keeps it as is).
 const REPLICA_ERROR: &str = "ERR_OFFLOOP_REPLICA";
@@ -123,15 +125,15 @@ pub fn start(options: ReplicaOptions) -> Result<Arc<Replicator>> {
 /// A replicator answer as the completion of call `id`: the TXID as text
 /// (index.js makes it `{ txid }`), or a replica error.
 pub fn reply_to(queue: &Arc<CompletionQueue>, id: f64) -> Reply {
-    let queue = queue.clone();
+    // Counted as outstanding: a pending replica call keeps the process
+    // alive, as any other call does.
+    let reply = drain::expect_reply(queue, id, 0);
     Box::new(move |result| {
-        queue.push(Completion {
-            id,
-            flags: 0,
-            result: result
+        reply.send(
+            result
                 .map(|txid| engine::Outcome::Text(Some(txid.to_string())))
                 .map_err(replica_error),
-        })
+        )
     })
 }
 
@@ -146,8 +148,7 @@ pub fn replica_error(message: String) -> engine::Error {
 /// thread of its own; completes `id` with the restored TXID.
 #[napi(catch_unwind)]
 pub fn restore_replica(id: f64, url: String, path: String, options: RestoreOptions) -> Result<()> {
-    let queue = completion::current()
-        .ok_or_else(|| Error::new(Status::GenericFailure, "offloop: init() was not called"))?;
+    let queue = dispatch::queue()?;
     let reply = reply_to(&queue, id);
     let s3 = S3Options {
         endpoint: options.endpoint,

@@ -63,21 +63,53 @@ fn function(cx: Cx, name: &std::ffi::CStr, callback: Callback) -> Result<Js> {
     Ok(Js(f))
 }
 
-/// Every argument of the current call.
-fn arguments(cx: Cx, info: sys::napi_callback_info) -> Result<Vec<sys::napi_value>> {
-    let mut argc = 0usize;
-    // SAFETY: live env and the info of the call being served; with a
-    // capacity of 0, Node only reports the count.
+/// Arguments read into a buffer on the stack: a statement call with up to
+/// `STACK_ARGS - CALL_FIXED` parameters costs one `napi_get_cb_info` and no
+/// allocation.
+const STACK_ARGS: usize = 32;
+
+/// Every argument of the current call: in `stack` when they fit, else in
+/// `heap`.
+struct Arguments {
+    stack: [sys::napi_value; STACK_ARGS],
+    len: usize,
+    heap: Vec<sys::napi_value>,
+}
+
+impl std::ops::Deref for Arguments {
+    type Target = [sys::napi_value];
+
+    fn deref(&self) -> &Self::Target {
+        if self.len <= STACK_ARGS {
+            &self.stack[..self.len]
+        } else {
+            &self.heap
+        }
+    }
+}
+
+fn arguments(cx: Cx, info: sys::napi_callback_info) -> Result<Arguments> {
+    let mut stack = [ptr::null_mut(); STACK_ARGS];
+    let mut argc = STACK_ARGS;
+    // SAFETY: live env and the info of the call being served; `stack` has
+    // room for `argc` values, and Node sets `argc` to the actual count.
     check(unsafe {
         sys::napi_get_cb_info(
             cx.0,
             info,
             &mut argc,
-            ptr::null_mut(),
+            stack.as_mut_ptr(),
             ptr::null_mut(),
             ptr::null_mut(),
         )
     })?;
+    if argc <= STACK_ARGS {
+        return Ok(Arguments {
+            stack,
+            len: argc,
+            heap: Vec::new(),
+        });
+    }
     let mut argv = vec![ptr::null_mut(); argc];
     let mut filled = argc;
     // SAFETY: `argv` has room for `filled` values.
@@ -91,7 +123,11 @@ fn arguments(cx: Cx, info: sys::napi_callback_info) -> Result<Vec<sys::napi_valu
             ptr::null_mut(),
         )
     })?;
-    Ok(argv)
+    Ok(Arguments {
+        stack,
+        len: argc,
+        heap: argv,
+    })
 }
 
 /// Runs `f`, turning an error or a panic into a thrown JS error. The

@@ -137,22 +137,6 @@ fn reader_authorizer(ctx: AuthContext<'_>) -> Authorization {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::read_only_uri;
-
-    #[test]
-    fn readers_open_uri_filenames_read_only() {
-        assert_eq!(
-            read_only_uri("file:a.db?mode=rwc&cache=private"),
-            "file:a.db?mode=ro&cache=private"
-        );
-        assert_eq!(read_only_uri("file:a.db?mode=ro"), "file:a.db?mode=ro");
-        assert_eq!(read_only_uri("a.db"), "a.db");
-        assert_eq!(read_only_uri("file:a.db"), "file:a.db");
-    }
-}
-
 /// The options the bundled SQLite was compiled with (`PRAGMA
 /// compile_options`), without the `SQLITE_` prefix.
 pub fn compile_options() -> Vec<String> {
@@ -169,4 +153,20 @@ pub fn compile_options() -> Vec<String> {
         options.push(unsafe { crate::error::cstr_to_string(ptr) });
     }
     options
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read_only_uri;
+
+    #[test]
+    fn readers_open_uri_filenames_read_only() {
+        assert_eq!(
+            read_only_uri("file:a.db?mode=rwc&cache=private"),
+            "file:a.db?mode=ro&cache=private"
+        );
+        assert_eq!(read_only_uri("file:a.db?mode=ro"), "file:a.db?mode=ro");
+        assert_eq!(read_only_uri("a.db"), "a.db");
+        assert_eq!(read_only_uri("file:a.db"), "file:a.db");
+    }
 }

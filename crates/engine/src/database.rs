@@ -1,11 +1,12 @@
 //! `Database`: the handle a caller holds. It starts the threads, routes each
 //! job to the writer, the shared reader queue or a reader's private queue,
-//! and shuts the threads down. It never touches a connection itself, so
-//! every method is safe to call from an event loop.
+//! wakes the thread that is to run it, and shuts the threads down. It never
+//! touches a connection itself, so every method is safe to call from an
+//! event loop.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::thread::{self, JoinHandle};
+use std::thread::{self, JoinHandle, Thread};
 use std::time::Duration;
 
 use crossbeam_channel::{unbounded, Sender};
@@ -25,6 +26,7 @@ use crate::settings::Settings;
 use crate::settings::SettingsReport;
 use crate::sql::{Route, Sql, SqlRegistry};
 use crate::stats::{RoleCounters, Stats};
+use crate::wake::{wake_idle, IdleReaders};
 use crate::wal::{nudge_channel, WalControl};
 use crate::writer::WriterThread;
 
@@ -38,10 +40,60 @@ struct Queues {
     checkpointer: Option<Sender<Job>>,
 }
 
+/// Which queue a job goes to.
+#[derive(Clone, Copy)]
+enum Target {
+    Writer,
+    Shared,
+    Private(usize),
+    Checkpointer,
+}
+
+/// The threads that park while their queues are empty (the writer and the
+/// readers; the checkpointer blocks on its channels), to unpark after a send.
+struct Sleepers {
+    writer: Thread,
+    readers: Vec<Thread>,
+    idle: Arc<IdleReaders>,
+}
+
+/// The wake-ups a burst of sends calls for, made once the queues' lock is
+/// released: no thread is woken while that lock is held.
+#[derive(Default)]
+struct Wakes {
+    writer: bool,
+    shared: usize,
+    private: Vec<usize>,
+}
+
+impl Wakes {
+    fn add(&mut self, target: Target) {
+        match target {
+            Target::Writer => self.writer = true,
+            Target::Shared => self.shared += 1,
+            Target::Private(i) if !self.private.contains(&i) => self.private.push(i),
+            Target::Private(_) | Target::Checkpointer => {}
+        }
+    }
+
+    fn wake(self, sleepers: &Sleepers) {
+        if self.writer {
+            sleepers.writer.unpark();
+        }
+        for i in self.private {
+            sleepers.readers[i].unpark();
+        }
+        if self.shared > 0 {
+            wake_idle(&sleepers.idle, &sleepers.readers, self.shared);
+        }
+    }
+}
+
 pub struct Database {
     settings: Arc<Settings>,
     sqls: SqlRegistry,
     queues: Mutex<Option<Queues>>,
+    sleepers: Sleepers,
     threads: Mutex<Vec<JoinHandle<()>>>,
     writer_counters: Arc<RoleCounters>,
     reader_counters: Vec<Arc<RoleCounters>>,
@@ -76,77 +128,98 @@ impl Database {
 
         let location = Arc::new(OnceLock::new());
         let (writer_tx, writer_rx) = unbounded();
+        let (readers_tx, readers_rx) = unbounded();
+        let (private, private_rx): (Vec<_>, Vec<_>) =
+            (0..reader_count).map(|_| unbounded()).unzip();
+        let queues = Queues {
+            writer: writer_tx,
+            readers: (reader_count > 0).then_some(readers_tx),
+            private,
+            checkpointer: checkpointer.then_some(checkpoint_tx),
+        };
         let writer_in_transaction = Arc::new(AtomicBool::new(false));
         let failure = Arc::new(Failure::default());
-        let mut threads = Vec::with_capacity(1 + reader_count);
-        threads.push(spawn(
-            "offloop-writer".to_string(),
-            settings.thread_nice,
-            {
-                let thread = WriterThread {
+        let idle = Arc::new(IdleReaders::new(reader_count));
+        let mut threads = Vec::with_capacity(2 + reader_count);
+        let started = (|| {
+            threads.push(spawn(
+                "offloop-writer".to_string(),
+                settings.thread_nice,
+                {
+                    let thread = WriterThread {
+                        settings: settings.clone(),
+                        queue: writer_rx,
+                        gate: gate.clone(),
+                        latch: latch.clone(),
+                        counters: writer_counters.clone(),
+                        location: location.clone(),
+                        wal: checkpointer.then(|| (nudge, wal.clone())),
+                        in_transaction: writer_in_transaction.clone(),
+                        failure: failure.clone(),
+                    };
+                    move || thread.run()
+                },
+            )?);
+            let shared_taken = Arc::new(AtomicU64::new(0));
+            for (index, (counters, rx)) in reader_counters.iter().zip(private_rx).enumerate() {
+                let thread = ReaderThread {
+                    index,
                     settings: settings.clone(),
-                    queue: writer_rx,
+                    shared: readers_rx.clone(),
+                    private: rx,
                     gate: gate.clone(),
                     latch: latch.clone(),
-                    counters: writer_counters.clone(),
-                    location: location.clone(),
-                    wal: checkpointer.then(|| (nudge, wal.clone())),
-                    in_transaction: writer_in_transaction.clone(),
+                    counters: counters.clone(),
+                    shared_taken: shared_taken.clone(),
+                    idle: idle.clone(),
                     failure: failure.clone(),
                 };
-                move || thread.run()
-            },
-        )?);
-
-        let (readers_tx, readers_rx) = unbounded();
-        let shared_taken = Arc::new(AtomicU64::new(0));
-        let mut private = Vec::with_capacity(reader_count);
-        for (index, counters) in reader_counters.iter().enumerate() {
-            let (tx, rx) = unbounded();
-            private.push(tx);
-            let thread = ReaderThread {
-                index,
-                settings: settings.clone(),
-                shared: readers_rx.clone(),
-                private: rx,
-                gate: gate.clone(),
-                latch: latch.clone(),
-                counters: counters.clone(),
-                shared_taken: shared_taken.clone(),
-                failure: failure.clone(),
-            };
-            threads.push(spawn(
-                format!("offloop-reader-{index}"),
-                settings.thread_nice,
-                move || thread.run(),
-            )?);
+                threads.push(spawn(
+                    format!("offloop-reader-{index}"),
+                    settings.thread_nice,
+                    move || thread.run(),
+                )?);
+            }
+            if checkpointer {
+                let thread = Checkpointer {
+                    settings: settings.clone(),
+                    control: wal.clone(),
+                    nudges,
+                    requests: checkpoint_rx,
+                    gate: gate.clone(),
+                    latch: latch.clone(),
+                };
+                threads.push(spawn(
+                    "offloop-checkpointer".to_string(),
+                    settings.thread_nice,
+                    move || thread.run(),
+                )?);
+            }
+            Ok(())
+        })();
+        if let Err(error) = started {
+            // The threads already started park on queues whose senders go
+            // now: wake them, and they find the queues closed and exit.
+            drop(queues);
+            for thread in &threads {
+                thread.thread().unpark();
+            }
+            return Err(error);
         }
-
-        if checkpointer {
-            let thread = Checkpointer {
-                settings: settings.clone(),
-                control: wal.clone(),
-                nudges,
-                requests: checkpoint_rx,
-                gate: gate.clone(),
-                latch: latch.clone(),
-            };
-            threads.push(spawn(
-                "offloop-checkpointer".to_string(),
-                settings.thread_nice,
-                move || thread.run(),
-            )?);
-        }
+        let sleepers = Sleepers {
+            writer: threads[0].thread().clone(),
+            readers: threads[1..=reader_count]
+                .iter()
+                .map(|t| t.thread().clone())
+                .collect(),
+            idle,
+        };
 
         Ok(Database {
             settings,
             sqls: SqlRegistry::default(),
-            queues: Mutex::new(Some(Queues {
-                writer: writer_tx,
-                readers: (reader_count > 0).then_some(readers_tx),
-                private,
-                checkpointer: checkpointer.then_some(checkpoint_tx),
-            })),
+            queues: Mutex::new(Some(queues)),
+            sleepers,
             threads: Mutex::new(threads),
             writer_counters,
             reader_counters,
@@ -215,23 +288,46 @@ impl Database {
 
     /// `submit` for a job built by the caller (one that can be cancelled).
     pub fn submit_job(&self, job: Job) {
+        self.submit_jobs(std::iter::once(job));
+    }
+
+    /// Queues several jobs in order, under one lock, then wakes the threads
+    /// that are to run them: a reader per job for the shared queue, as long
+    /// as some are idle, and the writer or a reader once for its own queue.
+    pub fn submit_jobs(&self, jobs: impl IntoIterator<Item = Job>) {
         if let Some(error) = self.failure.error() {
-            job.fail(error);
+            for job in jobs {
+                job.fail(error.clone());
+            }
             return;
         }
-        let queues = self.lock_queues();
-        let Some(queues) = queues.as_ref() else {
-            drop(queues);
-            job.fail(Error::closed());
+        let mut wakes = Wakes::default();
+        let guard = self.lock_queues();
+        let Some(queues) = guard.as_ref() else {
+            drop(guard);
+            for job in jobs {
+                job.fail(Error::closed());
+            }
             return;
         };
+        for job in jobs {
+            let target = self.route_job(queues, &job);
+            if let Some(target) = deliver(queues, target, job) {
+                wakes.add(target);
+            }
+        }
+        drop(guard);
+        wakes.wake(&self.sleepers);
+    }
+
+    fn route_job(&self, queues: &Queues, job: &Job) -> Target {
         let in_transaction = self.writer_in_transaction.load(Ordering::Acquire);
-        let target = match &job.request {
+        match &job.request {
             Request::NextChunk { cursor, .. } | Request::CloseCursor(cursor) => match cursor.role {
-                Role::Reader(i) => &queues.private[i],
+                Role::Reader(i) if i < queues.private.len() => Target::Private(i),
                 // The checkpointer runs no statements, so no cursor names
                 // it; the writer answers that such a cursor is unknown.
-                Role::Writer | Role::Checkpointer => &queues.writer,
+                Role::Reader(_) | Role::Writer | Role::Checkpointer => Target::Writer,
             },
             Request::Run(call)
             | Request::Get(call)
@@ -247,30 +343,19 @@ impl Database {
             | Request::Nest
             | Request::Unnest(_)
             | Request::LoadExtension { .. }
-            | Request::ReadSettings(_) => &queues.writer,
+            | Request::ReadSettings(_) => Target::Writer,
             Request::Scope(pinned) => match (pinned.kind(), &queues.readers) {
-                (ScopeKind::Read, Some(readers)) => readers,
-                _ => &queues.writer,
+                (ScopeKind::Read, Some(_)) => Target::Shared,
+                _ => Target::Writer,
             },
             // With an observer, requested checkpoints run on the writer,
             // where nothing commits during one: a FULL, RESTART or TRUNCATE
             // waits out every reader, the observer's pin included.
-            Request::Checkpoint(_) if self.settings.observer.is_set() => &queues.writer,
+            Request::Checkpoint(_) if self.settings.observer.is_set() => Target::Writer,
             Request::Checkpoint(_) | Request::StopCheckpointer => match &queues.checkpointer {
-                Some(checkpointer) if self.wal.is_active() => checkpointer,
-                _ => &queues.writer,
+                Some(_) if self.wal.is_active() => Target::Checkpointer,
+                _ => Target::Writer,
             },
-        };
-        // A send fails only when the thread is gone. A checkpointer that
-        // stopped after the job was routed leaves checkpoints to the writer;
-        // otherwise the returned job drops and reports the database closed.
-        if let Err(crossbeam_channel::SendError(job)) = target.send(job) {
-            if matches!(
-                job.request,
-                Request::Checkpoint(_) | Request::StopCheckpointer
-            ) {
-                let _ = queues.writer.send(job);
-            }
         }
     }
 
@@ -283,24 +368,23 @@ impl Database {
             done(Err(error));
             return;
         }
-        let queues = self.lock_queues();
-        let Some(queues) = queues.as_ref() else {
-            drop(queues);
+        let guard = self.lock_queues();
+        let Some(queues) = guard.as_ref() else {
+            drop(guard);
             done(Err(Error::closed()));
             return;
         };
-        let mut targets: Vec<(&Sender<Job>, bool)> = vec![(&queues.writer, true)];
-        targets.extend(queues.private.iter().map(|reader| (reader, true)));
-        if let Some(checkpointer) = &queues.checkpointer {
-            if self.wal.is_active() {
-                // Optional: it may stop before it answers.
-                targets.push((checkpointer, false));
-            }
+        let mut targets = vec![(Target::Writer, true)];
+        targets.extend((0..queues.private.len()).map(|i| (Target::Private(i), true)));
+        if queues.checkpointer.is_some() && self.wal.is_active() {
+            // Optional: it may stop before it answers.
+            targets.push((Target::Checkpointer, false));
         }
         let gather = Arc::new(SettingsGather {
             state: Mutex::new((targets.len(), Some(done), Ok(SettingsReport::default()))),
         });
-        for (queue, required) in targets {
+        let mut wakes = Wakes::default();
+        for (target, required) in targets {
             let gather = gather.clone();
             let request = Request::ReadSettings(self.settings.clone());
             let job = Job::new(
@@ -308,8 +392,12 @@ impl Database {
                 Box::new(move |result| gather.arrive(result, required)),
             );
             // A failed send drops the job, which completes as closed.
-            let _ = queue.send(job);
+            if let Some(target) = deliver(queues, target, job) {
+                wakes.add(target);
+            }
         }
+        drop(guard);
+        wakes.wake(&self.sleepers);
     }
 
     /// Opens a scope: a write transaction (its BEGIN is queued on
@@ -346,7 +434,7 @@ impl Database {
     /// its own thread, joins the threads, then calls `done`. A second call
     /// finds nothing to stop and completes at once.
     pub fn close(&self, done: Done) {
-        drop(self.lock_queues().take());
+        self.stop_taking_jobs();
         let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
         if threads.is_empty() {
             done(Ok(Outcome::Done));
@@ -380,6 +468,16 @@ impl Database {
         }
     }
 
+    /// Drops the queues' senders and wakes every parked thread, which finds
+    /// its queues closed once they are empty, and exits.
+    fn stop_taking_jobs(&self) {
+        drop(self.lock_queues().take());
+        self.sleepers.writer.unpark();
+        for reader in &self.sleepers.readers {
+            reader.unpark();
+        }
+    }
+
     pub fn stats(&self) -> Stats {
         let queues = self.lock_queues();
         let writer_queued = queues.as_ref().map_or(0, |q| q.writer.len());
@@ -403,10 +501,33 @@ impl Database {
 
 /// Read-only statements go to the readers, unless the writer is inside a
 /// transaction: its uncommitted writes are visible on its connection only.
-fn route(queues: &Queues, route: Route, writer_in_transaction: bool) -> &Sender<Job> {
+fn route(queues: &Queues, route: Route, writer_in_transaction: bool) -> Target {
     match (route, &queues.readers) {
-        (Route::Reader, Some(readers)) if !writer_in_transaction => readers,
-        _ => &queues.writer,
+        (Route::Reader, Some(_)) if !writer_in_transaction => Target::Shared,
+        _ => Target::Writer,
+    }
+}
+
+/// Sends `job` to `target`; returns the target whose thread needs waking,
+/// `None` when the job did not go anywhere (it then completes as closed).
+/// A checkpointer that stopped after the job was routed leaves checkpoints
+/// to the writer.
+fn deliver(queues: &Queues, target: Target, job: Job) -> Option<Target> {
+    let sender = match target {
+        Target::Writer => &queues.writer,
+        Target::Shared => queues.readers.as_ref()?,
+        Target::Private(i) => &queues.private[i],
+        Target::Checkpointer => queues.checkpointer.as_ref()?,
+    };
+    match sender.send(job) {
+        Ok(()) => Some(target),
+        Err(crossbeam_channel::SendError(job)) => {
+            let fallback = matches!(
+                job.request,
+                Request::Checkpoint(_) | Request::StopCheckpointer
+            );
+            (fallback && queues.writer.send(job).is_ok()).then_some(Target::Writer)
+        }
     }
 }
 
@@ -483,6 +604,6 @@ impl Drop for Database {
     /// senders go, each thread finishes its queue, closes its connection and
     /// exits on its own. Nothing here waits or touches a file.
     fn drop(&mut self) {
-        drop(self.lock_queues().take());
+        self.stop_taking_jobs();
     }
 }

@@ -13,7 +13,10 @@
 //! callback, called exactly once on the thread that ran it; a job dropped
 //! unrun (its database closed) completes with `ERR_INVALID_STATE`. Nothing in
 //! this crate blocks the caller's thread: `close` joins on a thread of its
-//! own.
+//! own. The writer and the readers park while their queues are empty and the
+//! caller unparks the thread a job is for after sending it, holding no lock
+//! (see `wake`), so handing over a job costs the sleeping thread's one
+//! wake-up and nothing more.
 
 mod cache;
 mod cancel;
@@ -42,6 +45,7 @@ mod statement;
 mod statement_text;
 mod stats;
 mod value;
+mod wake;
 mod wal;
 mod worker;
 mod writer;
@@ -70,6 +74,7 @@ pub use sql::{Route, Sql};
 pub use statement_text::first_statement;
 pub use stats::{RoleStats, Stats};
 pub use value::{BindOptions, Params, RowSet, Value};
+pub use wake::recv_parked;
 pub use wal::{CheckpointMode, CheckpointStats};
 
 /// The version of the bundled SQLite.

@@ -1,13 +1,14 @@
 //! A reader thread: one read-only connection serving the shared reader queue,
-//! plus a private queue for the cursors it holds open. If its loop dies, a
-//! fresh connection takes its place on the same queues.
+//! plus a private queue for the cursors it holds open. It sleeps parked
+//! (see `wake`) while both are empty. If its loop dies, a fresh connection
+//! takes its place on the same queues.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crossbeam_channel::{select, Receiver, RecvTimeoutError};
+use crossbeam_channel::{Receiver, RecvTimeoutError};
 
 use crate::connection::open_reader;
 use crate::executor::Executor;
@@ -18,6 +19,7 @@ use crate::latch::{OpenLatch, WriterGate};
 use crate::role::Role;
 use crate::settings::Settings;
 use crate::stats::RoleCounters;
+use crate::wake::{recv_or_idle, recv_parked_timeout, IdleReaders, Taken};
 use crate::worker::run_job;
 
 /// How long a reader pinned by an open cursor waits on its own queue before
@@ -41,6 +43,8 @@ pub struct ReaderThread {
     pub shared_taken: Arc<AtomicU64>,
     /// Set when the writer dies: every job is refused from then on.
     pub failure: Arc<Failure>,
+    /// Where this reader says it is parked with nothing to do.
+    pub idle: Arc<IdleReaders>,
 }
 
 impl ReaderThread {
@@ -48,17 +52,8 @@ impl ReaderThread {
         if let Err(error) = self.gate.wait() {
             // The writer could not open: every job this reader would have
             // run reports why, until the database is closed.
-            loop {
-                select! {
-                    recv(self.private) -> job => match job {
-                        Ok(job) => job.fail(error.clone()),
-                        Err(_) => break,
-                    },
-                    recv(self.shared) -> job => match job {
-                        Ok(job) => job.fail(error.clone()),
-                        Err(_) => break,
-                    },
-                }
+            while let Some(Taken::Private(job) | Taken::Shared(job)) = self.next_idle() {
+                job.fail(error.clone());
             }
             return;
         }
@@ -112,7 +107,7 @@ impl ReaderThread {
                 // A connection with an open statement keeps its snapshot, and
                 // a new query would read that old snapshot: serve only the
                 // cursors' own queue while any is open.
-                match self.private.recv_timeout(PINNED_POLL) {
+                match recv_parked_timeout(&self.private, PINNED_POLL) {
                     Ok(job) => Some(job),
                     Err(RecvTimeoutError::Timeout) => {
                         let taken = self.shared_taken.load(Ordering::Relaxed);
@@ -128,12 +123,13 @@ impl ReaderThread {
                     Err(RecvTimeoutError::Disconnected) => None,
                 }
             } else {
-                select! {
-                    recv(self.private) -> job => job.ok(),
-                    recv(self.shared) -> job => {
+                match self.next_idle() {
+                    Some(Taken::Private(job)) => Some(job),
+                    Some(Taken::Shared(job)) => {
                         self.shared_taken.fetch_add(1, Ordering::Relaxed);
-                        job.ok()
+                        Some(job)
                     }
+                    None => None,
                 }
             };
             match next {
@@ -164,5 +160,11 @@ impl ReaderThread {
             Some(error) => job.fail(error),
             None => run_job(executor, job, &self.counters),
         }
+    }
+
+    /// The next job of either queue, parked and marked idle while there is
+    /// none.
+    fn next_idle(&self) -> Option<Taken<Job>> {
+        recv_or_idle(&self.private, &self.shared, &self.idle, self.index)
     }
 }

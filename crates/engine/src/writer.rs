@@ -1,6 +1,7 @@
 //! The writer thread: owns the one read-write connection and runs its queue
-//! in arrival order. Shutdown is the queue's senders all dropping. If the
-//! loop itself dies, the database fails closed (see `failure`).
+//! in arrival order, parked (see `wake`) while it is empty. Shutdown is the
+//! queue's senders all dropping. If the loop itself dies, the database
+//! fails closed (see `failure`).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,6 +19,7 @@ use crate::observer::CheckpointWrites;
 use crate::role::Role;
 use crate::settings::Settings;
 use crate::stats::RoleCounters;
+use crate::wake::recv_parked;
 use crate::wal::{Nudge, WalControl};
 use crate::worker::{panic_detail, run_job_then};
 use crate::writer_wal::WriterWal;
@@ -48,7 +50,7 @@ impl WriterThread {
             Err(error) => {
                 self.gate.open(Err(error.clone()));
                 self.latch.arrive(Err(error.clone()));
-                for job in self.queue.iter() {
+                while let Some(job) = recv_parked(&self.queue) {
                     job.fail(error.clone());
                 }
                 return;
@@ -85,7 +87,7 @@ impl WriterThread {
         // that escapes them (in the loop itself), which leaves the
         // connection in an unknown state.
         let served = catch_unwind(AssertUnwindSafe(|| {
-            for job in self.queue.iter() {
+            while let Some(job) = recv_parked(&self.queue) {
                 faults::panic_point(Site::Writer);
                 // An open statement keeps the connection inside a read of its
                 // own: the cursor would mix this job's writes into the rows it
@@ -128,7 +130,7 @@ impl WriterThread {
                 self.failure.fail(error.clone());
                 self.in_transaction.store(false, Ordering::Release);
                 drop(executor);
-                for job in self.queue.iter() {
+                while let Some(job) = recv_parked(&self.queue) {
                     job.fail(error.clone());
                 }
             }

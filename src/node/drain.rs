@@ -1,0 +1,288 @@
+//! The JS thread's end of the completion path, one per JS environment (the
+//! main thread and each worker): the environment's completion queue and its
+//! `Signal`, the drain that hands every queued completion to lib/calls.js in
+//! one call, keep-alive, and teardown.
+//!
+//! The drain runs in the signal's libuv callback inside a Node-API callback
+//! scope, as a thread-safe function's call would: promise continuations and
+//! `process.nextTick` callbacks run when the scope closes, before the loop
+//! goes on. The completions arrive as the drain function's argument.
+//!
+//! Keep-alive: the signal's handle is referenced while replies are
+//! outstanding (made on this thread by `expect_reply`, not yet drained), so a
+//! pending call keeps the loop alive and an idle database does not. The count
+//! lives on this thread alone and is checked once a drain and its
+//! continuations are done: a lone awaited call, whose continuation makes
+//! the next call, leaves the handle referenced and costs no ref/unref.
+//!
+//! Teardown: an async cleanup hook closes the handle and tells Node when
+//! libuv is done with it (Node runs the loop until then), so a worker's loop
+//! closes with nothing of ours left in it.
+
+use std::cell::{Cell, RefCell};
+use std::ffi::c_void;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use napi::{sys, Error, Result, Status};
+
+use super::completion::{Completion, CompletionQueue, Reply};
+use super::js::{check, Cx, Js};
+use super::outcome::completions_to_js;
+use super::packer;
+use super::signal::Signal;
+use super::uv;
+
+/// This environment's side of the completion path.
+struct Environment {
+    env: sys::napi_env,
+    queue: Arc<CompletionQueue>,
+    /// lib/calls.js's `drain(batch)`.
+    drain: sys::napi_ref,
+    /// The async context drains run in (what async_hooks see).
+    context: sys::napi_async_context,
+    /// Replies made and not yet drained.
+    outstanding: Cell<usize>,
+    /// Whether the signal's handle is referenced.
+    referenced: Cell<bool>,
+}
+
+thread_local! {
+    static ENVIRONMENT: RefCell<Option<Rc<Environment>>> = const { RefCell::new(None) };
+}
+
+fn current() -> Option<Rc<Environment>> {
+    ENVIRONMENT.with(|e| e.borrow().clone())
+}
+
+/// This environment's completion queue, once `init` has run.
+pub fn queue() -> Option<Arc<CompletionQueue>> {
+    current().map(|e| e.queue.clone())
+}
+
+/// Makes the reply for one job of this environment. While any is
+/// outstanding the event loop stays alive. JS thread.
+pub fn expect_reply(queue: &Arc<CompletionQueue>, id: f64, flags: u32) -> Reply {
+    if let Some(e) = current() {
+        if e.outstanding.get() == 0 && !e.referenced.get() {
+            e.queue.signal.set_referenced(true);
+            e.referenced.set(true);
+        }
+        e.outstanding.set(e.outstanding.get() + 1);
+    }
+    Reply::new(queue.clone(), id, flags)
+}
+
+/// Sets up this environment's completion path: `drain` (a JS function)
+/// is called with each batch. `pack` and `join` build the arrays
+/// completions are handed over in (see `packer`). A second call in the same
+/// environment does nothing.
+pub fn init(cx: Cx, drain: Js, pack: Js, join: Js) -> Result<()> {
+    if current().is_some() {
+        return Ok(());
+    }
+    packer::init(cx, pack, join)?;
+    let mut drain_ref = ptr::null_mut();
+    // SAFETY: live env and a value of this call; Node writes the reference.
+    check(unsafe { sys::napi_create_reference(cx.0, drain.0, 1, &mut drain_ref) })?;
+    let mut context = ptr::null_mut();
+    let name = cx.string("offloop")?;
+    // SAFETY: live env; a null resource makes Node create (and hold) one.
+    check(unsafe { sys::napi_async_init(cx.0, ptr::null_mut(), name.0, &mut context) })?;
+    let signal = Signal::open(cx.0, on_signal)?;
+    let mut hook = ptr::null_mut();
+    // SAFETY: a plain function with a null argument, removed by
+    // `on_teardown` once the handle is closed.
+    let added = check(unsafe {
+        sys::napi_add_async_cleanup_hook(cx.0, Some(on_teardown), ptr::null_mut(), &mut hook)
+    });
+    if let Err(error) = added {
+        // Nothing would close the handle at teardown, and a loop cannot
+        // close with it open.
+        signal.close(Box::new(|| {}));
+        return Err(error);
+    }
+    let environment = Environment {
+        env: cx.0,
+        queue: Arc::new(CompletionQueue::new(signal)),
+        drain: drain_ref,
+        context,
+        outstanding: Cell::new(0),
+        referenced: Cell::new(false),
+    };
+    ENVIRONMENT.with(|e| *e.borrow_mut() = Some(Rc::new(environment)));
+    Ok(())
+}
+
+/// The signal's callback, on the JS thread.
+unsafe extern "C" fn on_signal(_handle: uv::Handle) {
+    // A panic must not unwind into libuv; the completions it held are lost
+    // with it, which only a bug in this file could cause.
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        if let Some(e) = current() {
+            e.deliver();
+        }
+    }));
+}
+
+impl Environment {
+    fn deliver(&self) {
+        let batch = self.queue.take();
+        if !batch.is_empty() {
+            self.outstanding
+                .set(self.outstanding.get().saturating_sub(batch.len()));
+            // An error here means JS cannot run (the environment is going
+            // away): nobody is left to settle.
+            let _ = self.call_drain(batch);
+        }
+        if self.outstanding.get() == 0 && self.referenced.get() {
+            self.queue.signal.set_referenced(false);
+            self.referenced.set(false);
+        }
+    }
+
+    /// Calls `drain(batch)` inside a handle scope and a callback scope.
+    /// Whatever fails, no exception is left pending on the environment: a
+    /// pending one would make every later Node-API call of this addon fail,
+    /// napi-rs's own teardown included (which then aborts the process).
+    fn call_drain(&self, batch: Vec<Completion>) -> Result<()> {
+        let cx = Cx(self.env);
+        let _handles = HandleScope::open(cx)?;
+        let scope = CallbackScope::open(cx, self.context)?;
+        let called = self.call_drain_in_scope(cx, batch);
+        report_exception(cx);
+        drop(scope);
+        called
+    }
+
+    fn call_drain_in_scope(&self, cx: Cx, batch: Vec<Completion>) -> Result<()> {
+        let batch = completions_to_js(cx, batch)?;
+        let mut drain = ptr::null_mut();
+        // SAFETY: the reference was made in this environment by `init` and
+        // lives as long as it.
+        check(unsafe { sys::napi_get_reference_value(cx.0, self.drain, &mut drain) })?;
+        let receiver = cx.undefined()?;
+        // SAFETY: live env, a function and one argument of this scope.
+        check(unsafe {
+            sys::napi_call_function(cx.0, receiver.0, drain, 1, &batch.0, ptr::null_mut())
+        })
+    }
+}
+
+/// Takes the exception a failed call left pending, if any. One thrown by
+/// running JS becomes an uncaught exception, as one thrown from any other
+/// event-loop callback; one that only says JS cannot run any more (a worker
+/// being terminated, an environment tearing down) is dropped, as Node drops
+/// it for its own callbacks. A trivial call tells the two apart.
+fn report_exception(cx: Cx) {
+    let mut pending = false;
+    // SAFETY: live env on its JS thread, inside a handle scope (the value
+    // taken is a handle).
+    unsafe { sys::napi_is_exception_pending(cx.0, &mut pending) };
+    if !pending {
+        return;
+    }
+    let mut error = ptr::null_mut();
+    // SAFETY: as above; an exception is pending.
+    unsafe { sys::napi_get_and_clear_last_exception(cx.0, &mut error) };
+    if js_can_run(cx) {
+        // SAFETY: live env, and the error value taken just above.
+        unsafe { sys::napi_fatal_exception(cx.0, error) };
+    }
+}
+
+/// Whether JS runs now: calls `pack` with no arguments, and clears what
+/// that call left pending if it could not run.
+fn js_can_run(cx: Cx) -> bool {
+    if packer::packers(cx)
+        .and_then(|(pack, _)| cx.call(pack, &[]))
+        .is_ok()
+    {
+        return true;
+    }
+    let mut pending = false;
+    let mut ignored = ptr::null_mut();
+    // SAFETY: live env on its JS thread, inside a handle scope.
+    unsafe {
+        sys::napi_is_exception_pending(cx.0, &mut pending);
+        if pending {
+            sys::napi_get_and_clear_last_exception(cx.0, &mut ignored);
+        }
+    }
+    false
+}
+
+/// A Node-API handle scope, closed on drop.
+struct HandleScope(Cx, sys::napi_handle_scope);
+
+impl HandleScope {
+    fn open(cx: Cx) -> Result<HandleScope> {
+        let mut scope = ptr::null_mut();
+        // SAFETY: live env on its JS thread.
+        check(unsafe { sys::napi_open_handle_scope(cx.0, &mut scope) })?;
+        Ok(HandleScope(cx, scope))
+    }
+}
+
+impl Drop for HandleScope {
+    fn drop(&mut self) {
+        // SAFETY: the scope opened by `open`, closed once, innermost (the
+        // callback scope inside it is dropped first).
+        unsafe { sys::napi_close_handle_scope(self.0 .0, self.1) };
+    }
+}
+
+/// A Node-API callback scope: closing it runs the microtask queue and
+/// `process.nextTick` callbacks.
+struct CallbackScope(Cx, sys::napi_callback_scope);
+
+impl CallbackScope {
+    fn open(cx: Cx, context: sys::napi_async_context) -> Result<CallbackScope> {
+        let mut scope = ptr::null_mut();
+        // SAFETY: live env and its async context; the resource argument is
+        // ignored by Node (the context carries its own).
+        check(unsafe {
+            sys::napi_open_callback_scope(cx.0, ptr::null_mut(), context, &mut scope)
+        })?;
+        if scope.is_null() {
+            return Err(Error::new(Status::GenericFailure, "no callback scope"));
+        }
+        Ok(CallbackScope(cx, scope))
+    }
+}
+
+impl Drop for CallbackScope {
+    fn drop(&mut self) {
+        // SAFETY: the scope opened by `open`, closed once.
+        unsafe { sys::napi_close_callback_scope(self.0 .0, self.1) };
+    }
+}
+
+/// The environment is ending: forget its state, and close the signal's
+/// handle; Node waits (running the loop) until `napi_remove_async_cleanup_hook`
+/// says libuv is done with it.
+unsafe extern "C" fn on_teardown(hook: sys::napi_async_cleanup_hook_handle, _arg: *mut c_void) {
+    let environment = catch_unwind(|| {
+        packer::forget_environment();
+        ENVIRONMENT.with(|e| e.borrow_mut().take())
+    })
+    .ok()
+    .flatten();
+    let Some(environment) = environment else {
+        // SAFETY: the handle Node passed to this hook, removed once.
+        unsafe { sys::napi_remove_async_cleanup_hook(hook) };
+        return;
+    };
+    // SAFETY: live env (teardown has not freed it); the context was made by
+    // `init` and is destroyed once, here.
+    unsafe { sys::napi_async_destroy(environment.env, environment.context) };
+    // SQLite threads may still push (and fire) until their databases close:
+    // they keep the queue, whose signal now does nothing.
+    environment.queue.signal.close(Box::new(move || {
+        // SAFETY: the handle Node passed to this hook, removed once, after
+        // libuv closed the signal's handle.
+        unsafe { sys::napi_remove_async_cleanup_hook(hook) };
+    }));
+}
