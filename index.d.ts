@@ -270,6 +270,21 @@ export declare class SQLTagStore {
 /** node:sqlite's constants: changeset conflict and authorizer codes. */
 export declare const constants: Readonly<Record<string, number>>;
 
+/** `backup()`'s options; the defaults are node:sqlite's. */
+export interface BackupOptions {
+  /** The schema copied from. Default 'main'. */
+  source?: string;
+  /** The schema copied into. Default 'main'. */
+  target?: string;
+  /** Pages copied per step. Default 100. */
+  rate?: number;
+  /** Called between steps with the source's page count and the pages left. */
+  progress?: (progress: { totalPages: number; remainingPages: number }) => void;
+}
+
+/** node:sqlite's `backup()`: `sourceDb.backup(path, options)`. */
+export declare function backup(sourceDb: Database, path: string | Uint8Array | URL, options?: BackupOptions): Promise<number>;
+
 export declare class Database {
   constructor(path: string | Uint8Array | URL, options?: DatabaseOptions);
   static open(path: string | Uint8Array | URL, options?: DatabaseOptions): Promise<Database>;
@@ -305,6 +320,8 @@ export declare class Database {
   read<T>(fn: (snapshot: ReadSnapshot) => Promise<T> | T): Promise<T>;
   checkpoint(mode?: CheckpointMode | Lowercase<CheckpointMode>): Promise<CheckpointResult>;
   stopCheckpointer(): Promise<void>;
+  /** Copies the database into `path` on a thread of its own; resolves to the page count. */
+  backup(path: string | Uint8Array | URL, options?: BackupOptions): Promise<number>;
   stats(): DatabaseStats;
   /** Every connection's settings, read back now on its own thread. */
   settings(): Promise<DatabaseSettings>;

@@ -6,6 +6,7 @@ const { native, track, forget } = require('./calls.js');
 const protocol = require('./protocol.js');
 const { Core, OPENING, OPEN, CLOSING, CLOSED, send } = require('./core.js');
 const { argType, nodeError, notOpen } = require('./errors.js');
+const { readBackup, startBackup } = require('./backup.js');
 const { readCallOptions, readOptions, readPath } = require('./options.js');
 const { decodeBatch, decodeCheckpoint } = require('./rows.js');
 const { defineAggregate, defineFunction } = require('./functions.js');
@@ -348,6 +349,20 @@ class Database {
   }
 
   /**
+   * Copies the database into `path` with SQLite's online backup, on a
+   * thread of its own with its own connection: writes and reads go on
+   * meanwhile. Resolves to the number of pages copied. `options`: `source`
+   * and `target` schema names ('main'), `rate` pages per step (100) and
+   * `progress({ totalPages, remainingPages })`, called between steps.
+   */
+  backup(path, options) {
+    if (this.#core.closing) throw notOpen();
+    const request = readBackup(path, options);
+    if (this.#core.state === OPENING) return this.ready.then(() => this.backup(path, options));
+    return startBackup(this.#core, request);
+  }
+
+  /**
    * Stops the checkpointer thread, as if it had failed: SQLite's automatic
    * checkpoint on the writer takes over (`wal_autocheckpoint` 1000) and
    * `stats().checkpoint.active` turns false.
@@ -412,4 +427,10 @@ class Database {
   }
 }
 
-module.exports = { Database };
+/** node:sqlite's module function: `sourceDb.backup(path, options)`. */
+function backup(sourceDb, path, options) {
+  if (!(sourceDb instanceof Database)) throw argType('sourceDb', 'an instance of Database');
+  return sourceDb.backup(path, options);
+}
+
+module.exports = { Database, backup };

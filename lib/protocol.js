@@ -12,10 +12,11 @@ const call = Object.freeze({ RUN: 0, GET: 1, ALL: 2, ITERATE: 3, COLUMNS: 4, EXP
 /**
  * The kind of each record in a drain's flat array; every record starts
  * `id, kind`, then: FAILED `error`; VALUE `payload`; RUN `changes,
- * lastInsertRowid`; ROWS `columns, n, v1 … vn`. A batch's flat array holds
+ * lastInsertRowid`; ROWS `columns, n, v1 … vn`; PROGRESS `totalPages,
+ * remainingPages` (a backup's step; its call is still pending). A batch's flat array holds
  * RUN and ROWS records without the id.
  */
-const record = Object.freeze({ FAILED: 0, VALUE: 1, RUN: 2, ROWS: 3 });
+const record = Object.freeze({ FAILED: 0, VALUE: 1, RUN: 2, ROWS: 3, PROGRESS: 4 });
 
 /** Bits of a call's `flags`. */
 const flag = Object.freeze({ READ_BIG_INTS: 1, ALLOW_BARE_NAMED: 4, ALLOW_UNKNOWN_NAMED: 8 });

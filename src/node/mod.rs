@@ -1,6 +1,7 @@
 //! The Node boundary: converts JS calls into engine requests and engine
 //! results into JS values. It knows nothing of how threads are scheduled.
 
+mod backup;
 mod changes;
 mod completion;
 mod database;
@@ -26,6 +27,7 @@ use napi_derive::napi;
 
 use js::{Cx, Js};
 
+pub use backup::{backup, stop_backup};
 pub use changes::{limit_defaults, load_extension, set_defensive, set_limit};
 pub use database::NativeDatabase;
 pub use faults::{fault_injection, fault_io, fault_io_bits, fault_io_injected, fault_panic};

@@ -13,7 +13,7 @@ use crate::settings::{self, ConnectionSettings, Key, SettingValue, Settings};
 /// Opens a connection. rusqlite appends the path to SQLite's "unable to open
 /// database file"; the message is SQLite's own again here, as node:sqlite
 /// reports it (the path is the caller's already).
-fn open(path: &str, flags: OpenFlags) -> Result<Connection> {
+pub(crate) fn open(path: &str, flags: OpenFlags) -> Result<Connection> {
     Connection::open_with_flags(path, flags).map_err(|e| match Error::from(e) {
         Error::Sqlite { code, message } => {
             let suffix = format!(": {path}");
@@ -28,7 +28,7 @@ fn open(path: &str, flags: OpenFlags) -> Result<Connection> {
 
 /// A URI filename's `mode=rw`/`rwc` would be less restrictive than a
 /// reader's read-only flags, which SQLite refuses; readers ask for `ro`.
-fn read_only_uri(path: &str) -> String {
+pub(crate) fn read_only_uri(path: &str) -> String {
     let Some((base, query)) = path.split_once('?').filter(|_| path.starts_with("file:")) else {
         return path.to_string();
     };
@@ -42,7 +42,7 @@ fn read_only_uri(path: &str) -> String {
     format!("{base}?{}", query.join("&"))
 }
 
-fn base_flags() -> OpenFlags {
+pub(crate) fn base_flags() -> OpenFlags {
     // NO_MUTEX: each connection is used by exactly one thread.
     OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX
 }

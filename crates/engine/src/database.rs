@@ -10,12 +10,13 @@ use std::time::Duration;
 
 use crossbeam_channel::{unbounded, Sender};
 
+use crate::backup::{self, BackupRequest, Progress};
 use crate::changes::Change;
 use crate::checkpointer::Checkpointer;
 use crate::error::{Error, Result};
 use crate::failure::Failure;
 use crate::functions::FunctionDefinition;
-use crate::job::{Done, Job, Outcome, Request};
+use crate::job::{complete, Done, Job, Outcome, Request};
 use crate::latch::{OpenLatch, WriterGate};
 use crate::reader::ReaderThread;
 use crate::role::Role;
@@ -171,6 +172,25 @@ impl Database {
     /// next job it runs; in force for every job queued after this returns.
     pub fn change(&self, change: Change) {
         self.settings.changes.push(change)
+    }
+
+    /// Copies the database into `request.target_path` on a thread of its
+    /// own (see `backup.rs`); `done` hears the page count. Refused when the
+    /// database is closed or its writer died.
+    pub fn backup(
+        &self,
+        request: BackupRequest,
+        progress: Progress,
+        stop: Arc<AtomicBool>,
+        done: Done,
+    ) {
+        if let Some(error) = self.failure.error() {
+            return complete(done, Err(error));
+        }
+        if !self.is_open() {
+            return complete(done, Err(Error::closed()));
+        }
+        backup::start(&self.settings, request, progress, stop, done);
     }
 
     /// The shared handle for a SQL text, carrying its learned route.

@@ -129,6 +129,14 @@ pub enum Outcome {
     /// (with what differs from the request) and `db.settings()`; a single
     /// thread answers `ReadSettings` with its own connection's.
     Settings(Box<SettingsReport>),
+    /// A backup finished: the source's page count.
+    Pages(u64),
+    /// A backup copied a step and has pages left: not the end of its job
+    /// (its completion may be called with these before its outcome).
+    Progress {
+        total_pages: u64,
+        remaining_pages: u64,
+    },
     /// Each statement's outcome, up to the one that failed (if any), whose
     /// index and error are given; a failed batch was rolled back.
     Batch {

@@ -15,6 +15,7 @@
 //! this crate blocks the caller's thread: `close` joins on a thread of its
 //! own.
 
+mod backup;
 mod cache;
 mod cancel;
 mod changes;
@@ -46,6 +47,7 @@ mod worker;
 mod writer;
 mod writer_wal;
 
+pub use backup::{BackupRequest, Progress};
 pub use cancel::{CancelToken, Cancelled};
 pub use changes::{limit_defaults, Change, Changes};
 pub use codes::result_code_name;
