@@ -285,6 +285,32 @@ export interface BackupOptions {
 /** node:sqlite's `backup()`: `sourceDb.backup(path, options)`. */
 export declare function backup(sourceDb: Database, path: string | Uint8Array | URL, options?: BackupOptions): Promise<number>;
 
+/** Records the writer's changes; made by `db.createSession()`. */
+export declare class Session {
+  private constructor();
+  /** The changes recorded so far, as a changeset. */
+  changeset(): Promise<Uint8Array>;
+  /** The changes recorded so far, as a patchset. */
+  patchset(): Promise<Uint8Array>;
+  close(): Promise<void>;
+  /** Queues close() without waiting for it. */
+  [Symbol.dispose](): void;
+}
+
+export interface CreateSessionOptions {
+  /** Record only this table. Default: every table. */
+  table?: string;
+  /** The schema. Default 'main'. */
+  db?: string;
+}
+
+export interface ApplyChangesetOptions {
+  /** Whether the changes to `tableName` apply. Default: every table's do. */
+  filter?: (tableName: string) => unknown;
+  /** SQLITE_CHANGESET_OMIT, _REPLACE or _ABORT for a conflict of `kind`. Default: abort. */
+  onConflict?: (kind: number) => number;
+}
+
 export declare class Database {
   constructor(path: string | Uint8Array | URL, options?: DatabaseOptions);
   static open(path: string | Uint8Array | URL, options?: DatabaseOptions): Promise<Database>;
@@ -310,6 +336,10 @@ export declare class Database {
   function(name: string, options: FunctionOptions, fn: (...args: SQLOutputValue[]) => SQLFunctionResult): void;
   /** Defines an aggregate (a window function with `inverse`) on every connection. */
   aggregate<T>(name: string, options: AggregateOptions<T>): void;
+  /** Starts recording the changes the writer makes from now on. */
+  createSession(options?: CreateSessionOptions): Session;
+  /** Applies a changeset on the writer; false when a conflict aborted it. */
+  applyChangeset(changeset: Uint8Array, options?: ApplyChangesetOptions): Promise<boolean>;
   /** Statements made from tagged templates (default capacity 1000). */
   createTagStore(maxSize?: number): SQLTagStore;
   exec(sql: string, options?: CallOptions): Promise<void>;

@@ -7,6 +7,7 @@ const protocol = require('./protocol.js');
 const { Core, OPENING, OPEN, CLOSING, CLOSED, send } = require('./core.js');
 const { argType, nodeError, notOpen } = require('./errors.js');
 const { readBackup, startBackup } = require('./backup.js');
+const { applyChangeset, createSession } = require('./session.js');
 const { readCallOptions, readOptions, readPath } = require('./options.js');
 const { decodeBatch, decodeCheckpoint } = require('./rows.js');
 const { defineAggregate, defineFunction } = require('./functions.js');
@@ -267,6 +268,25 @@ class Database {
     if (this.#core.closing) throw notOpen();
     const core = this.#core;
     return new SQLTagStore(this, () => core.closing, maxSize);
+  }
+
+  /**
+   * Starts a session recording the changes made through the writer to
+   * `options.table` (every table by default) of schema `options.db`
+   * ('main'). Changes made after this call are recorded.
+   */
+  createSession(options) {
+    if (this.#core.closing) throw notOpen();
+    return createSession(this.#core, options);
+  }
+
+  /**
+   * Applies a changeset on the writer; resolves to true, or false when a
+   * conflict aborted it. `options`: `filter(table)` and `onConflict(kind)`,
+   * called on this thread while the writer waits.
+   */
+  applyChangeset(changeset, options) {
+    return applyChangeset(this.#core, changeset, options);
   }
 
   /** Creates a statement. Nothing is prepared until its first call. */

@@ -27,6 +27,9 @@ const scope = Object.freeze({ READ: 0, DEFERRED: 1, IMMEDIATE: 2, EXCLUSIVE: 3 }
 /** `db.checkpoint(mode)`'s modes. */
 const checkpoint = Object.freeze({ PASSIVE: 0, FULL: 1, RESTART: 2, TRUNCATE: 3 });
 
+/** A session's calls (`native.sessionCall`). */
+const session = Object.freeze({ CHANGESET: 0, PATCHSET: 1, CLOSE: 2 });
+
 /** What `native.cancel(id)` reports. */
 const cancel = Object.freeze({ TOO_LATE: 0, BEFORE_START: 1, WHILE_RUNNING: 2 });
 
@@ -52,4 +55,4 @@ const limit = Object.freeze({
 /** Positions in an error tuple. */
 const error = Object.freeze({ CODE: 0, MESSAGE: 1, ERRCODE: 2, ERRSTR: 3, SQLITE_CODE: 4, BATCH_INDEX: 5 });
 
-module.exports = { call, record, flag, scope, checkpoint, cancel, role, limit, error };
+module.exports = { call, record, flag, scope, checkpoint, session, cancel, role, limit, error };

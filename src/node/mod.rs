@@ -16,6 +16,7 @@ mod outcome;
 mod packer;
 mod params;
 mod protocol;
+mod session;
 mod settings;
 mod spread;
 mod stats;
@@ -34,6 +35,7 @@ pub use faults::{fault_injection, fault_io, fault_io_bits, fault_io_injected, fa
 pub use functions::{define_aggregate, define_function};
 pub use open::defaults;
 pub use protocol::protocol;
+pub use session::{apply_changeset, create_session, session_call};
 pub use settings::compile_options;
 pub use spread::spread_functions;
 pub use status::in_transaction;

@@ -74,6 +74,12 @@ wire! {
         RESTART = 2,
         TRUNCATE = 3,
     }
+    /// A session's calls (`session_call`).
+    session: u32 {
+        CHANGESET = 0,
+        PATCHSET = 1,
+        CLOSE = 2,
+    }
     /// What `NativeDatabase::cancel` reports.
     cancel: u32 {
         /// The call finished before the cancel, or is unknown: its result

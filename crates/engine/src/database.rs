@@ -259,6 +259,8 @@ impl Database {
             | Request::Nest
             | Request::Unnest(_)
             | Request::LoadExtension { .. }
+            | Request::Session(_)
+            | Request::ApplyChangeset { .. }
             | Request::ReadSettings(_) => &queues.writer,
             Request::Scope(pinned) => match (pinned.kind(), &queues.readers) {
                 (ScopeKind::Read, Some(readers)) => readers,

@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::functions::{Registered, Registrations};
 use crate::job::{Call, ColumnInfo, CursorRef, Outcome, Request};
 use crate::role::Role;
+use crate::session::{self, Sessions};
 use crate::settings::{self, SettingsReport};
 use crate::snapshot;
 use crate::sql::Sql;
@@ -41,6 +42,9 @@ pub struct Executor {
     /// Set while a read snapshot holds this session: its statements are
     /// judged by `snapshot::refusal` before they run (always on a reader).
     snapshot: bool,
+    /// Writer only: the sessions recording its changes (deleted before
+    /// the connection closes, as SQLite requires).
+    sessions: Sessions,
     conn: Connection,
 }
 
@@ -78,6 +82,7 @@ impl Executor {
             registered: Registered::new(registrations),
             changes: Applied::new(changes),
             snapshot: false,
+            sessions: Sessions::default(),
             conn,
         }
     }
@@ -172,6 +177,19 @@ impl Executor {
                 self.apply_change(&change)?;
                 self.changes.push_applied(change);
                 Ok(Outcome::Done)
+            }
+            Request::Session(request) => {
+                let handle = self.handle();
+                self.sessions.run(handle, request)
+            }
+            Request::ApplyChangeset {
+                changeset,
+                handlers,
+            } => {
+                let handle = self.handle();
+                session::apply_changeset(handle, &changeset, &handlers, |sql| {
+                    self.conn.execute_batch(sql).map_err(Error::from)
+                })
             }
             Request::ReadSettings(settings) => {
                 let role = self.role;

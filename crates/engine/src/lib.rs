@@ -35,6 +35,7 @@ mod latch;
 mod reader;
 mod role;
 mod scope;
+mod session;
 mod settings;
 mod snapshot;
 mod sql;
@@ -61,6 +62,7 @@ pub use functions::{
 pub use job::{Call, ColumnInfo, CursorRef, Done, Job, Outcome, Request};
 pub use role::Role;
 pub use scope::{Scope, ScopeKind, TransactionMode};
+pub use session::{ChangesetHandlers, SessionRequest};
 pub use settings::{
     CheckpointSettings, ConnectionSettings, JournalMode, Key, Mismatch, PragmaValue, SettingValue,
     Settings, SettingsReport, Synchronous, TempStore, DEFAULT_BUSY_TIMEOUT,
