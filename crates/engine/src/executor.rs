@@ -180,7 +180,10 @@ impl Executor {
             }
             Request::Session(request) => {
                 let handle = self.handle();
-                self.sessions.run(handle, request)
+                Ok(match self.sessions.run(handle, request)? {
+                    Some(bytes) => Outcome::Bytes(bytes),
+                    None => Outcome::Done,
+                })
             }
             Request::ApplyChangeset {
                 changeset,
@@ -190,6 +193,7 @@ impl Executor {
                 session::apply_changeset(handle, &changeset, &handlers, |sql| {
                     self.conn.execute_batch(sql).map_err(Error::from)
                 })
+                .map(Outcome::Applied)
             }
             Request::ReadSettings(settings) => {
                 let role = self.role;

@@ -20,7 +20,6 @@ use rusqlite::ffi;
 
 use crate::error::{cstr_to_string, Error, Result};
 use crate::functions::{FunctionError, ScalarFunction};
-use crate::job::Outcome;
 use crate::value::Value;
 
 /// `sqlite3_session`, opaque.
@@ -116,8 +115,13 @@ pub struct Sessions {
 }
 
 impl Sessions {
-    /// Runs `request` on the connection `db`, which owns every session here.
-    pub fn run(&mut self, db: *mut ffi::sqlite3, request: SessionRequest) -> Result<Outcome> {
+    /// Runs `request` on the connection `db`, which owns every session
+    /// here: the bytes a changeset or patchset asked for, else `None`.
+    pub fn run(
+        &mut self,
+        db: *mut ffi::sqlite3,
+        request: SessionRequest,
+    ) -> Result<Option<Vec<u8>>> {
         match request {
             SessionRequest::Create {
                 id,
@@ -129,7 +133,7 @@ impl Sessions {
                     // SAFETY: a session of this connection, no longer listed.
                     unsafe { sqlite3session_delete(old.as_ptr()) };
                 }
-                Ok(Outcome::Done)
+                Ok(None)
             }
             SessionRequest::Changeset(id) => self.changes(id, sqlite3session_changeset),
             SessionRequest::Patchset(id) => self.changes(id, sqlite3session_patchset),
@@ -137,7 +141,7 @@ impl Sessions {
                 let session = self.live.remove(&id).ok_or_else(not_open)?;
                 // SAFETY: a session of this connection, removed from the list.
                 unsafe { sqlite3session_delete(session.as_ptr()) };
-                Ok(Outcome::Done)
+                Ok(None)
             }
         }
     }
@@ -146,7 +150,7 @@ impl Sessions {
         &self,
         id: u64,
         read: unsafe extern "C" fn(*mut RawSession, *mut c_int, *mut *mut c_void) -> c_int,
-    ) -> Result<Outcome> {
+    ) -> Result<Option<Vec<u8>>> {
         let session = self.live.get(&id).ok_or_else(not_open)?;
         let mut size: c_int = 0;
         let mut bytes: *mut c_void = ptr::null_mut();
@@ -164,7 +168,7 @@ impl Sessions {
         };
         // SAFETY: the buffer came from sqlite3_malloc (null is allowed).
         unsafe { ffi::sqlite3_free(bytes) };
-        Ok(Outcome::Bytes(copy))
+        Ok(Some(copy))
     }
 }
 
@@ -273,15 +277,15 @@ unsafe extern "C" fn on_conflict(
     }
 }
 
-/// Applies `changeset` on the connection `db`: `Applied(true)` when it
-/// applied, `Applied(false)` when a conflict aborted it (nothing applied).
+/// Applies `changeset` on the connection `db`: true when it applied,
+/// false when a conflict aborted it (nothing applied).
 /// A handler's error undoes what applied and is returned.
 pub fn apply_changeset(
     db: *mut ffi::sqlite3,
     changeset: &[u8],
     handlers: &ChangesetHandlers,
     exec: impl Fn(&str) -> Result<()>,
-) -> Result<Outcome> {
+) -> Result<bool> {
     let size = c_int::try_from(changeset.len())
         .map_err(|_| Error::sqlite(ffi::SQLITE_TOOBIG, Error::errstr(ffi::SQLITE_TOOBIG)))?;
     let mut context = ApplyContext {
@@ -306,8 +310,8 @@ pub fn apply_changeset(
     };
     let result = match (context.error.take(), rc) {
         (Some(error), _) => Err(Error::sqlite(ffi::SQLITE_ERROR, error)),
-        (None, ffi::SQLITE_OK) => Ok(Outcome::Applied(true)),
-        (None, ffi::SQLITE_ABORT) => Ok(Outcome::Applied(false)),
+        (None, ffi::SQLITE_OK) => Ok(true),
+        (None, ffi::SQLITE_ABORT) => Ok(false),
         (None, rc) => Err(Error::sqlite(rc, Error::errstr(rc))),
     };
     let end = if result.is_err() {
@@ -350,13 +354,13 @@ mod tests {
         sessions.run(db, create).unwrap();
         conn.execute_batch("INSERT INTO a VALUES (1, 'x'); INSERT INTO b VALUES (1, 'y')")
             .unwrap();
-        let Outcome::Bytes(bytes) = sessions.run(db, SessionRequest::Changeset(1)).unwrap() else {
-            panic!("a changeset is bytes");
-        };
-        bytes
+        sessions
+            .run(db, SessionRequest::Changeset(1))
+            .unwrap()
+            .expect("a changeset is bytes")
     }
 
-    fn apply(conn: &Connection, changeset: &[u8], handlers: &ChangesetHandlers) -> Result<Outcome> {
+    fn apply(conn: &Connection, changeset: &[u8], handlers: &ChangesetHandlers) -> Result<bool> {
         // SAFETY: a live connection used on this thread only.
         let db = unsafe { conn.handle() };
         apply_changeset(db, changeset, handlers, |sql| {
