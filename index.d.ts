@@ -325,6 +325,15 @@ export declare class Database {
   /** SQLite's limits, live on every connection; Infinity restores a default. */
   readonly limits: Limits;
   enableDefensive(active: boolean): void;
+  /**
+   * Asks `callback` about each action of every statement prepared from now
+   * on, on every connection, after offloop's own authorizers; null removes it.
+   */
+  setAuthorizer(
+    callback:
+      | ((actionCode: number, arg1: string | null, arg2: string | null, dbName: string | null, triggerOrView: string | null) => number)
+      | null,
+  ): void;
   enableLoadExtension(allow: boolean): void;
   /** Loads a SQLite extension on every connection; resolves once the writer has. */
   loadExtension(path: string, entryPoint?: string): Promise<void>;

@@ -8,6 +8,7 @@ const { Core, OPENING, OPEN, CLOSING, CLOSED, send } = require('./core.js');
 const { argType, nodeError, notOpen } = require('./errors.js');
 const { readBackup, startBackup } = require('./backup.js');
 const { applyChangeset, createSession } = require('./session.js');
+const { readAuthorizer } = require('./authorizer.js');
 const { readCallOptions, readOptions, readPath } = require('./options.js');
 const { decodeBatch, decodeCheckpoint } = require('./rows.js');
 const { defineAggregate, defineFunction } = require('./functions.js');
@@ -201,6 +202,17 @@ class Database {
     if (this.#core.closing) throw notOpen();
     if (typeof active !== 'boolean') throw argType('active', 'a boolean');
     native.setDefensive(this.#core.native, active);
+  }
+
+  /**
+   * Puts `callback(action, arg1, arg2, dbName, trigger)` after offloop's
+   * own authorizer on every connection (null removes it). It answers
+   * constants.SQLITE_OK, SQLITE_DENY or SQLITE_IGNORE for each action of a
+   * statement being prepared, on this thread while the connection waits.
+   */
+  setAuthorizer(callback) {
+    if (this.#core.closing) throw notOpen();
+    native.setAuthorizer(this.#core.native, readAuthorizer(callback));
   }
 
   /**

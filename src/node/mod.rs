@@ -29,7 +29,7 @@ use napi_derive::napi;
 use js::{Cx, Js};
 
 pub use backup::{backup, stop_backup};
-pub use changes::{limit_defaults, load_extension, set_defensive, set_limit};
+pub use changes::{limit_defaults, load_extension, set_authorizer, set_defensive, set_limit};
 pub use database::NativeDatabase;
 pub use faults::{fault_injection, fault_io, fault_io_bits, fault_io_injected, fault_panic};
 pub use functions::{define_aggregate, define_function};

@@ -3,9 +3,10 @@
 //! settings as read back once applied (see `settings`).
 
 use rusqlite::config::DbConfig;
-use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
+use rusqlite::hooks::AuthContext;
 use rusqlite::{ffi, Connection, OpenFlags};
 
+use crate::authorizer::reader_decision;
 use crate::error::{Error, Result};
 use crate::role::Role;
 use crate::settings::{self, ConnectionSettings, Key, SettingValue, Settings};
@@ -111,30 +112,8 @@ pub fn open_reader(settings: &Settings, index: usize) -> Result<(Connection, Con
     apply_db_config(&conn, settings)?;
     let report = settings::apply(&conn, Role::Reader(index), settings)?;
     conn.pragma_update(None, "query_only", true)?;
-    conn.authorizer(Some(reader_authorizer))?;
+    conn.authorizer(Some(|ctx: AuthContext<'_>| reader_decision(&ctx)))?;
     Ok((conn, report))
-}
-
-fn reader_authorizer(ctx: AuthContext<'_>) -> Authorization {
-    match ctx.action {
-        AuthAction::Select
-        | AuthAction::Read { .. }
-        | AuthAction::Function { .. }
-        | AuthAction::Recursive
-        | AuthAction::Transaction { .. }
-        | AuthAction::Savepoint { .. } => Authorization::Allow,
-        AuthAction::Pragma {
-            pragma_name,
-            pragma_value,
-        } => {
-            if pragma_name.eq_ignore_ascii_case("query_only") && pragma_value.is_some() {
-                Authorization::Deny
-            } else {
-                Authorization::Allow
-            }
-        }
-        _ => Authorization::Deny,
-    }
 }
 
 #[cfg(test)]

@@ -5,10 +5,10 @@
 use std::ffi::CString;
 use std::sync::Arc;
 
-use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 use rusqlite::{ffi, Connection};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::authorizer::{self, Failure};
 use crate::cache::{StatementCache, STATEMENT_CACHE_CAPACITY};
 use crate::changes::{Applied, Change, Changes};
 use crate::cursor::{read_row, step_rows, Cursors};
@@ -33,7 +33,7 @@ pub struct Executor {
     savepoints: u32,
     role: Role,
     /// Writer only: set while preparing a statement that reads state of
-    /// this connection alone (see `reads_connection_state`).
+    /// this connection alone (see `authorizer.rs`).
     state_reads: Option<Arc<AtomicBool>>,
     /// The user functions this connection carries so far.
     registered: Registered,
@@ -45,6 +45,9 @@ pub struct Executor {
     /// Writer only: the sessions recording its changes (deleted before
     /// the connection closes, as SQLite requires).
     sessions: Sessions,
+    /// What the caller's authorizer failed with while the current job
+    /// prepared a statement (`authorizer::explain`).
+    auth_failure: Failure,
     conn: Connection,
 }
 
@@ -58,15 +61,16 @@ impl Executor {
         // The writer prepares every SQL text first and so decides its route;
         // an authorizer that allows everything tells it which texts depend
         // on its own connection.
+        let auth_failure = Failure::default();
         let state_reads = (role == Role::Writer).then(|| {
             let flag = Arc::new(AtomicBool::new(false));
-            let seen = flag.clone();
-            let installed = conn.authorizer(Some(move |ctx: AuthContext<'_>| {
-                if reads_connection_state(&ctx) {
-                    seen.store(true, Ordering::Relaxed);
-                }
-                Authorization::Allow
-            }));
+            let installed = authorizer::install(
+                &mut conn,
+                role,
+                Some(flag.clone()),
+                None,
+                auth_failure.clone(),
+            );
             // Without the observer every query stays on the writer.
             if installed.is_err() {
                 flag.store(true, Ordering::Relaxed);
@@ -83,6 +87,7 @@ impl Executor {
             changes: Applied::new(changes),
             snapshot: false,
             sessions: Sessions::default(),
+            auth_failure,
             conn,
         }
     }
@@ -117,6 +122,12 @@ impl Executor {
     }
 
     pub fn execute(&mut self, request: Request) -> Result<Outcome> {
+        self.auth_failure.reset();
+        self.run(request)
+            .map_err(|e| authorizer::explain(e, &self.auth_failure))
+    }
+
+    fn run(&mut self, request: Request) -> Result<Outcome> {
         // A cursor's next chunk continues a statement already running.
         if !matches!(request, Request::NextChunk { .. } | Request::CloseCursor(_)) {
             for change in self.changes.pending() {
@@ -217,6 +228,13 @@ impl Executor {
                 self.cache.clear();
                 Ok(())
             }
+            Change::Authorizer(user) => authorizer::install(
+                &mut self.conn,
+                self.role,
+                self.state_reads.clone(),
+                user.clone(),
+                self.auth_failure.clone(),
+            ),
             Change::Defensive(on) => {
                 let config = rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE;
                 self.conn.set_db_config(config, *on)?;
@@ -274,7 +292,11 @@ impl Executor {
         // executor (cache, cursors, locals), all dropped before `conn`.
         let prepared = unsafe { RawStatement::prepare(self.handle(), sql.text()) };
         let prepared = match self.role {
-            Role::Reader(_) => prepared.map_err(snapshot::explain_reader_error),
+            // Offloop's reader authorizer refused, unless the caller's did.
+            Role::Reader(_) if !self.auth_failure.caller_denied() => {
+                prepared.map_err(snapshot::explain_reader_error)
+            }
+            Role::Reader(_) => prepared,
             Role::Writer | Role::Checkpointer => prepared,
         };
         match prepared? {
@@ -488,21 +510,6 @@ impl Executor {
     pub fn finish(&mut self) {
         self.cursors.clear();
         self.cache.clear();
-    }
-}
-
-/// Whether a statement being prepared reads something only this connection
-/// has: its TEMP or attached schemas, or the results of its own last write
-/// (`last_insert_rowid()`, `changes()`, `total_changes()`). Such a query is
-/// read-only yet must run on the writer.
-fn reads_connection_state(ctx: &AuthContext<'_>) -> bool {
-    match ctx.action {
-        AuthAction::Function { function_name } => ["last_insert_rowid", "changes", "total_changes"]
-            .iter()
-            .any(|f| function_name.eq_ignore_ascii_case(f)),
-        // TEMP and ATTACHed schemas exist on this connection only.
-        AuthAction::Read { .. } => ctx.database_name.is_some_and(|db| db != "main"),
-        _ => false,
     }
 }
 

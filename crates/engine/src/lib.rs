@@ -15,6 +15,7 @@
 //! this crate blocks the caller's thread: `close` joins on a thread of its
 //! own.
 
+mod authorizer;
 mod backup;
 mod cache;
 mod cancel;
@@ -48,6 +49,7 @@ mod worker;
 mod writer;
 mod writer_wal;
 
+pub use authorizer::UserAuthorizer;
 pub use backup::{BackupRequest, Progress};
 pub use cancel::{CancelToken, Cancelled};
 pub use changes::{limit_defaults, Change, Changes};
