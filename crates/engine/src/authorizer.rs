@@ -333,3 +333,112 @@ fn savepoint_word(operation: TransactionOperation) -> &'static str {
         _ => "ROLLBACK",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Answer(i64);
+
+    impl ScalarFunction for Answer {
+        fn call(&self, _: Vec<Value>) -> std::result::Result<Value, FunctionError> {
+            Ok(Value::Integer(self.0))
+        }
+    }
+
+    struct Throws;
+
+    impl ScalarFunction for Throws {
+        fn call(&self, _: Vec<Value>) -> std::result::Result<Value, FunctionError> {
+            Err("thrown token".into())
+        }
+    }
+
+    fn connection() -> Connection {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("CREATE TABLE t(a); INSERT INTO t VALUES (1)")
+            .unwrap();
+        conn
+    }
+
+    fn user(f: impl ScalarFunction + 'static) -> Option<UserAuthorizer> {
+        Some(UserAuthorizer(Arc::new(f)))
+    }
+
+    #[test]
+    fn a_caller_that_allows_everything_cannot_make_a_reader_write() {
+        let mut conn = connection();
+        let failure = Failure::default();
+        install(
+            &mut conn,
+            Role::Reader(0),
+            None,
+            user(Answer(0)),
+            failure.clone(),
+        )
+        .unwrap();
+        let error = Error::from(conn.execute("INSERT INTO t VALUES (2)", []).unwrap_err());
+        assert!(matches!(
+            error,
+            Error::Sqlite {
+                code: ffi::SQLITE_AUTH,
+                ..
+            }
+        ));
+        assert!(!failure.caller_denied(), "offloop refused, not the caller");
+    }
+
+    #[test]
+    fn the_caller_denies_on_the_writer_and_its_observer_still_sees_state_reads() {
+        let mut conn = connection();
+        let failure = Failure::default();
+        let state_reads = Arc::new(AtomicBool::new(false));
+        let deny = user(Answer(ffi::SQLITE_DENY.into()));
+        install(
+            &mut conn,
+            Role::Writer,
+            Some(state_reads.clone()),
+            deny,
+            failure.clone(),
+        )
+        .unwrap();
+        assert!(conn.prepare("SELECT a FROM t").is_err());
+        assert!(failure.caller_denied());
+        let allow = user(Answer(0));
+        install(
+            &mut conn,
+            Role::Writer,
+            Some(state_reads.clone()),
+            allow,
+            failure,
+        )
+        .unwrap();
+        conn.prepare("SELECT last_insert_rowid()").unwrap();
+        assert!(state_reads.load(Ordering::Relaxed));
+    }
+
+    #[test]
+    fn what_a_throwing_caller_reported_replaces_not_authorized() {
+        let mut conn = connection();
+        let failure = Failure::default();
+        install(&mut conn, Role::Writer, None, user(Throws), failure.clone()).unwrap();
+        let error = Error::from(conn.prepare("SELECT a FROM t").unwrap_err());
+        assert_eq!(
+            explain(error, &failure),
+            Error::sqlite(ffi::SQLITE_ERROR, "thrown token")
+        );
+        let other = Error::sqlite(ffi::SQLITE_BUSY, "database is locked");
+        assert_eq!(explain(other.clone(), &failure), other);
+    }
+
+    #[test]
+    fn commit_reaches_the_caller_as_sqlite_names_it() {
+        let commit = AuthAction::Transaction {
+            operation: TransactionOperation::Unknown,
+        };
+        assert_eq!(
+            raw(&commit),
+            (ffi::SQLITE_TRANSACTION, Some("COMMIT"), None)
+        );
+    }
+}
