@@ -83,6 +83,34 @@ test('with a callback set, last_insert_rowid() still runs on the writer and sees
   }
 });
 
+test('a callback that throws fails a batch with what it threw, and the batch rolls back', async () => {
+  const db = await open();
+  try {
+    const thrown = new Error('no inserts today');
+    db.setAuthorizer((code) => {
+      if (code === constants.SQLITE_INSERT) throw thrown;
+      return SQLITE_OK;
+    });
+    const update = db.prepare("UPDATE t SET secret = 'changed' WHERE id = 1");
+    const insert = db.prepare("INSERT INTO t(secret) VALUES ('new')");
+    await assert.rejects(
+      db.batch([
+        [update, []],
+        [insert, []],
+      ]),
+      (err) => err === thrown,
+    );
+    db.setAuthorizer(null);
+    const rows = await db.prepare('SELECT secret FROM t ORDER BY id').all();
+    assert.deepEqual(
+      rows.map((r) => r.secret),
+      ['x', 'y'],
+    );
+  } finally {
+    await db.close();
+  }
+});
+
 test('a callback may call the database: the call queues and resolves later', async () => {
   const db = await open();
   try {

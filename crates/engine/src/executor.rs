@@ -123,8 +123,16 @@ impl Executor {
 
     pub fn execute(&mut self, request: Request) -> Result<Outcome> {
         self.auth_failure.reset();
-        self.run(request)
-            .map_err(|e| authorizer::explain(e, &self.auth_failure))
+        match self.run(request) {
+            Ok(Outcome::Batch {
+                results,
+                failed: Some((index, error)),
+            }) => Ok(Outcome::Batch {
+                results,
+                failed: Some((index, authorizer::explain(error, &self.auth_failure))),
+            }),
+            other => other.map_err(|e| authorizer::explain(e, &self.auth_failure)),
+        }
     }
 
     fn run(&mut self, request: Request) -> Result<Outcome> {
