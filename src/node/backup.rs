@@ -21,7 +21,7 @@ pub type BackupStop = Arc<AtomicBool>;
 
 /// Starts copying `db` into `target_path` (schema `source` into schema
 /// `target`, `rate` pages per step); `id` completes with the page count.
-/// With `progress`, each step that leaves pages to copy sends a progress
+/// With `reports`, each step that leaves pages to copy sends a progress
 /// record under `id` first. Returns the handle `stop_backup` takes.
 #[napi(catch_unwind)]
 pub fn backup(
@@ -31,13 +31,13 @@ pub fn backup(
     source: String,
     target: String,
     rate: i32,
-    progress: bool,
+    reports: bool,
 ) -> External<BackupStop> {
     let queue = db.dispatcher.queue.clone();
     db.dispatcher.release_held();
     let report = queue.clone();
     let progress: offloop_engine::Progress = Box::new(move |total, remaining| {
-        if progress {
+        if reports {
             report.push(Completion {
                 id,
                 flags: 0,
