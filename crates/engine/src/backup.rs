@@ -166,3 +166,83 @@ fn holds_snapshot(source: &Connection) -> Result<bool> {
     source.query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(()))?;
     Ok(true)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// A WAL database of a few hundred pages, and a connection writing to it.
+    fn source(dir: &tempfile::TempDir) -> (String, Connection) {
+        let path = dir.path().join("source.db").to_string_lossy().into_owned();
+        let conn = Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL; CREATE TABLE t(v); \
+             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300) \
+             INSERT INTO t SELECT printf('%.1000c', 'x') FROM n;",
+        )
+        .unwrap();
+        (path, conn)
+    }
+
+    fn request(dir: &tempfile::TempDir, rate: i32) -> BackupRequest {
+        BackupRequest {
+            target_path: dir.path().join("copy.db").to_string_lossy().into_owned(),
+            source: "main".into(),
+            target: "main".into(),
+            rate,
+        }
+    }
+
+    #[test]
+    fn writes_between_steps_neither_restart_the_copy_nor_enter_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, writer) = source(&dir);
+        let writer = Mutex::new(writer);
+        let remaining = Arc::new(Mutex::new(Vec::new()));
+        let seen = remaining.clone();
+        // Each step's report commits a write from another connection.
+        let progress: Progress = Box::new(move |_, left| {
+            seen.lock().unwrap().push(left);
+            let writer = writer.lock().unwrap();
+            writer
+                .execute("INSERT INTO t VALUES ('during')", [])
+                .unwrap();
+        });
+        let stop = AtomicBool::new(false);
+        let request = request(&dir, 5);
+        let pages = copy(&path, &request, Duration::from_secs(5), progress, &stop).unwrap();
+        let remaining = remaining.lock().unwrap();
+        assert!(remaining.len() > 10);
+        assert!(remaining.windows(2).all(|w| w[1] < w[0]), "never restarted");
+        let copy = Connection::open(&request.target_path).unwrap();
+        let rows: i64 = copy
+            .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(rows, 300, "the copy is the snapshot of its first step");
+        assert!(pages > 50);
+    }
+
+    #[test]
+    fn a_stop_ends_the_copy_before_its_next_step() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, _writer) = source(&dir);
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let steps = Arc::new(Mutex::new(0));
+        let counted = steps.clone();
+        let progress: Progress = Box::new(move |_, _| {
+            *counted.lock().unwrap() += 1;
+            flag.store(true, Ordering::Release);
+        });
+        let result = copy(
+            &path,
+            &request(&dir, 10),
+            Duration::from_secs(5),
+            progress,
+            &stop,
+        );
+        assert!(matches!(result, Err(Error::Aborted { .. })));
+        assert_eq!(*steps.lock().unwrap(), 1);
+    }
+}
