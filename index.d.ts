@@ -342,6 +342,47 @@ export declare class SQLTagStore {
 /** node:sqlite's constants: changeset conflict and authorizer codes. */
 export declare const constants: Readonly<Record<string, number>>;
 
+/** `backup()`'s options; the defaults are node:sqlite's. */
+export interface BackupOptions {
+  /** The schema copied from. Default 'main'. */
+  source?: string;
+  /** The schema copied into. Default 'main'. */
+  target?: string;
+  /** Pages copied per step. Default 100. */
+  rate?: number;
+  /** Called between steps with the source's page count and the pages left. */
+  progress?: (progress: { totalPages: number; remainingPages: number }) => void;
+}
+
+/** node:sqlite's `backup()`: `sourceDb.backup(path, options)`. */
+export declare function backup(sourceDb: Database, path: string | Uint8Array | URL, options?: BackupOptions): Promise<number>;
+
+/** Records the writer's changes; made by `db.createSession()`. */
+export declare class Session {
+  private constructor();
+  /** The changes recorded so far, as a changeset. */
+  changeset(): Promise<Uint8Array>;
+  /** The changes recorded so far, as a patchset. */
+  patchset(): Promise<Uint8Array>;
+  close(): Promise<void>;
+  /** Queues close() without waiting for it. */
+  [Symbol.dispose](): void;
+}
+
+export interface CreateSessionOptions {
+  /** Record only this table. Default: every table. */
+  table?: string;
+  /** The schema. Default 'main'. */
+  db?: string;
+}
+
+export interface ApplyChangesetOptions {
+  /** Whether the changes to `tableName` apply. Default: every table's do. */
+  filter?: (tableName: string) => unknown;
+  /** SQLITE_CHANGESET_OMIT, _REPLACE or _ABORT for a conflict of `kind`. Default: abort. */
+  onConflict?: (kind: number) => number;
+}
+
 export declare class Database {
   constructor(path: string | Uint8Array | URL, options?: DatabaseOptions);
   static open(path: string | Uint8Array | URL, options?: DatabaseOptions): Promise<Database>;
@@ -358,6 +399,15 @@ export declare class Database {
   /** SQLite's limits, live on every connection; Infinity restores a default. */
   readonly limits: Limits;
   enableDefensive(active: boolean): void;
+  /**
+   * Asks `callback` about each action of every statement prepared from now
+   * on, on every connection, after offloop's own authorizers; null removes it.
+   */
+  setAuthorizer(
+    callback:
+      | ((actionCode: number, arg1: string | null, arg2: string | null, dbName: string | null, triggerOrView: string | null) => number)
+      | null,
+  ): void;
   enableLoadExtension(allow: boolean): void;
   /** Loads a SQLite extension on every connection; resolves once the writer has. */
   loadExtension(path: string, entryPoint?: string): Promise<void>;
@@ -369,6 +419,10 @@ export declare class Database {
   function(name: string, options: FunctionOptions, fn: (...args: SQLOutputValue[]) => SQLFunctionResult): void;
   /** Defines an aggregate (a window function with `inverse`) on every connection. */
   aggregate<T>(name: string, options: AggregateOptions<T>): void;
+  /** Starts recording the changes the writer makes from now on. */
+  createSession(options?: CreateSessionOptions): Session;
+  /** Applies a changeset on the writer; false when a conflict aborted it. */
+  applyChangeset(changeset: Uint8Array, options?: ApplyChangesetOptions): Promise<boolean>;
   /** Statements made from tagged templates (default capacity 1000). */
   createTagStore(maxSize?: number): SQLTagStore;
   exec(sql: string, options?: CallOptions): Promise<void>;
@@ -379,6 +433,8 @@ export declare class Database {
   read<T>(fn: (snapshot: ReadSnapshot) => Promise<T> | T): Promise<T>;
   checkpoint(mode?: CheckpointMode | Lowercase<CheckpointMode>): Promise<CheckpointResult>;
   stopCheckpointer(): Promise<void>;
+  /** Copies the database into `path` on a thread of its own; resolves to the page count. */
+  backup(path: string | Uint8Array | URL, options?: BackupOptions): Promise<number>;
   stats(): DatabaseStats;
   /** Every connection's settings, read back now on its own thread. */
   settings(): Promise<DatabaseSettings>;

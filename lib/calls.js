@@ -18,8 +18,10 @@ let nextId = 1;
 /**
  * Registers a call. `decode(payload, context)` turns the addon's payload
  * into the resolved value (null: resolve with the payload as is).
+ * `progress(totalPages, remainingPages)` hears a backup's PROGRESS records,
+ * which leave the call pending.
  */
-function track(decode, context) {
+function track(decode, context, progress = null) {
   const id = nextId++;
   if (nextId > Number.MAX_SAFE_INTEGER) nextId = 1;
   let resolve;
@@ -28,7 +30,7 @@ function track(decode, context) {
     resolve = res;
     reject = rej;
   });
-  pending.set(id, { resolve, reject, decode, context, cleanup: null, abortReason: undefined });
+  pending.set(id, { resolve, reject, decode, context, progress, cleanup: null, abortReason: undefined });
   return { id, promise };
 }
 
@@ -79,16 +81,18 @@ function armCancel(id, cancel, signal, timeoutMs) {
   };
 }
 
-const { FAILED, RUN, ROWS } = RECORD;
+const { FAILED, RUN, ROWS, PROGRESS } = RECORD;
 
 function drain(batch) {
   let i = 0;
   while (i < batch.length) {
     const kind = batch[i + 1];
-    const next = kind === ROWS ? i + 4 + batch[i + 3] : kind === RUN ? i + 4 : i + 3;
+    const next = kind === ROWS ? i + 4 + batch[i + 3] : kind === RUN || kind === PROGRESS ? i + 4 : i + 3;
     const id = batch[i];
     const call = pending.get(id);
-    if (call !== undefined) {
+    if (call !== undefined && kind === PROGRESS) {
+      if (call.progress !== null) call.progress(batch[i + 2], batch[i + 3]);
+    } else if (call !== undefined) {
       release(id, call);
       settle(call, batch, i, kind);
     }

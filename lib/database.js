@@ -6,6 +6,9 @@ const { native, track, forget } = require('./calls.js');
 const protocol = require('./protocol.js');
 const { Core, OPENING, OPEN, CLOSING, CLOSED, send } = require('./core.js');
 const { argType, nodeError, notOpen } = require('./errors.js');
+const { readBackup, startBackup } = require('./backup.js');
+const { applyChangeset, createSession } = require('./session.js');
+const { readAuthorizer } = require('./authorizer.js');
 const {
   readCallOptions,
   readOptions,
@@ -250,6 +253,17 @@ class Database {
   }
 
   /**
+   * Puts `callback(action, arg1, arg2, dbName, trigger)` after offloop's
+   * own authorizer on every connection (null removes it). It answers
+   * constants.SQLITE_OK, SQLITE_DENY or SQLITE_IGNORE for each action of a
+   * statement being prepared, on this thread while the connection waits.
+   */
+  setAuthorizer(callback) {
+    if (this.#core.closing) throw notOpen();
+    native.setAuthorizer(this.#core.native, readAuthorizer(callback));
+  }
+
+  /**
    * Allows or forbids loadExtension(); only a database opened with
    * `allowExtension: true` may allow it.
    */
@@ -314,6 +328,25 @@ class Database {
     if (this.#core.closing) throw notOpen();
     const core = this.#core;
     return new SQLTagStore(this, () => core.closing, maxSize);
+  }
+
+  /**
+   * Starts a session recording the changes made through the writer to
+   * `options.table` (every table by default) of schema `options.db`
+   * ('main'). Changes made after this call are recorded.
+   */
+  createSession(options) {
+    if (this.#core.closing) throw notOpen();
+    return createSession(this.#core, options);
+  }
+
+  /**
+   * Applies a changeset on the writer; resolves to true, or false when a
+   * conflict aborted it. `options`: `filter(table)` and `onConflict(kind)`,
+   * called on this thread while the writer waits.
+   */
+  applyChangeset(changeset, options) {
+    return applyChangeset(this.#core, changeset, options);
   }
 
   /** Creates a statement. Nothing is prepared until its first call. */
@@ -460,6 +493,20 @@ class Database {
   }
 
   /**
+   * Copies the database into `path` with SQLite's online backup, on a
+   * thread of its own with its own connection: writes and reads go on
+   * meanwhile. Resolves to the number of pages copied. `options`: `source`
+   * and `target` schema names ('main'), `rate` pages per step (100) and
+   * `progress({ totalPages, remainingPages })`, called between steps.
+   */
+  backup(path, options) {
+    if (this.#core.closing) throw notOpen();
+    const request = readBackup(path, options);
+    if (this.#core.state === OPENING) return this.ready.then(() => this.backup(path, options));
+    return startBackup(this.#core, request);
+  }
+
+  /**
    * Stops the checkpointer thread, as if it had failed: SQLite's automatic
    * checkpoint on the writer takes over (`wal_autocheckpoint` 1000) and
    * `stats().checkpoint.active` turns false.
@@ -524,4 +571,10 @@ class Database {
   }
 }
 
-module.exports = { Database };
+/** node:sqlite's module function: `sourceDb.backup(path, options)`. */
+function backup(sourceDb, path, options) {
+  if (!(sourceDb instanceof Database)) throw argType('sourceDb', 'an instance of Database');
+  return sourceDb.backup(path, options);
+}
+
+module.exports = { Database, backup };

@@ -12,10 +12,11 @@ const call = Object.freeze({ RUN: 0, GET: 1, ALL: 2, ITERATE: 3, COLUMNS: 4, EXP
 /**
  * The kind of each record in a drain's flat array; every record starts
  * `id, kind`, then: FAILED `error`; VALUE `payload`; RUN `changes,
- * lastInsertRowid`; ROWS `columns, n, v1 … vn`. A batch's flat array holds
+ * lastInsertRowid`; ROWS `columns, n, v1 … vn`; PROGRESS `totalPages,
+ * remainingPages` (a backup's step; its call is still pending). A batch's flat array holds
  * RUN and ROWS records without the id.
  */
-const record = Object.freeze({ FAILED: 0, VALUE: 1, RUN: 2, ROWS: 3 });
+const record = Object.freeze({ FAILED: 0, VALUE: 1, RUN: 2, ROWS: 3, PROGRESS: 4 });
 
 /** Bits of a call's `flags`. */
 const flag = Object.freeze({ READ_BIG_INTS: 1, ALLOW_BARE_NAMED: 4, ALLOW_UNKNOWN_NAMED: 8 });
@@ -25,6 +26,9 @@ const scope = Object.freeze({ READ: 0, DEFERRED: 1, IMMEDIATE: 2, EXCLUSIVE: 3 }
 
 /** `db.checkpoint(mode)`'s modes. */
 const checkpoint = Object.freeze({ PASSIVE: 0, FULL: 1, RESTART: 2, TRUNCATE: 3 });
+
+/** A session's calls (`native.sessionCall`). */
+const session = Object.freeze({ CHANGESET: 0, PATCHSET: 1, CLOSE: 2 });
 
 /** What `native.cancel(id)` reports. */
 const cancel = Object.freeze({ TOO_LATE: 0, BEFORE_START: 1, WHILE_RUNNING: 2 });
@@ -51,4 +55,4 @@ const limit = Object.freeze({
 /** Positions in an error tuple. */
 const error = Object.freeze({ CODE: 0, MESSAGE: 1, ERRCODE: 2, ERRSTR: 3, SQLITE_CODE: 4, BATCH_INDEX: 5 });
 
-module.exports = { call, record, flag, scope, checkpoint, cancel, role, limit, error };
+module.exports = { call, record, flag, scope, checkpoint, session, cancel, role, limit, error };

@@ -41,7 +41,7 @@ async function main() {
     module: offloop,
     DatabaseSync: odb,
     StatementSync: odb.prepare('SELECT 1'),
-    Session: null,
+    Session: odb.createSession(),
     SQLTagStore: odb.createTagStore(),
   };
   const present = {};

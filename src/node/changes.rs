@@ -1,15 +1,17 @@
-//! What `db.limits`, `db.enableDefensive()` and `db.loadExtension()` ask of
-//! every connection: turned into engine changes (`offloop_engine::Change`)
-//! or, for an extension, a job on the writer. Validation and the JS-side
+//! What `db.limits`, `db.enableDefensive()`, `db.setAuthorizer()` and
+//! `db.loadExtension()` ask of every connection: turned into engine changes
+//! (`offloop_engine::Change`) or, for an extension, a job on the writer. Validation and the JS-side
 //! state (`db.limits`' values, whether loading is allowed) live in
 //! lib/connection-changes.js; nothing here runs SQLite on the JS thread.
 
-use napi::{Error, Result, Status};
+use napi::{Env, Error, Result, Status};
 use napi_derive::napi;
-use offloop_engine::{self as engine, Change, Request};
+use offloop_engine::{self as engine, Change, Request, UserAuthorizer};
 
 use super::database::NativeDatabase;
 use super::dispatch::{Cancel, Hold};
+use super::functions::handler;
+use super::js::{Cx, Js};
 use super::protocol;
 
 /// The value of each limit (`protocol::limit`, by number) on a new
@@ -37,6 +39,22 @@ pub fn set_limit(db: &NativeDatabase, id: u32, value: i32) -> Result<()> {
 #[napi(catch_unwind)]
 pub fn set_defensive(db: &NativeDatabase, on: bool) {
     db.engine().change(Change::Defensive(on));
+}
+
+/// Puts `callback` (a function, or null for none) after offloop's own
+/// authorizer on every connection; lib/authorizer.js has made its answers
+/// 0, 1 or 2. It runs on the JS thread through the reverse path while the
+/// connection preparing a statement waits.
+#[napi(catch_unwind)]
+pub fn set_authorizer(env: Env, db: &NativeDatabase, callback: Js) -> Result<()> {
+    let cx = Cx(env.raw());
+    let user = if cx.type_of(callback)? == napi::sys::ValueType::napi_function {
+        Some(UserAuthorizer(handler(cx, callback)?))
+    } else {
+        None
+    };
+    db.engine().change(Change::Authorizer(user));
+    Ok(())
 }
 
 /// Loads an extension on the writer; `id` completes when it has (or

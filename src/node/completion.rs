@@ -26,6 +26,14 @@ pub struct Completion {
     pub result: engine::Result<engine::Outcome>,
 }
 
+impl Completion {
+    /// Whether this is a job's one reply, rather than a report on the way
+    /// (`CompletionQueue::report`).
+    pub fn is_reply(&self) -> bool {
+        !matches!(self.result, Ok(engine::Outcome::Progress { .. }))
+    }
+}
+
 pub struct CompletionQueue {
     sender: Sender<Completion>,
     receiver: Receiver<Completion>,
@@ -57,6 +65,13 @@ impl CompletionQueue {
         if !self.armed.swap(true, Ordering::SeqCst) {
             self.signal.fire();
         }
+    }
+
+    /// Queues a report that is not a job's reply (a backup's progress): the
+    /// call it names stays pending, and `drain` does not count it as a
+    /// reply. Any thread.
+    pub fn report(&self, completion: Completion) {
+        self.push(completion);
     }
 
     /// Takes the completions queued so far. JS thread.

@@ -131,8 +131,9 @@ impl Environment {
     fn deliver(&self) {
         let batch = self.queue.take();
         if !batch.is_empty() {
+            let replies = batch.iter().filter(|c| c.is_reply()).count();
             self.outstanding
-                .set(self.outstanding.get().saturating_sub(batch.len()));
+                .set(self.outstanding.get().saturating_sub(replies));
             // An error here means JS cannot run (the environment is going
             // away): nobody is left to settle.
             let _ = self.call_drain(batch);

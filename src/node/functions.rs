@@ -427,6 +427,24 @@ pub fn define_function(
     defined(cx, db.engine().define_function(definition))
 }
 
+/// A JS function the reverse path calls with SQL values and whose result
+/// it converts with `node:sqlite`'s rules, as a scalar function's, but that
+/// is defined on no connection: `db.applyChangeset()`'s handlers.
+pub(super) fn handler(cx: Cx, function: Js) -> Result<Arc<dyn ScalarFunction>> {
+    let body = JsBody {
+        function: create_reference(cx, function)?,
+        start: None,
+        inverse: None,
+        result: None,
+        use_big_int_arguments: false,
+        values: Values::new(cx)?,
+        next_accumulator: Cell::new(START),
+    };
+    Ok(Arc::new(NodeFunction {
+        invoker: create(cx, body)?,
+    }))
+}
+
 /// `db.aggregate()`: `start` is the initial accumulator, or a function
 /// returning it (`start_is_function`); `inverse` (a function, or undefined)
 /// makes it a window function; `result` (a function, or undefined) maps

@@ -1,6 +1,7 @@
 //! The Node boundary: converts JS calls into engine requests and engine
 //! results into JS values. It knows nothing of how threads are scheduled.
 
+mod backup;
 mod changes;
 mod completion;
 mod database;
@@ -18,6 +19,7 @@ mod packer;
 mod params;
 mod protocol;
 mod replica;
+mod session;
 mod settings;
 mod signal;
 mod spread;
@@ -31,7 +33,8 @@ use napi_derive::napi;
 
 use js::{Cx, Js};
 
-pub use changes::{limit_defaults, load_extension, set_defensive, set_limit};
+pub use backup::{backup, stop_backup};
+pub use changes::{limit_defaults, load_extension, set_authorizer, set_defensive, set_limit};
 pub use database::NativeDatabase;
 pub use echo::NativeEcho;
 pub use faults::{fault_injection, fault_io, fault_io_bits, fault_io_injected, fault_panic};
@@ -39,6 +42,7 @@ pub use functions::{define_aggregate, define_function};
 pub use open::defaults;
 pub use protocol::protocol;
 pub use replica::restore_replica;
+pub use session::{apply_changeset, create_session, session_call};
 pub use settings::compile_options;
 pub use spread::spread_functions;
 pub use status::in_transaction;

@@ -30,12 +30,15 @@ const FAILED: f64 = record::FAILED as f64;
 const VALUE: f64 = record::VALUE as f64;
 const RUN: f64 = record::RUN as f64;
 const ROWS: f64 = record::ROWS as f64;
+const PROGRESS: f64 = record::PROGRESS as f64;
 
 /// Everything taken from the queue, as one flat array of records, each
 /// starting `id, kind`:
 /// - `FAILED, error` (see `error_to_js`);
 /// - `VALUE, payload`: any other outcome (see `outcome_to_js`);
 /// - `RUN, changes, lastInsertRowid`;
+/// - `PROGRESS, totalPages, remainingPages`: a backup's step (its call
+///   completes later);
 /// - `ROWS, columns, n, v1 … vn`: the rows' values, row-major.
 pub fn completions_to_js(cx: Cx, completions: Vec<Completion>) -> Result<Js> {
     let values: usize = completions
@@ -77,6 +80,14 @@ pub fn completions_to_js(cx: Cx, completions: Vec<Completion>) -> Result<Js> {
                     push_rows(&mut out, &rows, big)?;
                 }
             },
+            Ok(Outcome::Progress {
+                total_pages,
+                remaining_pages,
+            }) => {
+                out.number(PROGRESS)?;
+                out.number(total_pages as f64)?;
+                out.number(remaining_pages as f64)?;
+            }
             Ok(outcome) => match outcome_to_js(cx, outcome, c.flags)? {
                 Ok(value) => {
                     out.number(VALUE)?;
@@ -135,11 +146,14 @@ fn outcome_to_js(cx: Cx, outcome: Outcome, flags: u32) -> Result<engine::Result<
     let big = flags & flag::READ_BIG_INTS != 0;
     Ok(Ok(match outcome {
         Outcome::Done => cx.undefined()?,
-        // `completions_to_js` writes these as RUN and ROWS records and never
+        // `completions_to_js` writes these as RUN, ROWS and PROGRESS records and never
         // passes them here.
-        Outcome::Run { .. } | Outcome::Rows(_) => {
+        Outcome::Pages(pages) => cx.number(pages as f64)?,
+        Outcome::Bytes(bytes) => cx.uint8array(&bytes)?,
+        Outcome::Applied(applied) => cx.boolean(applied)?,
+        Outcome::Run { .. } | Outcome::Rows(_) | Outcome::Progress { .. } => {
             return Ok(Err(engine::Error::invalid_state(
-                "run and rows outcomes have records of their own",
+                "run, rows and progress outcomes have records of their own",
             )))
         }
         // `[columns, values, role, id, unreadable?]`. A row holding a value

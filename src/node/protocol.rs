@@ -50,6 +50,9 @@ wire! {
         RUN = 2,
         /// `columns, n, v1 … vn`; also a batch statement's result.
         ROWS = 3,
+        /// `totalPages, remainingPages`: a backup's step, before its
+        /// own completion (which is a VALUE or FAILED record).
+        PROGRESS = 4,
     }
     /// Bits of a call's `flags`.
     flag: u32 {
@@ -70,6 +73,12 @@ wire! {
         FULL = 1,
         RESTART = 2,
         TRUNCATE = 3,
+    }
+    /// A session's calls (`session_call`).
+    session: u32 {
+        CHANGESET = 0,
+        PATCHSET = 1,
+        CLOSE = 2,
     }
     /// What `NativeDatabase::cancel` reports.
     cancel: u32 {

@@ -1,10 +1,11 @@
 //! Connection changes: what a caller changes once on a database and every
 //! connection that runs statements carries from then on (the writer, each
 //! reader, readers started later): SQLite limits, the defensive flag, the
-//! extensions loaded. This file owns the append-only log of those changes
-//! and how far each connection has applied it; the executor applies them
-//! (it owns the connection). It never decides a change's value, and the
-//! checkpointer, which runs no statements, never applies them.
+//! extensions loaded, the caller's authorizer. This file owns the
+//! append-only log of those changes and how far each connection has
+//! applied it; the executor applies them (it owns the connection). It never
+//! decides a change's value, and the checkpointer, which runs no
+//! statements, never applies them.
 //!
 //! A change made before a job was queued is applied by the connection that
 //! runs the job before it runs it, as for user functions (`functions.rs`).
@@ -13,12 +14,17 @@ use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::authorizer::UserAuthorizer;
+
 /// One change to every connection.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Change {
     /// `sqlite3_limit(id, value)`: `id` is one of SQLite's `SQLITE_LIMIT_*`
     /// numbers.
     Limit { id: i32, value: i32 },
+    /// The caller's authorizer, after offloop's own (`None`: offloop's
+    /// alone).
+    Authorizer(Option<UserAuthorizer>),
     /// `SQLITE_DBCONFIG_DEFENSIVE` on or off.
     Defensive(bool),
     /// An extension the writer loaded (`Request::LoadExtension`); the other

@@ -3,9 +3,10 @@
 //! settings as read back once applied (see `settings`).
 
 use rusqlite::config::DbConfig;
-use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
+use rusqlite::hooks::AuthContext;
 use rusqlite::{ffi, Connection, OpenFlags};
 
+use crate::authorizer::reader_decision;
 use crate::error::{Error, Result};
 use crate::role::Role;
 use crate::settings::{self, ConnectionSettings, Key, SettingValue, Settings};
@@ -13,7 +14,7 @@ use crate::settings::{self, ConnectionSettings, Key, SettingValue, Settings};
 /// Opens a connection. rusqlite appends the path to SQLite's "unable to open
 /// database file"; the message is SQLite's own again here, as node:sqlite
 /// reports it (the path is the caller's already).
-fn open(path: &str, flags: OpenFlags) -> Result<Connection> {
+pub(crate) fn open(path: &str, flags: OpenFlags) -> Result<Connection> {
     Connection::open_with_flags(path, flags).map_err(|e| match Error::from(e) {
         Error::Sqlite { code, message } => {
             let suffix = format!(": {path}");
@@ -28,7 +29,7 @@ fn open(path: &str, flags: OpenFlags) -> Result<Connection> {
 
 /// A URI filename's `mode=rw`/`rwc` would be less restrictive than a
 /// reader's read-only flags, which SQLite refuses; readers ask for `ro`.
-fn read_only_uri(path: &str) -> String {
+pub(crate) fn read_only_uri(path: &str) -> String {
     let Some((base, query)) = path.split_once('?').filter(|_| path.starts_with("file:")) else {
         return path.to_string();
     };
@@ -42,7 +43,7 @@ fn read_only_uri(path: &str) -> String {
     format!("{base}?{}", query.join("&"))
 }
 
-fn base_flags() -> OpenFlags {
+pub(crate) fn base_flags() -> OpenFlags {
     // NO_MUTEX: each connection is used by exactly one thread.
     OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX
 }
@@ -111,29 +112,23 @@ pub fn open_reader(settings: &Settings, index: usize) -> Result<(Connection, Con
     apply_db_config(&conn, settings)?;
     let report = settings::apply(&conn, Role::Reader(index), settings)?;
     conn.pragma_update(None, "query_only", true)?;
-    conn.authorizer(Some(reader_authorizer))?;
+    conn.authorizer(Some(|ctx: AuthContext<'_>| reader_decision(&ctx)))?;
     Ok((conn, report))
 }
 
-fn reader_authorizer(ctx: AuthContext<'_>) -> Authorization {
-    match ctx.action {
-        AuthAction::Select
-        | AuthAction::Read { .. }
-        | AuthAction::Function { .. }
-        | AuthAction::Recursive
-        | AuthAction::Transaction { .. }
-        | AuthAction::Savepoint { .. } => Authorization::Allow,
-        AuthAction::Pragma {
-            pragma_name,
-            pragma_value,
-        } => {
-            if pragma_name.eq_ignore_ascii_case("query_only") && pragma_value.is_some() {
-                Authorization::Deny
-            } else {
-                Authorization::Allow
-            }
-        }
-        _ => Authorization::Deny,
+#[cfg(test)]
+mod tests {
+    use super::read_only_uri;
+
+    #[test]
+    fn readers_open_uri_filenames_read_only() {
+        assert_eq!(
+            read_only_uri("file:a.db?mode=rwc&cache=private"),
+            "file:a.db?mode=ro&cache=private"
+        );
+        assert_eq!(read_only_uri("file:a.db?mode=ro"), "file:a.db?mode=ro");
+        assert_eq!(read_only_uri("a.db"), "a.db");
+        assert_eq!(read_only_uri("file:a.db"), "file:a.db");
     }
 }
 

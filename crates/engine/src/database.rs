@@ -11,12 +11,13 @@ use std::time::Duration;
 
 use crossbeam_channel::{unbounded, Sender};
 
+use crate::backup::{self, BackupRequest, Progress};
 use crate::changes::Change;
 use crate::checkpointer::Checkpointer;
 use crate::error::{Error, Result};
 use crate::failure::Failure;
 use crate::functions::FunctionDefinition;
-use crate::job::{Done, Job, Outcome, Request};
+use crate::job::{complete, Done, Job, Outcome, Request};
 use crate::latch::{OpenLatch, WriterGate};
 use crate::observer::WalObserver;
 use crate::reader::ReaderThread;
@@ -254,6 +255,25 @@ impl Database {
         self.settings.observer.set(observer);
     }
 
+    /// Copies the database into `request.target_path` on a thread of its
+    /// own (see `backup.rs`); `done` hears the page count. Refused when the
+    /// database is closed or its writer died.
+    pub fn backup(
+        &self,
+        request: BackupRequest,
+        progress: Progress,
+        stop: Arc<AtomicBool>,
+        done: Done,
+    ) {
+        if let Some(error) = self.failure.error() {
+            return complete(done, Err(error));
+        }
+        if !self.is_open() {
+            return complete(done, Err(Error::closed()));
+        }
+        backup::start(&self.settings, request, progress, stop, done);
+    }
+
     /// The shared handle for a SQL text, carrying its learned route.
     pub fn sql(&self, text: &str) -> Arc<Sql> {
         self.sqls.get(text)
@@ -343,6 +363,8 @@ impl Database {
             | Request::Nest
             | Request::Unnest(_)
             | Request::LoadExtension { .. }
+            | Request::Session(_)
+            | Request::ApplyChangeset { .. }
             | Request::ReadSettings(_) => Target::Writer,
             Request::Scope(pinned) => match (pinned.kind(), &queues.readers) {
                 (ScopeKind::Read, Some(_)) => Target::Shared,

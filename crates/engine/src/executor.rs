@@ -5,10 +5,10 @@
 use std::ffi::CString;
 use std::sync::Arc;
 
-use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 use rusqlite::{ffi, Connection};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::authorizer::{self, Failure};
 use crate::cache::{StatementCache, STATEMENT_CACHE_CAPACITY};
 use crate::changes::{Applied, Change, Changes};
 use crate::cursor::{read_row, step_rows, Cursors};
@@ -17,6 +17,7 @@ use crate::functions::{Registered, Registrations};
 use crate::job::{Call, ColumnInfo, CursorRef, Outcome, Request};
 use crate::observer::{CheckpointWrites, ObserverSlot};
 use crate::role::Role;
+use crate::session::{self, Sessions};
 use crate::settings::{self, SettingsReport};
 use crate::snapshot;
 use crate::sql::Sql;
@@ -33,7 +34,7 @@ pub struct Executor {
     savepoints: u32,
     role: Role,
     /// Writer only: set while preparing a statement that reads state of
-    /// this connection alone (see `reads_connection_state`).
+    /// this connection alone (see `authorizer.rs`).
     state_reads: Option<Arc<AtomicBool>>,
     /// The user functions this connection carries so far.
     registered: Registered,
@@ -44,6 +45,12 @@ pub struct Executor {
     snapshot: bool,
     /// Writer only: asked before a requested checkpoint.
     observer: Option<Arc<ObserverSlot>>,
+    /// Writer only: the sessions recording its changes (deleted before
+    /// the connection closes, as SQLite requires).
+    sessions: Sessions,
+    /// What the caller's authorizer failed with while the current job
+    /// prepared a statement (`authorizer::explain`).
+    auth_failure: Failure,
     conn: Connection,
 }
 
@@ -57,15 +64,16 @@ impl Executor {
         // The writer prepares every SQL text first and so decides its route;
         // an authorizer that allows everything tells it which texts depend
         // on its own connection.
+        let auth_failure = Failure::default();
         let state_reads = (role == Role::Writer).then(|| {
             let flag = Arc::new(AtomicBool::new(false));
-            let seen = flag.clone();
-            let installed = conn.authorizer(Some(move |ctx: AuthContext<'_>| {
-                if reads_connection_state(&ctx) {
-                    seen.store(true, Ordering::Relaxed);
-                }
-                Authorization::Allow
-            }));
+            let installed = authorizer::install(
+                &mut conn,
+                role,
+                Some(flag.clone()),
+                None,
+                auth_failure.clone(),
+            );
             // Without the observer every query stays on the writer.
             if installed.is_err() {
                 flag.store(true, Ordering::Relaxed);
@@ -82,6 +90,8 @@ impl Executor {
             changes: Applied::new(changes),
             snapshot: false,
             observer: None,
+            sessions: Sessions::default(),
+            auth_failure,
             conn,
         }
     }
@@ -122,6 +132,20 @@ impl Executor {
     }
 
     pub fn execute(&mut self, request: Request) -> Result<Outcome> {
+        self.auth_failure.reset();
+        match self.run(request) {
+            Ok(Outcome::Batch {
+                results,
+                failed: Some((index, error)),
+            }) => Ok(Outcome::Batch {
+                results,
+                failed: Some((index, authorizer::explain(error, &self.auth_failure))),
+            }),
+            other => other.map_err(|e| authorizer::explain(e, &self.auth_failure)),
+        }
+    }
+
+    fn run(&mut self, request: Request) -> Result<Outcome> {
         // A cursor's next chunk continues a statement already running.
         if !matches!(request, Request::NextChunk { .. } | Request::CloseCursor(_)) {
             for change in self.changes.pending() {
@@ -189,6 +213,23 @@ impl Executor {
                 self.changes.push_applied(change);
                 Ok(Outcome::Done)
             }
+            Request::Session(request) => {
+                let handle = self.handle();
+                Ok(match self.sessions.run(handle, request)? {
+                    Some(bytes) => Outcome::Bytes(bytes),
+                    None => Outcome::Done,
+                })
+            }
+            Request::ApplyChangeset {
+                changeset,
+                handlers,
+            } => {
+                let handle = self.handle();
+                session::apply_changeset(handle, &changeset, &handlers, |sql| {
+                    self.conn.execute_batch(sql).map_err(Error::from)
+                })
+                .map(Outcome::Applied)
+            }
             Request::ReadSettings(settings) => {
                 let role = self.role;
                 let mut report = SettingsReport::default();
@@ -211,6 +252,13 @@ impl Executor {
                 self.cache.clear();
                 Ok(())
             }
+            Change::Authorizer(user) => authorizer::install(
+                &mut self.conn,
+                self.role,
+                self.state_reads.clone(),
+                user.clone(),
+                self.auth_failure.clone(),
+            ),
             Change::Defensive(on) => {
                 let config = rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE;
                 self.conn.set_db_config(config, *on)?;
@@ -268,7 +316,11 @@ impl Executor {
         // executor (cache, cursors, locals), all dropped before `conn`.
         let prepared = unsafe { RawStatement::prepare(self.handle(), sql.text()) };
         let prepared = match self.role {
-            Role::Reader(_) => prepared.map_err(snapshot::explain_reader_error),
+            // Offloop's reader authorizer refused, unless the caller's did.
+            Role::Reader(_) if !self.auth_failure.caller_denied() => {
+                prepared.map_err(snapshot::explain_reader_error)
+            }
+            Role::Reader(_) => prepared,
             Role::Writer | Role::Checkpointer => prepared,
         };
         match prepared? {
@@ -482,21 +534,6 @@ impl Executor {
     pub fn finish(&mut self) {
         self.cursors.clear();
         self.cache.clear();
-    }
-}
-
-/// Whether a statement being prepared reads something only this connection
-/// has: its TEMP or attached schemas, or the results of its own last write
-/// (`last_insert_rowid()`, `changes()`, `total_changes()`). Such a query is
-/// read-only yet must run on the writer.
-fn reads_connection_state(ctx: &AuthContext<'_>) -> bool {
-    match ctx.action {
-        AuthAction::Function { function_name } => ["last_insert_rowid", "changes", "total_changes"]
-            .iter()
-            .any(|f| function_name.eq_ignore_ascii_case(f)),
-        // TEMP and ATTACHed schemas exist on this connection only.
-        AuthAction::Read { .. } => ctx.database_name.is_some_and(|db| db != "main"),
-        _ => false,
     }
 }
 

@@ -8,6 +8,7 @@ use crate::cancel::CancelToken;
 use crate::error::{Error, Result};
 use crate::role::Role;
 use crate::scope::ScopeStart;
+use crate::session::{ChangesetHandlers, SessionRequest};
 use crate::settings::Settings;
 use crate::settings::SettingsReport;
 use crate::sql::Sql;
@@ -85,6 +86,13 @@ pub enum Request {
         path: String,
         entry_point: Option<String>,
     },
+    /// A session's call, on the writer (`db.createSession()`).
+    Session(SessionRequest),
+    /// Applies a changeset on the writer (`db.applyChangeset()`).
+    ApplyChangeset {
+        changeset: Vec<u8>,
+        handlers: ChangesetHandlers,
+    },
     /// Reads the connection's settings back and compares them with these
     /// (`db.settings()` sends one to every connection).
     ReadSettings(Arc<Settings>),
@@ -129,6 +137,18 @@ pub enum Outcome {
     /// (with what differs from the request) and `db.settings()`; a single
     /// thread answers `ReadSettings` with its own connection's.
     Settings(Box<SettingsReport>),
+    /// A changeset or patchset.
+    Bytes(Vec<u8>),
+    /// Whether a changeset applied (false: a conflict aborted it).
+    Applied(bool),
+    /// A backup finished: the source's page count.
+    Pages(u64),
+    /// A backup copied a step and has pages left: not the end of its job
+    /// (its completion may be called with these before its outcome).
+    Progress {
+        total_pages: u64,
+        remaining_pages: u64,
+    },
     /// Each statement's outcome, up to the one that failed (if any), whose
     /// index and error are given; a failed batch was rolled back.
     Batch {

@@ -18,6 +18,8 @@
 //! (see `wake`), so handing over a job costs the sleeping thread's one
 //! wake-up and nothing more.
 
+mod authorizer;
+mod backup;
 mod cache;
 mod cancel;
 mod changes;
@@ -38,6 +40,7 @@ mod observer;
 mod reader;
 mod role;
 mod scope;
+mod session;
 mod settings;
 mod snapshot;
 mod sql;
@@ -51,6 +54,8 @@ mod worker;
 mod writer;
 mod writer_wal;
 
+pub use authorizer::UserAuthorizer;
+pub use backup::{BackupRequest, Progress};
 pub use cancel::{CancelToken, Cancelled};
 pub use changes::{limit_defaults, Change, Changes};
 pub use codes::result_code_name;
@@ -65,6 +70,7 @@ pub use job::{Call, ColumnInfo, CursorRef, Done, Job, Outcome, Request};
 pub use observer::{CheckpointPermit, CheckpointWrites, ObserverSlot, WalObserver};
 pub use role::Role;
 pub use scope::{Scope, ScopeKind, TransactionMode};
+pub use session::{ChangesetHandlers, SessionRequest};
 pub use settings::{
     CheckpointSettings, ConnectionSettings, JournalMode, Key, Mismatch, PragmaValue, SettingValue,
     Settings, SettingsReport, Synchronous, TempStore, DEFAULT_BUSY_TIMEOUT,
