@@ -13,6 +13,7 @@ use crate::cache::StatementCache;
 use crate::error::{Error, Result};
 use crate::sql::Sql;
 use crate::statement::RawStatement;
+use crate::steps::step_rows;
 use crate::value::{RowSet, Value};
 
 enum Cursor {
@@ -181,23 +182,4 @@ impl Cursors {
     pub fn clear(&mut self) {
         self.open.clear();
     }
-}
-
-pub fn read_row(stmt: &RawStatement, rows: &mut RowSet) {
-    for i in 0..rows.columns.len() {
-        rows.values.push(stmt.column_value(i));
-    }
-}
-
-/// Steps up to `limit` rows into `rows`; `Ok(true)` when the statement ended.
-pub fn step_rows(stmt: &mut RawStatement, rows: &mut RowSet, limit: usize) -> Result<bool> {
-    let mut count = 0;
-    while count < limit {
-        if !stmt.step()? {
-            return Ok(true);
-        }
-        read_row(stmt, rows);
-        count += 1;
-    }
-    Ok(false)
 }

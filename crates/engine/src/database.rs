@@ -6,10 +6,10 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::thread::{self, JoinHandle, Thread};
+use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
-use crossbeam_channel::{unbounded, Sender};
+use crossbeam_channel::unbounded;
 
 use crate::backup::{self, BackupRequest, Progress};
 use crate::changes::Change;
@@ -20,75 +20,18 @@ use crate::functions::FunctionDefinition;
 use crate::job::{complete, Done, Job, Outcome, Request};
 use crate::latch::{OpenLatch, WriterGate};
 use crate::observer::WalObserver;
+use crate::queues::{deliver, route, Queues, Sleepers, Target, Wakes};
 use crate::reader::ReaderThread;
 use crate::role::Role;
 use crate::scope::{Scope, ScopeKind};
 use crate::settings::Settings;
 use crate::settings::SettingsReport;
-use crate::sql::{Route, Sql, SqlRegistry};
+use crate::sql::{Sql, SqlRegistry};
 use crate::stats::{RoleCounters, Stats};
-use crate::wake::{wake_idle, IdleReaders};
+use crate::threads::spawn;
+use crate::wake::IdleReaders;
 use crate::wal::{nudge_channel, WalControl};
 use crate::writer::WriterThread;
-
-struct Queues {
-    writer: Sender<Job>,
-    /// The queue every reader takes from; `None` when there are no readers.
-    readers: Option<Sender<Job>>,
-    /// One per reader, for jobs only that reader can run (its cursors).
-    private: Vec<Sender<Job>>,
-    /// `db.checkpoint()` requests, when a checkpointer runs.
-    checkpointer: Option<Sender<Job>>,
-}
-
-/// Which queue a job goes to.
-#[derive(Clone, Copy)]
-enum Target {
-    Writer,
-    Shared,
-    Private(usize),
-    Checkpointer,
-}
-
-/// The threads that park while their queues are empty (the writer and the
-/// readers; the checkpointer blocks on its channels), to unpark after a send.
-struct Sleepers {
-    writer: Thread,
-    readers: Vec<Thread>,
-    idle: Arc<IdleReaders>,
-}
-
-/// The wake-ups a burst of sends calls for, made once the queues' lock is
-/// released: no thread is woken while that lock is held.
-#[derive(Default)]
-struct Wakes {
-    writer: bool,
-    shared: usize,
-    private: Vec<usize>,
-}
-
-impl Wakes {
-    fn add(&mut self, target: Target) {
-        match target {
-            Target::Writer => self.writer = true,
-            Target::Shared => self.shared += 1,
-            Target::Private(i) if !self.private.contains(&i) => self.private.push(i),
-            Target::Private(_) | Target::Checkpointer => {}
-        }
-    }
-
-    fn wake(self, sleepers: &Sleepers) {
-        if self.writer {
-            sleepers.writer.unpark();
-        }
-        for i in self.private {
-            sleepers.readers[i].unpark();
-        }
-        if self.shared > 0 {
-            wake_idle(&sleepers.idle, &sleepers.readers, self.shared);
-        }
-    }
-}
 
 pub struct Database {
     settings: Arc<Settings>,
@@ -521,38 +464,6 @@ impl Database {
     }
 }
 
-/// Read-only statements go to the readers, unless the writer is inside a
-/// transaction: its uncommitted writes are visible on its connection only.
-fn route(queues: &Queues, route: Route, writer_in_transaction: bool) -> Target {
-    match (route, &queues.readers) {
-        (Route::Reader, Some(_)) if !writer_in_transaction => Target::Shared,
-        _ => Target::Writer,
-    }
-}
-
-/// Sends `job` to `target`; returns the target whose thread needs waking,
-/// `None` when the job did not go anywhere (it then completes as closed).
-/// A checkpointer that stopped after the job was routed leaves checkpoints
-/// to the writer.
-fn deliver(queues: &Queues, target: Target, job: Job) -> Option<Target> {
-    let sender = match target {
-        Target::Writer => &queues.writer,
-        Target::Shared => queues.readers.as_ref()?,
-        Target::Private(i) => &queues.private[i],
-        Target::Checkpointer => queues.checkpointer.as_ref()?,
-    };
-    match sender.send(job) {
-        Ok(()) => Some(target),
-        Err(crossbeam_channel::SendError(job)) => {
-            let fallback = matches!(
-                job.request,
-                Request::Checkpoint(_) | Request::StopCheckpointer
-            );
-            (fallback && queues.writer.send(job).is_ok()).then_some(Target::Writer)
-        }
-    }
-}
-
 /// Collects the connections' answers to `read_settings`: remaining answers,
 /// the caller's completion, and the report so far (or the first error).
 struct SettingsGather {
@@ -585,41 +496,6 @@ impl SettingsGather {
 fn take_done(slot: &Mutex<Option<Done>>) -> Option<Done> {
     slot.lock().unwrap_or_else(|e| e.into_inner()).take()
 }
-
-fn spawn(name: String, nice: i32, f: impl FnOnce() + Send + 'static) -> Result<JoinHandle<()>> {
-    thread::Builder::new()
-        .name(name)
-        .spawn(move || {
-            lower_priority(nice);
-            f()
-        })
-        .map_err(|e| Error::invalid_state(format!("could not start a database thread: {e}")))
-}
-
-/// Gives the calling thread nice value `nice` (if above 0). On Linux, nice
-/// is per thread and `setpriority(PRIO_PROCESS, 0, …)` sets the caller's;
-/// raising it needs no privilege. Failure leaves the thread as it was.
-#[cfg(target_os = "linux")]
-fn lower_priority(nice: i32) {
-    extern "C" {
-        fn setpriority(
-            which: std::os::raw::c_int,
-            who: std::os::raw::c_uint,
-            prio: std::os::raw::c_int,
-        ) -> std::os::raw::c_int;
-    }
-    const PRIO_PROCESS: std::os::raw::c_int = 0;
-    if nice > 0 {
-        // SAFETY: a plain system call on the calling thread; no memory is
-        // passed.
-        unsafe {
-            setpriority(PRIO_PROCESS, 0, nice.min(19));
-        }
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn lower_priority(_nice: i32) {}
 
 impl Drop for Database {
     /// Dropping without `close` (a garbage-collected handle): the queues'

@@ -11,10 +11,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crate::authorizer::{self, Failure};
 use crate::cache::{StatementCache, STATEMENT_CACHE_CAPACITY};
 use crate::changes::{Applied, Change, Changes};
-use crate::cursor::{read_row, step_rows, Cursors};
+use crate::cursor::Cursors;
 use crate::error::{Error, Result};
 use crate::functions::{Registered, Registrations};
-use crate::job::{Call, ColumnInfo, CursorRef, Outcome, Request};
+use crate::job::{Call, CursorRef, Outcome, Request};
 use crate::observer::{CheckpointWrites, ObserverSlot};
 use crate::role::Role;
 use crate::session::{self, Sessions};
@@ -22,6 +22,7 @@ use crate::settings::{self, SettingsReport};
 use crate::snapshot;
 use crate::sql::Sql;
 use crate::statement::RawStatement;
+use crate::steps::{all_rows, column_info, query_rows, read_row, run_to_end, step_rows};
 use crate::value::RowSet;
 use crate::wal::checkpoint;
 
@@ -540,63 +541,4 @@ impl Executor {
 /// The name of the nested transaction at `depth` (1 for the outermost).
 fn savepoint_name(depth: u32) -> String {
     format!("offloop_nested_{depth}")
-}
-
-/// Steps to the end: `run()`'s change count and last rowid.
-fn run_to_end(stmt: &mut RawStatement) -> Result<Outcome> {
-    while stmt.step()? {}
-    let (changes, last_insert_rowid) = stmt.changes();
-    Ok(Outcome::Run {
-        changes,
-        last_insert_rowid,
-    })
-}
-
-/// Every row: `all()`.
-fn all_rows(stmt: &mut RawStatement) -> Result<Outcome> {
-    let mut rows = RowSet::new(stmt.column_names().into());
-    step_rows(stmt, &mut rows, usize::MAX)?;
-    Ok(Outcome::Rows(rows))
-}
-
-/// Every row, the columns' metadata and what the statement changed:
-/// `query()`. `sqlite3_changes64` keeps the last write's count through
-/// statements that write nothing (a SELECT, a CREATE TABLE), so a
-/// statement that moved the connection's total by nothing reports 0.
-fn query_rows(stmt: &mut RawStatement) -> Result<Outcome> {
-    let columns = column_info(stmt);
-    let before = stmt.total_changes();
-    let mut rows = RowSet::new(stmt.column_names().into());
-    while stmt.step()? {
-        read_row(stmt, &mut rows);
-    }
-    let (changes, last_insert_rowid) = if stmt.total_changes() == before {
-        (0, 0)
-    } else {
-        stmt.changes()
-    };
-    Ok(Outcome::Query {
-        columns,
-        rows,
-        changes,
-        last_insert_rowid,
-    })
-}
-
-/// The result columns' metadata: `columns()`.
-fn column_info(stmt: &RawStatement) -> Vec<ColumnInfo> {
-    stmt.column_names()
-        .into_iter()
-        .enumerate()
-        .map(|(i, name)| {
-            let [database, table, column, decl_type] = stmt.column_origin(i);
-            ColumnInfo {
-                name,
-                column,
-                database,
-                table,
-                decl_type,
-            }
-        })
-        .collect()
 }

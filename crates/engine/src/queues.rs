@@ -1,0 +1,106 @@
+//! The queues of one database and how a job reaches its thread: the
+//! senders (`Queues`), the queue a job goes to (`Target`), and the wake-up
+//! a burst of sends calls for (`Wakes`), made after the queues' lock is
+//! released. Plain data and sends; it starts no thread and runs no job.
+
+use std::sync::Arc;
+use std::thread::Thread;
+
+use crossbeam_channel::Sender;
+
+use crate::job::{Job, Request};
+use crate::sql::Route;
+use crate::wake::{wake_idle, IdleReaders};
+
+/// The senders of a database's queues (dropped at close, which ends the
+/// threads once they have run what is queued).
+pub struct Queues {
+    pub writer: Sender<Job>,
+    /// The queue every reader takes from; `None` when there are no readers.
+    pub readers: Option<Sender<Job>>,
+    /// One per reader, for jobs only that reader can run (its cursors).
+    pub private: Vec<Sender<Job>>,
+    /// `db.checkpoint()` requests, when a checkpointer runs.
+    pub checkpointer: Option<Sender<Job>>,
+}
+
+/// Which queue a job goes to.
+#[derive(Clone, Copy)]
+pub enum Target {
+    Writer,
+    Shared,
+    Private(usize),
+    Checkpointer,
+}
+
+/// The threads that park while their queues are empty (the writer and the
+/// readers; the checkpointer blocks on its channels), to unpark after a send.
+pub struct Sleepers {
+    pub writer: Thread,
+    pub readers: Vec<Thread>,
+    pub idle: Arc<IdleReaders>,
+}
+
+/// The wake-ups a burst of sends calls for, made once the queues' lock is
+/// released: no thread is woken while that lock is held.
+#[derive(Default)]
+pub struct Wakes {
+    writer: bool,
+    shared: usize,
+    private: Vec<usize>,
+}
+
+impl Wakes {
+    pub fn add(&mut self, target: Target) {
+        match target {
+            Target::Writer => self.writer = true,
+            Target::Shared => self.shared += 1,
+            Target::Private(i) if !self.private.contains(&i) => self.private.push(i),
+            Target::Private(_) | Target::Checkpointer => {}
+        }
+    }
+
+    pub fn wake(self, sleepers: &Sleepers) {
+        if self.writer {
+            sleepers.writer.unpark();
+        }
+        for i in self.private {
+            sleepers.readers[i].unpark();
+        }
+        if self.shared > 0 {
+            wake_idle(&sleepers.idle, &sleepers.readers, self.shared);
+        }
+    }
+}
+
+/// Read-only statements go to the readers, unless the writer is inside a
+/// transaction: its uncommitted writes are visible on its connection only.
+pub fn route(queues: &Queues, route: Route, writer_in_transaction: bool) -> Target {
+    match (route, &queues.readers) {
+        (Route::Reader, Some(_)) if !writer_in_transaction => Target::Shared,
+        _ => Target::Writer,
+    }
+}
+
+/// Sends `job` to `target`; returns the target whose thread needs waking,
+/// `None` when the job did not go anywhere (it then completes as closed).
+/// A checkpointer that stopped after the job was routed leaves checkpoints
+/// to the writer.
+pub fn deliver(queues: &Queues, target: Target, job: Job) -> Option<Target> {
+    let sender = match target {
+        Target::Writer => &queues.writer,
+        Target::Shared => queues.readers.as_ref()?,
+        Target::Private(i) => &queues.private[i],
+        Target::Checkpointer => queues.checkpointer.as_ref()?,
+    };
+    match sender.send(job) {
+        Ok(()) => Some(target),
+        Err(crossbeam_channel::SendError(job)) => {
+            let fallback = matches!(
+                job.request,
+                Request::Checkpoint(_) | Request::StopCheckpointer
+            );
+            (fallback && queues.writer.send(job).is_ok()).then_some(Target::Writer)
+        }
+    }
+}
