@@ -116,22 +116,6 @@ pub fn open_reader(settings: &Settings, index: usize) -> Result<(Connection, Con
     Ok((conn, report))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::read_only_uri;
-
-    #[test]
-    fn readers_open_uri_filenames_read_only() {
-        assert_eq!(
-            read_only_uri("file:a.db?mode=rwc&cache=private"),
-            "file:a.db?mode=ro&cache=private"
-        );
-        assert_eq!(read_only_uri("file:a.db?mode=ro"), "file:a.db?mode=ro");
-        assert_eq!(read_only_uri("a.db"), "a.db");
-        assert_eq!(read_only_uri("file:a.db"), "file:a.db");
-    }
-}
-
 /// The options the bundled SQLite was compiled with (`PRAGMA
 /// compile_options`), without the `SQLITE_` prefix.
 pub fn compile_options() -> Vec<String> {

@@ -131,7 +131,7 @@ fn a_transaction_still_open_is_not_captured_even_when_its_pages_spill_into_the_w
     assert!(follower.capture(None).unwrap());
     follower.stage(2).unwrap().unwrap();
     let restored = dir.path().join("restored.db");
-    apply(&follower.outbox().staged().to_vec(), &restored);
+    apply(follower.outbox().staged(), &restored);
     assert_eq!(rows(&restored).len(), 200);
     assert_eq!(rows(&restored), rows(&path));
     assert_eq!(integrity(&restored), "ok");
