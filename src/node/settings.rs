@@ -125,7 +125,7 @@ pub fn report_to_js(cx: Cx, report: &SettingsReport) -> Result<Js> {
 
 /// The options the bundled SQLite was compiled with, as `PRAGMA
 /// compile_options` lists them.
-#[napi]
+#[napi(catch_unwind)]
 pub fn compile_options() -> Vec<String> {
     offloop_engine::compile_options()
 }
