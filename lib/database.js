@@ -8,6 +8,7 @@ const { Core, OPENING, OPEN, CLOSING, CLOSED, send } = require('./core.js');
 const { argType, nodeError, notOpen } = require('./errors.js');
 const { readBackup, startBackup } = require('./backup.js');
 const { applyChangeset, createSession } = require('./session.js');
+const { deserialize, serialize } = require('./image.js');
 const { readAuthorizer } = require('./authorizer.js');
 const {
   readCallOptions,
@@ -347,6 +348,16 @@ class Database {
    */
   applyChangeset(changeset, options) {
     return applyChangeset(this.#core, changeset, options);
+  }
+
+  /** Resolves to schema `dbName`'s ('main') whole database as a Uint8Array. */
+  serialize(dbName) {
+    return serialize(this.#core, dbName);
+  }
+
+  /** Replaces schema `options.dbName` ('main') with the image in `buffer`. */
+  deserialize(buffer, options) {
+    return deserialize(this.#core, buffer, options);
   }
 
   /** Creates a statement. Nothing is prepared until its first call. */

@@ -308,6 +308,8 @@ impl Database {
             | Request::LoadExtension { .. }
             | Request::Session(_)
             | Request::ApplyChangeset { .. }
+            | Request::Serialize(_)
+            | Request::Deserialize { .. }
             | Request::ReadSettings(_) => Target::Writer,
             Request::Scope(pinned) => match (pinned.kind(), &queues.readers) {
                 (ScopeKind::Read, Some(_)) => Target::Shared,

@@ -34,6 +34,7 @@ mod failure;
 mod fault_vfs;
 pub mod faults;
 mod functions;
+mod image;
 mod job;
 mod latch;
 mod observer;
