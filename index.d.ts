@@ -398,6 +398,7 @@ export declare class Database {
   static compileOptions(): string[];
   readonly ready: Promise<Database>;
   readonly isOpen: boolean;
+  /** The file behind schema `dbName` ('main', or an attached database); null for in-memory ones. */
   location(dbName?: string): string | null;
   /** Opens a database made with `open: false`, or closed since. */
   open(): Promise<Database>;

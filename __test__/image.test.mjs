@@ -95,6 +95,8 @@ test('a file database without readers takes an image in memory; its file keeps w
     const inserts = await Promise.all(Array.from({ length: 50 }, (_, i) => db.prepare('INSERT INTO t VALUES (?)').run(i)));
     assert.ok(inserts.every((r) => r.changes === 1));
     assert.equal((await db.prepare(COUNT).get()).n, 53);
+    // As in node:sqlite: main is no longer the file.
+    assert.equal(db.location(), null);
     const reopened = await Database.open(file, { readers: 1 });
     assert.equal((await reopened.prepare(COUNT).get()).n, 1);
     await reopened.close();

@@ -234,12 +234,16 @@ class Database {
     return this.#limits;
   }
 
-  /** The absolute path of the database file; null for in-memory databases. */
+  /**
+   * The absolute path of schema `dbName`'s file ('main', or an attached
+   * database); null for an in-memory or temporary one. Read from the list
+   * the writer refreshes after each call, so it holds every ATTACH and
+   * DETACH that resolved.
+   */
   location(dbName) {
     if (this.#core.state !== OPEN) throw notOpen();
     if (dbName !== undefined && typeof dbName !== 'string') throw argType('dbName', 'a string');
-    if (dbName !== undefined && dbName !== 'main') return null;
-    return this.#core.native.location();
+    return this.#core.native.location(dbName ?? 'main');
   }
 
   /**

@@ -41,6 +41,7 @@ mod observer;
 mod queues;
 mod reader;
 mod role;
+mod schemas;
 mod scope;
 mod session;
 mod settings;
