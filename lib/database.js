@@ -9,6 +9,7 @@ const { argType, nodeError, notOpen } = require('./errors.js');
 const { readBackup, startBackup } = require('./backup.js');
 const { applyChangeset, createSession } = require('./session.js');
 const { deserialize, serialize } = require('./image.js');
+const { observe } = require('./diagnostics.js');
 const { readAuthorizer } = require('./authorizer.js');
 const {
   readCallOptions,
@@ -128,6 +129,7 @@ class Database {
       throw err;
     }
     const core = new Core(nativeDb, o);
+    core.database = this;
     this.#core = core;
     this.#closed = null;
     this.#transactions = { open: 0 };
@@ -377,7 +379,7 @@ class Database {
   exec(sql, options) {
     if (this.#core.closing) return Promise.reject(notOpen());
     if (typeof sql !== 'string') throw argType('sql', 'a string');
-    return this.#core.exec(sql, null, readCallOptions(options));
+    return observe(this.#core.exec(sql, null, readCallOptions(options)), () => sql, this);
   }
 
   /**
