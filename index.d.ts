@@ -376,6 +376,11 @@ export interface CreateSessionOptions {
   db?: string;
 }
 
+export interface DeserializeOptions {
+  /** The schema the image replaces. Default 'main'. */
+  dbName?: string;
+}
+
 export interface ApplyChangesetOptions {
   /** Whether the changes to `tableName` apply. Default: every table's do. */
   filter?: (tableName: string) => unknown;
@@ -393,6 +398,7 @@ export declare class Database {
   static compileOptions(): string[];
   readonly ready: Promise<Database>;
   readonly isOpen: boolean;
+  /** The file behind schema `dbName` ('main', or an attached database); null for in-memory ones. */
   location(dbName?: string): string | null;
   /** Opens a database made with `open: false`, or closed since. */
   open(): Promise<Database>;
@@ -423,6 +429,10 @@ export declare class Database {
   createSession(options?: CreateSessionOptions): Session;
   /** Applies a changeset on the writer; false when a conflict aborted it. */
   applyChangeset(changeset: Uint8Array, options?: ApplyChangesetOptions): Promise<boolean>;
+  /** Schema `dbName`'s ('main') whole database as bytes, taken on the writer. */
+  serialize(dbName?: string): Promise<Uint8Array>;
+  /** Replaces a schema with an in-memory copy of `buffer`; only without reader threads or a replica. */
+  deserialize(buffer: Uint8Array, options?: DeserializeOptions): Promise<void>;
   /** Statements made from tagged templates (default capacity 1000). */
   createTagStore(maxSize?: number): SQLTagStore;
   exec(sql: string, options?: CallOptions): Promise<void>;

@@ -125,6 +125,35 @@ function buildExtension() {
 const extension = buildExtension();
 const skipWithoutExtension = extension === null ? 'no C compiler or sqlite3ext.h to build the test extension' : false;
 
+test('location(dbName) follows ATTACH and DETACH as soon as each resolves, among calls in flight', async () => {
+  const db = await Database.open(tmp.file('attaching'), { readers: 2 });
+  try {
+    const files = Array.from({ length: 8 }, (_, i) => tmp.file(`attached-${i}`));
+    // Attached one at a time, each with reads and writes in flight.
+    await db.exec('CREATE TABLE t(x)');
+    for (const [i, file] of files.entries()) {
+      const attach = db.exec(`ATTACH '${file}' AS a${i}`);
+      const others = Array.from({ length: 16 }, (_, k) =>
+        k % 2 ? db.prepare('INSERT INTO t VALUES (?)').run(k) : db.prepare('SELECT count(*) AS n FROM t').get(),
+      );
+      await attach;
+      assert.equal(db.location(`a${i}`), file);
+      const settled = await Promise.all(others);
+      assert.ok(settled.every((r, k) => (k % 2 ? r.changes === 1 : Number.isInteger(r.n))));
+    }
+    assert.deepEqual(
+      files.map((_, i) => db.location(`a${i}`)),
+      files,
+    );
+    await db.exec('DETACH a3');
+    assert.equal(db.location('a3'), null);
+    assert.equal(db.location('a4'), files[4]);
+    assert.equal(db.location(), db.location('main'));
+  } finally {
+    await db.close();
+  }
+});
+
 test('an extension loaded once is in force on the writer and every reader', { skip: skipWithoutExtension }, async () => {
   const db = await Database.open(tmp.file(), { readers: READERS, allowExtension: true });
   try {

@@ -116,6 +116,8 @@ class Core {
   constructor(nativeDb, options) {
     this.native = nativeDb;
     this.options = options;
+    // The public Database this core serves, named in diagnostics messages.
+    this.database = null;
     this.state = OPENING;
     this.cancel = (id) => nativeDb.cancel(id);
   }

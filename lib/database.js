@@ -8,6 +8,8 @@ const { Core, OPENING, OPEN, CLOSING, CLOSED, send } = require('./core.js');
 const { argType, nodeError, notOpen } = require('./errors.js');
 const { readBackup, startBackup } = require('./backup.js');
 const { applyChangeset, createSession } = require('./session.js');
+const { deserialize, serialize } = require('./image.js');
+const { observe } = require('./diagnostics.js');
 const { readAuthorizer } = require('./authorizer.js');
 const {
   readCallOptions,
@@ -127,6 +129,7 @@ class Database {
       throw err;
     }
     const core = new Core(nativeDb, o);
+    core.database = this;
     this.#core = core;
     this.#closed = null;
     this.#transactions = { open: 0 };
@@ -233,12 +236,16 @@ class Database {
     return this.#limits;
   }
 
-  /** The absolute path of the database file; null for in-memory databases. */
+  /**
+   * The absolute path of schema `dbName`'s file ('main', or an attached
+   * database); null for an in-memory or temporary one. Read from the list
+   * the writer refreshes after each call, so it holds every ATTACH and
+   * DETACH that resolved.
+   */
   location(dbName) {
     if (this.#core.state !== OPEN) throw notOpen();
     if (dbName !== undefined && typeof dbName !== 'string') throw argType('dbName', 'a string');
-    if (dbName !== undefined && dbName !== 'main') return null;
-    return this.#core.native.location();
+    return this.#core.native.location(dbName ?? 'main');
   }
 
   /**
@@ -349,6 +356,16 @@ class Database {
     return applyChangeset(this.#core, changeset, options);
   }
 
+  /** Resolves to schema `dbName`'s ('main') whole database as a Uint8Array. */
+  serialize(dbName) {
+    return serialize(this.#core, dbName);
+  }
+
+  /** Replaces schema `options.dbName` ('main') with the image in `buffer`. */
+  deserialize(buffer, options) {
+    return deserialize(this.#core, buffer, options);
+  }
+
   /** Creates a statement. Nothing is prepared until its first call. */
   prepare(sql, options) {
     if (this.#core.closing) throw notOpen();
@@ -362,7 +379,7 @@ class Database {
   exec(sql, options) {
     if (this.#core.closing) return Promise.reject(notOpen());
     if (typeof sql !== 'string') throw argType('sql', 'a string');
-    return this.#core.exec(sql, null, readCallOptions(options));
+    return observe(this.#core.exec(sql, null, readCallOptions(options)), () => sql, this);
   }
 
   /**

@@ -11,6 +11,7 @@ const { decodeAll, decodeColumns, decodeGet, decodeQuery } = require('./rows.js'
 const { finalized } = require('./core.js');
 const { native } = require('./calls.js');
 const { call: CALL } = require('./protocol.js');
+const { observe } = require('./diagnostics.js');
 
 function checkBoolean(value, name) {
   if (typeof value !== 'boolean') throw argType(name, 'a boolean');
@@ -104,7 +105,8 @@ class Statement {
   #call(kind, params, decode, context) {
     if (this.#state.closed) return Promise.reject(finalized());
     this.#state.params = params;
-    return this.#core.call(kind, this.#handle, params, this.#options, decode, context, this.#scope, this.#control);
+    const call = this.#core.call(kind, this.#handle, params, this.#options, decode, context, this.#scope, this.#control);
+    return observe(call, () => (this.#state.source ??= native.firstStatement(this.#sql)), this.#core.database);
   }
 
   /** Runs the statement; resolves to `{ changes, lastInsertRowid }`. */

@@ -5,9 +5,17 @@
 // extension loading, on node:sqlite and on offloop (see compare.cjs);
 // connection-parity.test.mjs compares the outcomes.
 
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
 const { DatabaseSync } = require('node:sqlite');
 const { Database } = require('../../index.js');
 const { compare, enc, report } = require('./compare.cjs');
+
+// A folder both libraries attach their files from, its path resolved as
+// SQLite resolves the paths it reports.
+const scratch = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'offloop-connection-parity-')));
+process.on('exit', () => fs.rmSync(scratch, { recursive: true, force: true }));
 
 async function attempt(fn) {
   try {
@@ -58,6 +66,14 @@ const scenarios = {
     await attempt(() => db.location('temp')),
     await attempt(() => db.location('nope')),
   ],
+  'location(dbName) gives an attached file until it is detached': async (db) => {
+    const other = path.join(scratch, 'attached.db');
+    await db.exec(`ATTACH '${other}' AS aux; ATTACH ':memory:' AS mem`);
+    const out = [db.location('aux') === other, db.location('AUX') === other, db.location('mem')];
+    await db.exec('DETACH aux');
+    out.push(db.location('aux'));
+    return out;
+  },
 };
 
 function sync(fn) {

@@ -29,6 +29,10 @@ const version: string = Database.sqliteVersion;
 const options: string[] = Database.compileOptions();
 const open: boolean = db.isOpen && !db.isTransaction;
 const where: string | null = db.location('main');
+const image: Uint8Array = await db.serialize('main');
+const replaced: void = await db.deserialize(image, { dbName: 'main' });
+// @ts-expect-error: an image is a Uint8Array
+await db.deserialize('image');
 const closedFirst = new Database(':memory:', { open: false, allowExtension: true, limits: { sqlLength: 1000 } });
 const reopened: Database = await closedFirst.open();
 const sqlLength: number = reopened.limits.sqlLength;
@@ -138,6 +142,6 @@ new PrismaOffloop();
 new PrismaOffloop(db, { transactionMode: 'now' });
 
 export {
-  version, options, open, where, ran, id, rows, firstId, columns, changes, meta, sqlText, bounded, total, batch, count,
+  version, options, open, where, image, replaced, ran, id, rows, firstId, columns, changes, meta, sqlText, bounded, total, batch, count,
   checkpointed, stats, settings, notRows, lazy, emails, client, selected, runResult, titles, inserted, all, names,
 };

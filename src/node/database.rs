@@ -375,8 +375,8 @@ impl NativeDatabase {
     }
 
     #[napi(catch_unwind)]
-    pub fn location(&self) -> Option<String> {
-        self.dispatcher.db.location().map(str::to_string)
+    pub fn location(&self, db_name: String) -> Option<String> {
+        self.dispatcher.db.location(&db_name)
     }
 
     /// Reads every connection's settings back, each on its own thread.

@@ -5,7 +5,7 @@
 //! event loop.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
@@ -23,6 +23,7 @@ use crate::observer::WalObserver;
 use crate::queues::{deliver, route, Queues, Sleepers, Target, Wakes};
 use crate::reader::ReaderThread;
 use crate::role::Role;
+use crate::schemas::Schemas;
 use crate::scope::{Scope, ScopeKind};
 use crate::settings::Settings;
 use crate::settings::SettingsReport;
@@ -41,7 +42,7 @@ pub struct Database {
     threads: Mutex<Vec<JoinHandle<()>>>,
     writer_counters: Arc<RoleCounters>,
     reader_counters: Vec<Arc<RoleCounters>>,
-    location: Arc<OnceLock<Option<String>>>,
+    schemas: Arc<Schemas>,
     wal: Arc<WalControl>,
     /// Set by the writer while its connection is inside a transaction.
     writer_in_transaction: Arc<AtomicBool>,
@@ -70,7 +71,7 @@ impl Database {
             .map(|_| Arc::new(RoleCounters::default()))
             .collect();
 
-        let location = Arc::new(OnceLock::new());
+        let schemas = Arc::new(Schemas::default());
         let (writer_tx, writer_rx) = unbounded();
         let (readers_tx, readers_rx) = unbounded();
         let (private, private_rx): (Vec<_>, Vec<_>) =
@@ -96,7 +97,7 @@ impl Database {
                         gate: gate.clone(),
                         latch: latch.clone(),
                         counters: writer_counters.clone(),
-                        location: location.clone(),
+                        schemas: schemas.clone(),
                         wal: checkpointer.then(|| (nudge, wal.clone())),
                         in_transaction: writer_in_transaction.clone(),
                         failure: failure.clone(),
@@ -167,7 +168,7 @@ impl Database {
             threads: Mutex::new(threads),
             writer_counters,
             reader_counters,
-            location,
+            schemas,
             wal,
             writer_in_transaction,
             failure,
@@ -222,10 +223,12 @@ impl Database {
         self.sqls.get(text)
     }
 
-    /// The main database file's absolute path, `None` for an in-memory or
-    /// temporary database; known once the writer has opened.
-    pub fn location(&self) -> Option<&str> {
-        self.location.get().and_then(|l| l.as_deref())
+    /// The absolute path of the file behind schema `name` of the writer's
+    /// connection (`"main"`, or an ATTACHed database), `None` for an
+    /// in-memory or temporary one, an unknown name, or before the writer
+    /// opened. Current as of the last writer job whose caller heard back.
+    pub fn location(&self, name: &str) -> Option<String> {
+        self.schemas.location(name)
     }
 
     /// Whether the writer's connection is inside a transaction (one begun
@@ -308,6 +311,8 @@ impl Database {
             | Request::LoadExtension { .. }
             | Request::Session(_)
             | Request::ApplyChangeset { .. }
+            | Request::Serialize(_)
+            | Request::Deserialize { .. }
             | Request::ReadSettings(_) => Target::Writer,
             Request::Scope(pinned) => match (pinned.kind(), &queues.readers) {
                 (ScopeKind::Read, Some(_)) => Target::Shared,

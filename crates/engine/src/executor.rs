@@ -14,6 +14,7 @@ use crate::changes::{Applied, Change, Changes};
 use crate::cursor::Cursors;
 use crate::error::{Error, Result};
 use crate::functions::{Registered, Registrations};
+use crate::image;
 use crate::job::{Call, CursorRef, Outcome, Request};
 use crate::observer::{CheckpointWrites, ObserverSlot};
 use crate::role::Role;
@@ -230,6 +231,14 @@ impl Executor {
                     self.conn.execute_batch(sql).map_err(Error::from)
                 })
                 .map(Outcome::Applied)
+            }
+            Request::Serialize(schema) => {
+                image::serialize(self.handle(), &schema).map(Outcome::Bytes)
+            }
+            Request::Deserialize { schema, image } => {
+                // Cached statements belong to the schema being replaced.
+                self.cache.clear();
+                image::deserialize(self.handle(), &schema, &image).map(|()| Outcome::Done)
             }
             Request::ReadSettings(settings) => {
                 let role = self.role;

@@ -93,6 +93,11 @@ pub enum Request {
         changeset: Vec<u8>,
         handlers: ChangesetHandlers,
     },
+    /// Schema `.0`'s image as bytes (`db.serialize()`), on the writer.
+    Serialize(String),
+    /// Replaces a schema with an in-memory database holding `image`
+    /// (`db.deserialize()`), on the writer.
+    Deserialize { schema: String, image: Vec<u8> },
     /// Reads the connection's settings back and compares them with these
     /// (`db.settings()` sends one to every connection).
     ReadSettings(Arc<Settings>),

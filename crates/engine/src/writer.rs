@@ -5,7 +5,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use crossbeam_channel::Receiver;
 
@@ -17,6 +17,7 @@ use crate::job::Job;
 use crate::latch::{OpenLatch, WriterGate};
 use crate::observer::CheckpointWrites;
 use crate::role::Role;
+use crate::schemas::Schemas;
 use crate::settings::Settings;
 use crate::stats::RoleCounters;
 use crate::wake::recv_parked;
@@ -30,7 +31,8 @@ pub struct WriterThread {
     pub gate: Arc<WriterGate>,
     pub latch: Arc<OpenLatch>,
     pub counters: Arc<RoleCounters>,
-    pub location: Arc<OnceLock<Option<String>>>,
+    /// The connection's schemas, refreshed after every job.
+    pub schemas: Arc<Schemas>,
     /// Present when a checkpointer thread runs.
     pub wal: Option<(Nudge, Arc<WalControl>)>,
     /// True while the connection is inside a transaction (`BEGIN` or
@@ -60,7 +62,8 @@ impl WriterThread {
         if let Some(path) = &path {
             self.settings.observer.opened(path);
         }
-        let _ = self.location.set(path);
+        // SAFETY: the handle is live and used on this thread only.
+        self.schemas.refresh(unsafe { conn.handle() });
         self.gate.open(Ok(()));
         self.latch.arrive(Ok(()));
         drop(self.latch);
@@ -101,6 +104,9 @@ impl WriterThread {
                 run_job_then(&mut executor, job, &self.counters, |executor| {
                     let open = !executor.connection().is_autocommit();
                     self.in_transaction.store(open, Ordering::Release);
+                    // SAFETY: the handle is live and used on this thread only.
+                    self.schemas
+                        .refresh(unsafe { executor.connection().handle() });
                 });
                 if let Some(wal) = &mut wal {
                     wal.after_job(executor.connection(), !executor.has_live_cursors());

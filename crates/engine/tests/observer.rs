@@ -95,7 +95,7 @@ fn an_observer_hears_where_the_database_opened_and_each_commit() {
         events.iter().filter(|e| **e == Event::Committed).count()
     };
     wait_until("three commits heard", || commits() == 3);
-    let path = db.location().expect("a file database").to_string();
+    let path = db.location("main").expect("a file database");
     assert_eq!(recorder.events()[0], Event::Opened(path));
     run(&db, "SELECT 1", vec![]);
     assert_eq!(commits(), 3, "a job that commits nothing is not heard");
@@ -140,7 +140,7 @@ fn an_observer_installed_on_an_open_database_hears_where_it_opened_at_once() {
     exec(&db, "CREATE TABLE t(v)");
     let recorder = Arc::new(Recorder::default());
     db.set_observer(Some(Arc::new(Observer(recorder.clone()))));
-    let path = db.location().expect("a file database").to_string();
+    let path = db.location("main").expect("a file database");
     assert_eq!(recorder.events(), vec![Event::Opened(path)]);
     run(&db, "INSERT INTO t VALUES (1)", vec![]);
     wait_until("the commit heard", || recorder.events().len() == 2);

@@ -1,0 +1,32 @@
+'use strict';
+
+// The `sqlite.db.query` diagnostics channel, as node:sqlite publishes it:
+// one `{ sql, database, duration }` message per statement call once it
+// settled (resolved or rejected), only while the channel has subscribers.
+// This file owns the message and when it is sent; it never changes a
+// call's outcome, and costs one property read per call without
+// subscribers.
+
+const diagnosticsChannel = require('node:diagnostics_channel');
+
+const channel = diagnosticsChannel.channel('sqlite.db.query');
+
+/**
+ * Returns `promise` as it is; while the channel has subscribers, publishes
+ * its SQL (`sql()` is asked only then), `database` and the nanoseconds from
+ * this call to its settlement once it settles.
+ */
+function observe(promise, sql, database) {
+  if (!channel.hasSubscribers) return promise;
+  const text = sql();
+  const start = process.hrtime.bigint();
+  const publish = () => {
+    if (!channel.hasSubscribers) return;
+    const duration = Number(process.hrtime.bigint() - start);
+    channel.publish({ __proto__: null, sql: text, database, duration });
+  };
+  promise.then(publish, publish);
+  return promise;
+}
+
+module.exports = { observe };
