@@ -26,6 +26,22 @@ use super::drain;
 /// The `code` of errors about the replica (index.js keeps it as is).
 const REPLICA_ERROR: &str = "ERR_OFFLOOP_REPLICA";
 
+/// The S3 fields that `ReplicaOptions` and `RestoreOptions` both carry
+/// (napi objects cannot share a nested struct with lib/options.js's flat
+/// shape), as the store's `S3Options`.
+macro_rules! s3_options {
+    ($options:expr) => {
+        S3Options {
+            endpoint: $options.endpoint,
+            region: $options.region,
+            access_key_id: $options.access_key_id,
+            secret_access_key: $options.secret_access_key,
+            session_token: $options.session_token,
+            force_path_style: $options.force_path_style,
+        }
+    };
+}
+
 /// `options.replica` / `db.replicate()`, validated by lib/options.js.
 #[napi(object)]
 pub struct ReplicaOptions {
@@ -100,14 +116,7 @@ pub fn start(options: ReplicaOptions) -> Result<Arc<Replicator>> {
         .iter()
         .map(|&ms| millis(ms))
         .collect();
-    let s3 = S3Options {
-        endpoint: options.endpoint,
-        region: options.region,
-        access_key_id: options.access_key_id,
-        secret_access_key: options.secret_access_key,
-        session_token: options.session_token,
-        force_path_style: options.force_path_style,
-    };
+    let s3 = s3_options!(options);
     let url = options.url;
     let connect = Box::new(move || {
         ReplicaStore::open(&url, &s3)
@@ -150,14 +159,7 @@ pub fn replica_error(message: String) -> engine::Error {
 pub fn restore_replica(id: f64, url: String, path: String, options: RestoreOptions) -> Result<()> {
     let queue = dispatch::queue()?;
     let reply = reply_to(&queue, id);
-    let s3 = S3Options {
-        endpoint: options.endpoint,
-        region: options.region,
-        access_key_id: options.access_key_id,
-        secret_access_key: options.secret_access_key,
-        session_token: options.session_token,
-        force_path_style: options.force_path_style,
-    };
+    let s3 = s3_options!(options);
     let opts = offloop_replica::RestoreOptions {
         txid: options.txid.map(|t| t as u64),
         timestamp: options.timestamp_ms.map(|ms| ms as i64),
