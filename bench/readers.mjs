@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 
 import { startBenchmark } from './lib/harness.mjs';
 import { runChild } from './lib/child.mjs';
-import { cpuTimes, describeMachine, otherLoadPercent } from './lib/machine.mjs';
+import { describeMachine, runUndisturbed } from './lib/machine.mjs';
 import { BENCH, nodes } from './lib/paths.mjs';
 import { markdownTable, publish } from './lib/results.mjs';
 import { percentile, round, sorted } from './lib/stats.mjs';
@@ -67,17 +67,7 @@ function buildSeed(file) {
 
 /** `runOnce`, again while other work on the machine disturbed it. */
 async function runConfig(config, file, offloop) {
-  let result;
-  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-    const before = cpuTimes();
-    result = await runOnce(config, file, offloop);
-    if (result.error) return result;
-    result.otherLoadPercent = otherLoadPercent(before, cpuTimes(), result.cpuSeconds);
-    result.attempts = attempt;
-    if (result.otherLoadPercent === null || result.otherLoadPercent <= OTHER_LOAD_PERCENT) break;
-    process.stderr.write(`    other processes used ${result.otherLoadPercent}% of the CPU meanwhile; again\n`);
-  }
-  return result;
+  return runUndisturbed(() => runOnce(config, file, offloop), { attempts: MAX_ATTEMPTS, maxOtherLoad: OTHER_LOAD_PERCENT });
 }
 
 async function runOnce(config, file, offloop) {

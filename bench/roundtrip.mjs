@@ -27,7 +27,7 @@ import { parseArgs } from 'node:util';
 
 import { runChild } from './lib/child.mjs';
 import { startBenchmark } from './lib/harness.mjs';
-import { cpuTimes, describeMachine, otherLoadPercent } from './lib/machine.mjs';
+import { describeMachine, runUndisturbed } from './lib/machine.mjs';
 import { BENCH, benchRequire, nodes } from './lib/paths.mjs';
 import { markdownTable, publish } from './lib/results.mjs';
 import { percentile, round, sorted } from './lib/stats.mjs';
@@ -84,17 +84,7 @@ function haveTaskset() {
 }
 
 async function runConfig(config, seed, dir, offloop) {
-  let result;
-  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-    const before = cpuTimes();
-    result = await runOnce(config, seed, dir, offloop);
-    if (result.error) return result;
-    result.otherLoadPercent = otherLoadPercent(before, cpuTimes(), result.cpuSeconds);
-    result.attempts = attempt;
-    if (result.otherLoadPercent === null || result.otherLoadPercent <= OTHER_LOAD_PERCENT) break;
-    process.stderr.write(`    other processes used ${result.otherLoadPercent}% of the CPU meanwhile; again\n`);
-  }
-  return result;
+  return runUndisturbed(() => runOnce(config, seed, dir, offloop), { attempts: MAX_ATTEMPTS, maxOtherLoad: OTHER_LOAD_PERCENT });
 }
 
 async function runOnce(config, seed, dir, offloop) {

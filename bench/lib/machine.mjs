@@ -74,6 +74,26 @@ export function otherLoadPercent(before, after, ownCpuSeconds) {
 }
 
 /**
+ * Runs `runOnce()` (which resolves to a result with `cpuSeconds`, or with
+ * `error`) again while other processes used more than `maxOtherLoad`
+ * percent of the machine's CPU meanwhile, up to `attempts` runs in all.
+ * The result records `otherLoadPercent` and `attempts`.
+ */
+export async function runUndisturbed(runOnce, { attempts, maxOtherLoad }) {
+  let result;
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    const before = cpuTimes();
+    result = await runOnce();
+    if (result.error) return result;
+    result.otherLoadPercent = otherLoadPercent(before, cpuTimes(), result.cpuSeconds);
+    result.attempts = attempt;
+    if (result.otherLoadPercent === null || result.otherLoadPercent <= maxOtherLoad) break;
+    process.stderr.write(`    other processes used ${result.otherLoadPercent}% of the CPU meanwhile; again\n`);
+  }
+  return result;
+}
+
+/**
  * The share of the machine's CPU time (0–100) spent busy over the next
  * `ms`: other work on a shared machine skews every timing, so a benchmark
  * records it before it starts. Null where /proc/stat is missing.
