@@ -3,7 +3,6 @@
 // Database: the public handle on one open database.
 
 const { native, track, forget } = require('./calls.js');
-const protocol = require('./protocol.js');
 const { Core, OPENING, OPEN, CLOSING, CLOSED, send } = require('./core.js');
 const { argType, nodeError, notOpen } = require('./errors.js');
 const { readBackup, startBackup } = require('./backup.js');
@@ -11,8 +10,10 @@ const { applyChangeset, createSession } = require('./session.js');
 const { deserialize, serialize } = require('./image.js');
 const { observe } = require('./diagnostics.js');
 const { readAuthorizer } = require('./authorizer.js');
+const { replicaStats, restoreStats, startFill, waitFilled } = require('./restore.js');
 const {
   readCallOptions,
+  readCheckpointMode,
   readOptions,
   readPath,
   readReplicaOptions,
@@ -28,8 +29,6 @@ const { prepare, batchCalls } = require('./statement.js');
 const { beginTransaction, runRead, runTransaction } = require('./transaction.js');
 
 const asyncDispose = Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose');
-
-const CHECKPOINT_MODES = { __proto__: null, ...protocol.checkpoint };
 
 // A database created with `open: false` has this core until open().
 const UNOPENED = { state: CLOSED, closing: true, native: null };
@@ -55,6 +54,8 @@ class Database {
   // Whether loadExtension() may load (allowExtension, enableLoadExtension()).
   #extensionsAllowed = false;
   #ready;
+  // `db.filled`, made at the first read after each open.
+  #filled = null;
 
   /**
    * Starts opening at once (unless `options.open` is false); `ready`
@@ -121,6 +122,7 @@ class Database {
           strictSettings: o.strictSettings,
           threadNice: o.threadNice,
           replica: o.replica,
+          restore: o.restore,
         },
         id,
       );
@@ -133,6 +135,7 @@ class Database {
     this.#core = core;
     this.#closed = null;
     this.#transactions = { open: 0 };
+    this.#filled = null;
     this.#limitValues = limitValues(o.limits, (limit, value) => native.setLimit(nativeDb, limit, value));
     this.#extensionsAllowed = o.allowExtension;
     const opened = promise
@@ -153,6 +156,7 @@ class Database {
       .then(
         (settings) => {
           if (core.state === OPENING) core.state = OPEN;
+          if (o.restore !== undefined) startFill(core);
           // What every connection read back once its settings were applied:
           // a value in force that is not the one requested is a warning.
           emitSettingWarnings(settings);
@@ -209,6 +213,19 @@ class Database {
   /** What the bundled SQLite was compiled with (`PRAGMA compile_options`). */
   static compileOptions() {
     return native.compileOptions();
+  }
+
+  /**
+   * Resolves once every page is local: at once, unless the database was
+   * opened with `restore: 'paged'` and its fill is still running.
+   */
+  get filled() {
+    if (this.#filled === null) {
+      const core = this.#core;
+      this.#filled = core === UNOPENED ? Promise.reject(notOpen()) : this.ready.then(() => waitFilled(core));
+      this.#filled.catch(() => {});
+    }
+    return this.#filled;
   }
 
   /** True once open and until `close()` is called. */
@@ -443,19 +460,8 @@ class Database {
       readers: s.readers,
       readerQueue: s.readerQueue,
       checkpoint: { ...s.checkpoint, error: s.checkpoint.error ?? null },
-      replica:
-        r === null || r === undefined
-          ? null
-          : {
-              url: r.url,
-              txid: r.txid,
-              lagMs: r.lagMs,
-              pendingFiles: r.pendingFiles,
-              pendingBytes: r.pendingBytes,
-              bytesShipped: r.bytesShipped,
-              lastSyncAt: r.lastSyncAt ?? null,
-              lastError: r.lastError ?? null,
-            },
+      replica: replicaStats(r),
+      restore: restoreStats(native.restoreStats(this.#core.native)),
     };
   }
 
@@ -541,15 +547,7 @@ class Database {
    */
   checkpoint(mode = 'PASSIVE') {
     if (this.#core.closing) return Promise.reject(notOpen());
-    if (typeof mode !== 'string') throw argType('mode', 'a string');
-    const code = CHECKPOINT_MODES[mode.toUpperCase()];
-    if (code === undefined) {
-      throw nodeError(
-        TypeError,
-        'ERR_INVALID_ARG_VALUE',
-        `The argument 'mode' must be one of PASSIVE, FULL, RESTART, TRUNCATE. Received '${mode}'`,
-      );
-    }
+    const code = readCheckpointMode(mode);
     const { id, promise } = track(decodeCheckpoint, null);
     send(id, () => this.#core.native.checkpoint(id, code));
     return promise;

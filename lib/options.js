@@ -5,7 +5,7 @@
 const { argType, nodeError, outOfRange } = require('./errors.js');
 
 const { readLimitOptions } = require('./limits.js');
-const { flag: FLAG } = require('./protocol.js');
+const { checkpoint: CHECKPOINT, flag: FLAG } = require('./protocol.js');
 
 // In the order node:sqlite checks them (the first bad one is reported);
 // `timeout`, an integer, is checked in its place among them.
@@ -94,6 +94,30 @@ const MAX_COMPACTION_LEVELS = 8;
 // 1 GiB waiting for upload at most (see docs/replication.md).
 const DEFAULT_MAX_PENDING_BYTES = 1024 * 1024 * 1024;
 const S3_TEXT_OPTIONS = ['endpoint', 'region', 'accessKeyId', 'secretAccessKey', 'sessionToken'];
+
+const CHECKPOINT_MODES = { __proto__: null, ...CHECKPOINT };
+
+/** `db.checkpoint(mode)`'s mode, as its protocol code. */
+function readCheckpointMode(mode) {
+  if (typeof mode !== 'string') throw argType('mode', 'a string');
+  const code = CHECKPOINT_MODES[mode.toUpperCase()];
+  if (code === undefined) {
+    throw nodeError(
+      TypeError,
+      'ERR_INVALID_ARG_VALUE',
+      `The argument 'mode' must be one of PASSIVE, FULL, RESTART, TRUNCATE. Received '${mode}'`,
+    );
+  }
+  return code;
+}
+
+/** `options.restore`: undefined, 'paged' or 'full'. */
+function readRestoreMode(options) {
+  const value = options.restore;
+  if (value === undefined || value === 'paged' || value === 'full') return value;
+  if (typeof value !== 'string') throw argType('options.restore', "'paged' or 'full'");
+  throw invalidValue('options.restore', `must be 'paged' or 'full'. Received '${value}'`);
+}
 
 /** Checks a replica URL: `file:///absolute/dir` or `s3://bucket/prefix`. */
 function readReplicaUrl(value, name) {
@@ -225,6 +249,7 @@ function readOptions(options) {
     MAX_INT32,
   );
   readSettingOptions(options, out);
+  out.restore = readRestoreMode(options);
   out.replica = options.replica === undefined ? undefined : readReplicaOptions(options.replica);
   if (out.replica !== undefined) {
     let why = null;
@@ -232,6 +257,9 @@ function readOptions(options) {
     else if (!out.checkpoint.enabled) why = 'needs the checkpointer (options.checkpoint must not be false).';
     else if (out.journalMode !== undefined && out.journalMode !== 'wal') why = "needs journalMode 'wal'.";
     if (why !== null) throw invalidValue('options.replica', why);
+  }
+  if (out.restore !== undefined && out.replica === undefined) {
+    throw invalidValue('options.restore', 'needs options.replica, the replica to restore from.');
   }
   return out;
 }
@@ -420,6 +448,7 @@ function flagsOf(o) {
 }
 
 module.exports = {
+  readCheckpointMode,
   readOptions,
   readReplicaOptions,
   readReplicaUrl,

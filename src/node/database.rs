@@ -21,6 +21,7 @@ use super::dispatch::{
 };
 use super::js::{Cx, Js};
 use super::open::OpenOptions;
+use super::paged::Restore;
 use super::params::Args;
 use super::protocol;
 use super::replica::{self, ReplicaOptions, ReplicaStats};
@@ -31,12 +32,18 @@ pub struct NativeDatabase {
     pub(super) dispatcher: Dispatcher,
     /// The replicator, while the database replicates.
     replicator: RefCell<Option<Arc<Replicator>>>,
+    /// The `restore` open option's work: a paged restore's fill.
+    restore: Restore,
 }
 
 impl NativeDatabase {
     /// The engine database, for the boundary's other modules.
     pub(super) fn engine(&self) -> &engine::Database {
         &self.dispatcher.db
+    }
+
+    pub(super) fn restore(&self) -> &Restore {
+        &self.restore
     }
 }
 
@@ -49,10 +56,20 @@ impl NativeDatabase {
         let queue = queue()?;
         let mut options = options;
         let replica_options = options.replica.take();
-        let settings = options.into_settings(path)?;
+        let restore_mode = options.restore.take();
+        let mut settings = options.into_settings(path.clone())?;
+        let restore = Restore::setup(
+            &path,
+            restore_mode.as_deref(),
+            replica_options.as_ref(),
+            &mut settings,
+        )?;
         // Installed before the threads start, so the replicator hears the
         // open and every commit from the first.
-        let replicator = replica_options.map(replica::start).transpose()?;
+        let gate = restore.gate();
+        let replicator = replica_options
+            .map(|o| replica::start(o, gate))
+            .transpose()?;
         if let Some(replicator) = &replicator {
             let observer: Arc<dyn engine::WalObserver> = replicator.clone();
             settings.observer.set(Some(observer));
@@ -62,6 +79,7 @@ impl NativeDatabase {
         Ok(NativeDatabase {
             dispatcher: Dispatcher::new(db, queue),
             replicator: RefCell::new(replicator),
+            restore,
         })
     }
 
@@ -297,6 +315,7 @@ impl NativeDatabase {
     /// (trying for a bounded time) before the close completes.
     #[napi(catch_unwind)]
     pub fn close(&self, id: f64) {
+        self.restore.stop();
         self.dispatcher.release_held();
         let done = done_for(&self.dispatcher.queue, id, 0);
         match self.replicator.borrow_mut().take() {
@@ -319,7 +338,7 @@ impl NativeDatabase {
                 "the database replicates already",
             ));
         }
-        let replicator = replica::start(options)?;
+        let replicator = replica::start(options, self.restore.gate())?;
         self.dispatcher.release_held();
         self.dispatcher.db.set_observer(Some(replicator.clone()));
         replicator.ready(replica::reply_to(&self.dispatcher.queue, id));

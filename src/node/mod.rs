@@ -17,6 +17,7 @@ mod js;
 mod open;
 mod outcome;
 mod packer;
+mod paged;
 mod params;
 mod protocol;
 mod replica;
@@ -42,6 +43,7 @@ pub use faults::{fault_injection, fault_io, fault_io_bits, fault_io_injected, fa
 pub use functions::{define_aggregate, define_function};
 pub use image::{deserialize, serialize};
 pub use open::defaults;
+pub use paged::{fill_wait, restore_stats, start_fill, RestoreStats};
 pub use protocol::protocol;
 pub use replica::restore_replica;
 pub use session::{apply_changeset, create_session, session_call};

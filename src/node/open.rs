@@ -41,6 +41,9 @@ pub struct OpenOptions {
     /// Continuous replication (see `replica.rs`); taken out before the
     /// conversion, which leaves it to the caller.
     pub replica: Option<ReplicaOptions>,
+    /// 'paged' or 'full': how a missing file is restored from the replica
+    /// (see `paged.rs`); taken out before the conversion too.
+    pub restore: Option<String>,
 }
 
 impl OpenOptions {

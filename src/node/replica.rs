@@ -16,7 +16,8 @@ use napi::{Error, Result, Status};
 use napi_derive::napi;
 use offloop_engine as engine;
 use offloop_replica::{
-    restore, Remote, RemoteError, ReplicaSettings, ReplicaStore, Replicator, Reply, S3Options,
+    restore, PagedGate, Remote, RemoteError, ReplicaSettings, ReplicaStore, Replicator, Reply,
+    S3Options,
 };
 
 use super::completion::CompletionQueue;
@@ -40,6 +41,18 @@ macro_rules! s3_options {
             force_path_style: $options.force_path_style,
         }
     };
+}
+
+/// The S3 fields of replica options, as the store takes them.
+pub fn s3_of(options: &ReplicaOptions) -> S3Options {
+    S3Options {
+        endpoint: options.endpoint.clone(),
+        region: options.region.clone(),
+        access_key_id: options.access_key_id.clone(),
+        secret_access_key: options.secret_access_key.clone(),
+        session_token: options.session_token.clone(),
+        force_path_style: options.force_path_style,
+    }
 }
 
 /// `options.replica` / `db.replicate()`, validated by lib/options.js.
@@ -105,8 +118,9 @@ fn millis(ms: f64) -> Duration {
 }
 
 /// Starts a replicator for `options`; it connects on its own thread.
-pub fn start(options: ReplicaOptions) -> Result<Arc<Replicator>> {
+pub fn start(options: ReplicaOptions, paged: PagedGate) -> Result<Arc<Replicator>> {
     let mut settings = ReplicaSettings::new(options.url.clone());
+    settings.paged = Some(paged);
     settings.sync_interval = millis(options.sync_interval_ms);
     settings.snapshot_interval = millis(options.snapshot_interval_ms);
     settings.retention = millis(options.retention_ms);

@@ -66,6 +66,7 @@ pub fn start(
         return;
     }
     let source_path = read_only_uri(&settings.path);
+    let source_vfs = settings.vfs.clone();
     let busy_timeout = settings.busy_timeout;
     // The thread takes `done` from this slot; if the thread cannot start,
     // the caller's thread takes it back and reports that.
@@ -75,7 +76,14 @@ pub fn start(
         .name("offloop-backup".into())
         .spawn(move || {
             let run = std::panic::AssertUnwindSafe(|| {
-                copy(&source_path, &request, busy_timeout, progress, &stop)
+                copy(
+                    &source_path,
+                    source_vfs.as_deref(),
+                    &request,
+                    busy_timeout,
+                    progress,
+                    &stop,
+                )
             });
             let result = std::panic::catch_unwind(run).unwrap_or_else(|_| {
                 Err(Error::Panic {
@@ -100,17 +108,23 @@ fn take(slot: &Mutex<Option<Done>>) -> Option<Done> {
 
 fn copy(
     source_path: &str,
+    source_vfs: Option<&str>,
     request: &BackupRequest,
     busy_timeout: Duration,
     mut progress: Progress,
     stop: &AtomicBool,
 ) -> Result<u64> {
-    let source = open(source_path, base_flags() | OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    let source = open(
+        source_path,
+        base_flags() | OpenFlags::SQLITE_OPEN_READ_ONLY,
+        source_vfs,
+    )?;
     source.busy_timeout(busy_timeout)?;
     let snapshot = holds_snapshot(&source)?;
     let mut target = open(
         &request.target_path,
         base_flags() | OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
+        None,
     )?;
     let pages = {
         let backup = Backup::new_with_names(
@@ -211,7 +225,15 @@ mod tests {
         });
         let stop = AtomicBool::new(false);
         let request = request(&dir, 5);
-        let pages = copy(&path, &request, Duration::from_secs(5), progress, &stop).unwrap();
+        let pages = copy(
+            &path,
+            None,
+            &request,
+            Duration::from_secs(5),
+            progress,
+            &stop,
+        )
+        .unwrap();
         let remaining = remaining.lock().unwrap();
         assert!(remaining.len() > 10);
         assert!(remaining.windows(2).all(|w| w[1] < w[0]), "never restarted");
@@ -237,6 +259,7 @@ mod tests {
         });
         let result = copy(
             &path,
+            None,
             &request(&dir, 10),
             Duration::from_secs(5),
             progress,

@@ -14,8 +14,12 @@ use crate::settings::{self, ConnectionSettings, Key, SettingValue, Settings};
 /// Opens a connection. rusqlite appends the path to SQLite's "unable to open
 /// database file"; the message is SQLite's own again here, as node:sqlite
 /// reports it (the path is the caller's already).
-pub(crate) fn open(path: &str, flags: OpenFlags) -> Result<Connection> {
-    Connection::open_with_flags(path, flags).map_err(|e| match Error::from(e) {
+pub(crate) fn open(path: &str, flags: OpenFlags, vfs: Option<&str>) -> Result<Connection> {
+    let opened = match vfs {
+        Some(vfs) => Connection::open_with_flags_and_vfs(path, flags, vfs),
+        None => Connection::open_with_flags(path, flags),
+    };
+    opened.map_err(|e| match Error::from(e) {
         Error::Sqlite { code, message } => {
             let suffix = format!(": {path}");
             let message = message
@@ -66,7 +70,11 @@ pub fn open_writer(settings: &Settings) -> Result<(Connection, ConnectionSetting
     } else {
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE
     };
-    let conn = open(&settings.path, base_flags() | flags)?;
+    let conn = open(
+        &settings.path,
+        base_flags() | flags,
+        settings.vfs.as_deref(),
+    )?;
     if !settings.read_only && conn.is_readonly(rusqlite::MAIN_DB)? {
         return Err(not_writable());
     }
@@ -90,7 +98,7 @@ fn not_writable() -> Error {
 /// lock and reset the WAL. It runs nothing but checkpoints.
 pub fn open_checkpointer(settings: &Settings) -> Result<(Connection, ConnectionSettings)> {
     let flags = base_flags() | OpenFlags::SQLITE_OPEN_READ_WRITE;
-    let conn = open(&settings.path, flags)?;
+    let conn = open(&settings.path, flags, settings.vfs.as_deref())?;
     // Reading the journal mode (which applying the settings does) opens the
     // WAL on this connection; until then SQLite treats the connection as
     // not in WAL mode and every checkpoint is a no-op.
@@ -108,7 +116,11 @@ pub fn open_checkpointer(settings: &Settings) -> Result<(Connection, ConnectionS
 /// instead of writing behind the writer's back.
 pub fn open_reader(settings: &Settings, index: usize) -> Result<(Connection, ConnectionSettings)> {
     let flags = base_flags() | OpenFlags::SQLITE_OPEN_READ_ONLY;
-    let mut conn = open(&read_only_uri(&settings.path), flags)?;
+    let mut conn = open(
+        &read_only_uri(&settings.path),
+        flags,
+        settings.vfs.as_deref(),
+    )?;
     apply_db_config(&conn, settings)?;
     let report = settings::apply(&conn, Role::Reader(index), settings)?;
     conn.pragma_update(None, "query_only", true)?;

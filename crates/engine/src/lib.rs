@@ -77,8 +77,8 @@ pub use role::Role;
 pub use scope::{Scope, ScopeKind, TransactionMode};
 pub use session::{ChangesetHandlers, SessionRequest};
 pub use settings::{
-    CheckpointSettings, ConnectionSettings, JournalMode, Key, Mismatch, PragmaValue, SettingValue,
-    Settings, SettingsReport, Synchronous, TempStore, DEFAULT_BUSY_TIMEOUT,
+    BeforeOpen, CheckpointSettings, ConnectionSettings, JournalMode, Key, Mismatch, PragmaValue,
+    SettingValue, Settings, SettingsReport, Synchronous, TempStore, DEFAULT_BUSY_TIMEOUT,
     DEFAULT_JOURNAL_SIZE_LIMIT, DEFAULT_READERS, SETTING_ERROR_CODE,
 };
 pub use sql::{Route, Sql};

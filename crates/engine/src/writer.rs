@@ -44,7 +44,11 @@ pub struct WriterThread {
 
 impl WriterThread {
     pub fn run(self) {
-        let mut conn = match open_writer(&self.settings) {
+        let opened = match &self.settings.before_open {
+            Some(before) => (before.0)().and_then(|()| open_writer(&self.settings)),
+            None => open_writer(&self.settings),
+        };
+        let mut conn = match opened {
             Ok((conn, settings)) => {
                 self.latch.record(settings);
                 conn

@@ -32,7 +32,10 @@ impl Worker {
             compact_level(self.remote()?.as_ref(), (i + 1) as u8, &dir)?;
             compacted = true;
         }
-        if now - self.last_snapshot_ms >= settings.snapshot_interval.as_millis() as i64 {
+        // A database still being filled is snapshotted once it is whole.
+        if now - self.last_snapshot_ms >= settings.snapshot_interval.as_millis() as i64
+            && shared.database_whole()
+        {
             // Staged first, so the snapshot is exactly the last TXID.
             let staged = shared.in_read_snapshot(|| {
                 shared.with_follower(|f| -> std::io::Result<bool> {

@@ -18,12 +18,14 @@
 //! compacts and trims the replica ([`compact`]). Before every checkpoint it
 //! captures what the WAL holds, so no frame is overwritten unseen.
 
+mod adopt;
 pub mod capture;
 pub mod compact;
 pub mod error;
 pub mod follower;
 mod housekeeping;
 mod page_io;
+pub mod paged;
 pub mod pending;
 pub mod plan;
 pub mod remote;
@@ -37,10 +39,12 @@ mod upload;
 pub mod wal;
 mod worker;
 
+pub use adopt::continue_after_restore;
 pub use error::{Error, Result};
+pub use paged::PagedReplica;
 pub use plan::{plan_restore, restore_plan, Target};
 pub use remote::{Remote, RemoteError, RemoteFile, RemoteResult};
 pub use replicator::{state_dir, ReplicaStats, Replicator, Reply};
 pub use restore::{restore, RestoreOptions, RestoreReport};
-pub use settings::{ReplicaSettings, S3Settings};
+pub use settings::{PagedGate, ReplicaSettings, S3Settings};
 pub use store::{LtxFileInfo, ReplicaStore, S3Options, LEVELS, SNAPSHOT_LEVEL};

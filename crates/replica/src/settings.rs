@@ -2,7 +2,10 @@
 //! validated by the caller (lib/options.js) before it reaches here. Plain
 //! data; it never opens a connection or starts a thread.
 
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
+
+use offloop_vfs::Paged;
 
 /// Milliseconds between uploads when the caller does not say (Litestream's
 /// default sync interval).
@@ -52,6 +55,35 @@ pub struct ReplicaSettings {
     pub levels: Vec<Duration>,
     pub l0_retention: Duration,
     pub max_pending_bytes: u64,
+    /// The database is being filled from the replica (a paged restore):
+    /// full images wait until it is whole, and the replicator's own
+    /// connections read through the paged VFS.
+    pub paged: Option<PagedGate>,
+}
+
+/// The database file a paged restore fills, as the replicator sees it:
+/// set once the restore has put the file in place (before the database's
+/// first connection opens), empty when the file needed no restore.
+#[derive(Clone, Default)]
+pub struct PagedGate(pub Arc<OnceLock<Arc<Paged>>>);
+
+impl PagedGate {
+    /// Whether the file holds every page (or was never paged).
+    pub fn is_filled(&self) -> bool {
+        self.0.get().is_none_or(|p| p.is_filled())
+    }
+}
+
+impl std::fmt::Debug for PagedGate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PagedGate({:?})", self.0.get())
+    }
+}
+
+impl PartialEq for PagedGate {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 impl ReplicaSettings {
@@ -65,6 +97,7 @@ impl ReplicaSettings {
             levels: DEFAULT_LEVELS.to_vec(),
             l0_retention: DEFAULT_L0_RETENTION,
             max_pending_bytes: DEFAULT_MAX_PENDING_BYTES,
+            paged: None,
         }
     }
 }

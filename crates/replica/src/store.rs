@@ -162,6 +162,36 @@ impl ReplicaStore {
         })
     }
 
+    /// Fetches byte ranges of files, up to `concurrency` at once on the
+    /// store's threads, and hands each to `on_range` (with its index in
+    /// `ranges`) on the calling thread as it arrives, in any order. The
+    /// first error, the store's or `on_range`'s, stops it.
+    pub fn fetch_ranges(
+        &self,
+        ranges: &[(LtxFileInfo, Range<u64>)],
+        concurrency: usize,
+        mut on_range: impl FnMut(usize, Bytes) -> Result<()>,
+    ) -> Result<()> {
+        let handle = self.runtime.handle();
+        let jobs = ranges.iter().enumerate().map(|(i, (file, range))| {
+            let (store, path, range) = (self.store.clone(), self.path(file), range.clone());
+            let running = handle.spawn(async move {
+                store
+                    .get_range(&path, range)
+                    .await
+                    .map_err(|e| store_error("read", &path, e))
+            });
+            async move { (i, joined(running.await)) }
+        });
+        self.runtime.block_on(async {
+            let mut arrivals = futures::stream::iter(jobs).buffer_unordered(concurrency.max(1));
+            while let Some((i, got)) = arrivals.next().await {
+                on_range(i, got?)?;
+            }
+            Ok(())
+        })
+    }
+
     /// Writes a file whose LTX header carries `timestamp` (ms since the
     /// epoch), replacing any file of the same name. Readers never see half a
     /// file: a folder writes a temporary file and renames it.

@@ -239,8 +239,13 @@ impl Worker {
 
     /// A broken chain starts again: a full image at its next TXID (also an
     /// L9 snapshot when the replica has none).
+    /// Until a paged restore is whole the image waits (the outbox still
+    /// uploads); the next round tries again.
     pub(crate) fn repair_chain(&mut self) -> Result<(), RemoteError> {
         let shared = self.shared.clone();
+        if !shared.database_whole() {
+            return Ok(());
+        }
         let l9 = !self.has_snapshot;
         let result = shared.in_read_snapshot(|| {
             shared.with_follower(|f| {

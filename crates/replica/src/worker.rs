@@ -205,12 +205,16 @@ impl Worker {
             self.permanent_error = Some(why.clone());
             return Err(why);
         }
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        // A database being filled is read through the paged VFS, as the
+        // engine's connections read it.
+        let paged = self.shared.settings.paged.is_some();
         let read_only = || {
-            Connection::open_with_flags(
-                db,
-                OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-            )
-            .ok()
+            if paged {
+                Connection::open_with_flags_and_vfs(db, flags, offloop_vfs::VFS_NAME).ok()
+            } else {
+                Connection::open_with_flags(db, flags).ok()
+            }
         };
         *self.shared.pin.lock().unwrap_or_else(|e| e.into_inner()) = read_only();
         *self.shared.image.lock().unwrap_or_else(|e| e.into_inner()) = read_only();

@@ -112,6 +112,23 @@ pub struct Settings {
     /// The WAL observer (the replicator), if any; it may be installed or
     /// removed while the database is open.
     pub observer: Arc<ObserverSlot>,
+    /// The SQLite VFS every connection opens the file with (`None`: the
+    /// default): offloop's paged VFS while a restore fills the file.
+    pub vfs: Option<String>,
+    /// Runs once on the writer's thread before any connection opens (the
+    /// other threads wait for the writer): a restore that must put the
+    /// file in place first. An error fails the open.
+    pub before_open: Option<BeforeOpen>,
+}
+
+/// Work that must finish before the database's first connection opens.
+#[derive(Clone)]
+pub struct BeforeOpen(pub Arc<dyn Fn() -> crate::Result<()> + Send + Sync>);
+
+impl std::fmt::Debug for BeforeOpen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BeforeOpen")
+    }
 }
 
 impl Settings {
@@ -137,6 +154,8 @@ impl Settings {
             registrations: Arc::default(),
             changes: Arc::default(),
             observer: Arc::default(),
+            vfs: None,
+            before_open: None,
         }
     }
 

@@ -1,0 +1,415 @@
+//! The replica as a `PageSource` for the paged restore: where every page
+//! of the database lives in the restore plan (from the files' page indexes
+//! alone), one page's frame fetched on demand by a ranged read, and the
+//! background fill that brings in the rest in large ranged reads.
+//!
+//! Opening reads the listings (all levels at once), the last file's
+//! header and each plan file's tail (its page index): a few bytes a page
+//! and nothing else, with a fixed overfetch of one tail read per file. No
+//! page is read until SQLite asks for one.
+//!
+//! It never writes the database file itself: pages go through `Paged`,
+//! which keeps SQLite's own writes safe from the fill.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use offloop_ltx::{
+    decode_frame, decode_tail, lock_pgno, tail_size, Header, HEADER_SIZE, TAIL_FETCH_SIZE,
+};
+use offloop_vfs::{PageSource, Paged};
+
+use crate::error::{Error, Result};
+use crate::plan::{restore_plan, Target};
+use crate::store::{LtxFileInfo, ReplicaStore};
+
+/// Pages after the one asked for that one on-demand read also brings in
+/// when their frames follow it in the same file: SQLite's next read is
+/// often the next page (the schema at open, an overflow chain, a scan).
+const READ_AHEAD_PAGES: u32 = 16;
+/// Bytes the fill asks for in one ranged read.
+const FILL_RANGE: u64 = 4 << 20;
+/// Ranged reads the fill keeps in flight.
+const FILL_CONCURRENCY: usize = 8;
+/// How long an on-demand read keeps retrying a replica that fails before
+/// the query that needs the page gets an error.
+const READ_PATIENCE: Duration = Duration::from_secs(3);
+/// The fill's pause after a failed round, doubled up to `MAX_BACKOFF`.
+const FIRST_BACKOFF: Duration = Duration::from_millis(100);
+const MAX_BACKOFF: Duration = Duration::from_secs(5);
+/// The fill records what is local (a sync and a map write) this often.
+const SAVE_EVERY_BYTES: u64 = 64 << 20;
+
+/// Where a page's newest frame is: which plan file, and its bytes there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Location {
+    file: u32,
+    offset: u64,
+    size: u32,
+}
+
+/// What a paged open learned of the replica.
+pub struct PagedReplica {
+    store: Arc<ReplicaStore>,
+    plan: Vec<LtxFileInfo>,
+    /// Index: pgno - 1. `None` for the lock page.
+    pages: Vec<Option<Location>>,
+    page_size: u32,
+    txid: u64,
+    timestamp: i64,
+    requests: AtomicU64,
+    bytes_fetched: AtomicU64,
+}
+
+impl std::fmt::Debug for PagedReplica {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "PagedReplica({} at TXID {})",
+            self.store.url(),
+            self.txid
+        )
+    }
+}
+
+impl PagedReplica {
+    /// Plans the restore of `store` at `target` and reads the plan's page
+    /// indexes.
+    pub fn open(store: Arc<ReplicaStore>, target: Target) -> Result<PagedReplica> {
+        let levels = store.list_all(matches!(target, Target::Timestamp(_)))?;
+        let plan = restore_plan(&levels, target)?;
+        let last = *plan
+            .last()
+            .ok_or_else(|| Error::Plan("the replica holds no LTX files".into()))?;
+        let mut replica = PagedReplica {
+            store,
+            plan: plan.clone(),
+            pages: Vec::new(),
+            page_size: 0,
+            txid: last.max_txid,
+            timestamp: 0,
+            requests: AtomicU64::new(0),
+            bytes_fetched: AtomicU64::new(0),
+        };
+        // One round: the last file's header and every file's last bytes.
+        let mut reads: Vec<(LtxFileInfo, Range<u64>)> = vec![(last, 0..HEADER_SIZE as u64)];
+        reads.extend(
+            plan.iter()
+                .map(|f| (*f, f.size.saturating_sub(TAIL_FETCH_SIZE)..f.size)),
+        );
+        let got = replica.fetch(&reads)?;
+        let header = Header::decode(&got[0]).map_err(|source| Error::Ltx {
+            file: last.name(),
+            source,
+        })?;
+        replica.page_size = header.page_size;
+        replica.timestamp = header.timestamp as i64;
+        // A second round only for indexes longer than the first read.
+        let mut tails: Vec<Bytes> = got[1..].to_vec();
+        let mut more = Vec::new();
+        for (i, (file, tail)) in plan.iter().zip(&tails).enumerate() {
+            let need = tail_size(tail, file.size).map_err(|source| Error::Ltx {
+                file: file.name(),
+                source,
+            })?;
+            if need > tail.len() as u64 {
+                more.push((i, (*file, file.size - need..file.size)));
+            }
+        }
+        if !more.is_empty() {
+            let reads: Vec<_> = more.iter().map(|(_, r)| r.clone()).collect();
+            for ((i, _), whole) in more.iter().zip(replica.fetch(&reads)?) {
+                tails[*i] = whole;
+            }
+        }
+        let lock = lock_pgno(header.page_size);
+        let mut pages = vec![None; header.commit as usize];
+        for (i, (file, tail)) in plan.iter().zip(&tails).enumerate() {
+            let tail = decode_tail(tail, file.size).map_err(|source| Error::Ltx {
+                file: file.name(),
+                source,
+            })?;
+            for e in &tail.index.entries {
+                // Pages past the final size were cut off by a later file.
+                if e.pgno == 0 || e.pgno > header.commit || e.pgno == lock {
+                    continue;
+                }
+                pages[(e.pgno - 1) as usize] = Some(Location {
+                    file: i as u32,
+                    offset: e.offset,
+                    size: u32::try_from(e.size).unwrap_or(u32::MAX),
+                });
+            }
+        }
+        if let Some(missing) =
+            (1..=header.commit).find(|&p| p != lock && pages[(p - 1) as usize].is_none())
+        {
+            return Err(Error::Plan(format!(
+                "no file of the plan holds page {missing} of {}",
+                header.commit
+            )));
+        }
+        replica.pages = pages;
+        Ok(replica)
+    }
+
+    pub fn page_size(&self) -> u32 {
+        self.page_size
+    }
+
+    /// The database's size in pages at the restored TXID.
+    pub fn page_count(&self) -> u32 {
+        self.pages.len() as u32
+    }
+
+    /// The TXID the pages are those of.
+    pub fn txid(&self) -> u64 {
+        self.txid
+    }
+
+    /// The LTX timestamp of the plan's last file (ms since the epoch).
+    pub fn timestamp(&self) -> i64 {
+        self.timestamp
+    }
+
+    /// Ranged reads made, and bytes they returned, since the open began.
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+
+    pub fn bytes_fetched(&self) -> u64 {
+        self.bytes_fetched.load(Ordering::Relaxed)
+    }
+
+    /// Reads `reads` all at once; results in the same order.
+    fn fetch(&self, reads: &[(LtxFileInfo, Range<u64>)]) -> Result<Vec<Bytes>> {
+        let mut out = vec![Bytes::new(); reads.len()];
+        self.store
+            .fetch_ranges(reads, reads.len().min(32), |i, b| {
+                self.count(&b);
+                out[i] = b;
+                Ok(())
+            })?;
+        Ok(out)
+    }
+
+    fn count(&self, b: &Bytes) {
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        self.bytes_fetched
+            .fetch_add(b.len() as u64, Ordering::Relaxed);
+    }
+
+    fn location(&self, pgno: u32) -> Option<Location> {
+        self.pages
+            .get(pgno.checked_sub(1)? as usize)
+            .copied()
+            .flatten()
+    }
+
+    /// Decodes the frames of `pgnos` (in file order) from `bytes`, which
+    /// start at byte `start` of their file.
+    fn decode(&self, pgnos: &[u32], bytes: &[u8], start: u64) -> Result<Vec<(u32, Vec<u8>)>> {
+        let mut out = Vec::with_capacity(pgnos.len());
+        for &pgno in pgnos {
+            let Some(loc) = self.location(pgno) else {
+                continue;
+            };
+            let at = (loc.offset - start) as usize;
+            let frame = bytes
+                .get(at..at + loc.size as usize)
+                .ok_or_else(|| Error::Verify(format!("page {pgno}'s frame was cut short")))?;
+            let mut page = vec![0u8; self.page_size as usize];
+            let file = self.plan[loc.file as usize];
+            match decode_frame(frame, &mut page) {
+                Ok(Some(f)) if f.header.pgno == pgno => out.push((pgno, page)),
+                Ok(_) => {
+                    return Err(Error::Verify(format!(
+                        "{} holds no frame of page {pgno} where its index says",
+                        file.name()
+                    )))
+                }
+                Err(source) => {
+                    return Err(Error::Ltx {
+                        file: file.name(),
+                        source,
+                    })
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// One ranged read of page `pgno`'s frame and of the frames that
+    /// follow it in the same file for pages still missing.
+    fn read_run(&self, pgno: u32, missing: &dyn Fn(u32) -> bool) -> Result<Vec<(u32, Vec<u8>)>> {
+        let first = self
+            .location(pgno)
+            .ok_or_else(|| Error::Plan(format!("page {pgno} is past the database's end")))?;
+        let mut run = vec![pgno];
+        let mut end = first.offset + u64::from(first.size);
+        for next in pgno + 1..=pgno.saturating_add(READ_AHEAD_PAGES).min(self.page_count()) {
+            match self.location(next) {
+                Some(l) if l.file == first.file && l.offset == end && missing(next) => {
+                    run.push(next);
+                    end += u64::from(l.size);
+                }
+                _ => break,
+            }
+        }
+        let file = self.plan[first.file as usize];
+        let bytes = self.fetch(&[(file, first.offset..end)])?.remove(0);
+        self.decode(&run, &bytes, first.offset)
+    }
+
+    /// The ranged reads that bring in every page `paged` still lacks:
+    /// runs of frames in file order, each at most `FILL_RANGE` bytes, with
+    /// the pages each holds.
+    fn fill_reads(&self, paged: &Paged) -> Vec<(LtxFileInfo, Range<u64>, Vec<u32>)> {
+        let mut per_file: Vec<Vec<u32>> = vec![Vec::new(); self.plan.len()];
+        let mut pgno = 1;
+        while let Some(p) = paged.next_missing(pgno) {
+            if let Some(loc) = self.location(p) {
+                per_file[loc.file as usize].push(p);
+            }
+            pgno = p + 1;
+        }
+        let mut reads = Vec::new();
+        for (i, pgnos) in per_file.into_iter().enumerate() {
+            let mut current: Option<(Range<u64>, Vec<u32>)> = None;
+            for p in pgnos {
+                let Some(loc) = self.location(p) else {
+                    continue;
+                };
+                let frame = loc.offset..loc.offset + u64::from(loc.size);
+                match &mut current {
+                    // Frames of one file are in page order; a gap (a page
+                    // local already) costs less than another request while
+                    // it is small.
+                    Some((range, pages))
+                        if frame.start >= range.end
+                            && frame.start - range.end <= 64 << 10
+                            && frame.end - range.start <= FILL_RANGE =>
+                    {
+                        range.end = frame.end;
+                        pages.push(p);
+                    }
+                    _ => {
+                        if let Some((range, pages)) = current.take() {
+                            reads.push((self.plan[i], range, pages));
+                        }
+                        current = Some((frame, vec![p]));
+                    }
+                }
+            }
+            if let Some((range, pages)) = current {
+                reads.push((self.plan[i], range, pages));
+            }
+        }
+        reads
+    }
+
+    /// One pass of the fill: every missing page's frames read, decoded and
+    /// handed to `paged`; stops early when `stop` is set.
+    fn fill_once(&self, paged: &Paged, stop: &AtomicBool) -> Result<()> {
+        let reads = self.fill_reads(paged);
+        let ranges: Vec<(LtxFileInfo, Range<u64>)> =
+            reads.iter().map(|(f, r, _)| (*f, r.clone())).collect();
+        let mut since_save = 0u64;
+        self.store
+            .fetch_ranges(&ranges, FILL_CONCURRENCY, |i, bytes| {
+                if stop.load(Ordering::Acquire) {
+                    return Err(Error::Plan("the fill was stopped".into()));
+                }
+                self.count(&bytes);
+                let (_, range, pgnos) = &reads[i];
+                let pages = self.decode(pgnos, &bytes, range.start)?;
+                paged
+                    .write_missing(&pages)
+                    .map_err(|e| Error::io("write pages into the database file", e))?;
+                since_save += bytes.len() as u64;
+                if since_save >= SAVE_EVERY_BYTES {
+                    since_save = 0;
+                    paged
+                        .save()
+                        .map_err(|e| Error::io("record the local pages", e))?;
+                }
+                Ok(())
+            })
+    }
+
+    /// Brings every missing page of `paged` in, retrying with backoff
+    /// while the replica fails in ways that may pass, until the file is
+    /// whole (Ok) or `stop` is set (Ok, not whole). Errors retrying cannot
+    /// mend (a plan file gone, a damaged file) end it.
+    pub fn fill(&self, paged: &Paged, stop: &AtomicBool) -> Result<()> {
+        let mut backoff = FIRST_BACKOFF;
+        loop {
+            if stop.load(Ordering::Acquire) {
+                return Ok(());
+            }
+            match self.fill_once(paged, stop) {
+                Ok(()) => {
+                    paged.set_error(None);
+                    if paged
+                        .complete()
+                        .map_err(|e| Error::io("finish the database file", e))?
+                    {
+                        return Ok(());
+                    }
+                    backoff = FIRST_BACKOFF;
+                }
+                Err(_) if stop.load(Ordering::Acquire) => return Ok(()),
+                Err(e) if !retryable(&e) => {
+                    paged.set_error(Some(e.to_string()));
+                    return Err(e);
+                }
+                Err(e) => {
+                    paged.set_error(Some(e.to_string()));
+                    // Keep what arrived: a crash now does not fetch it again.
+                    let _ = paged.save();
+                    sleep_unless(stop, backoff);
+                    backoff = (backoff * 2).min(MAX_BACKOFF);
+                }
+            }
+        }
+    }
+}
+
+/// Whether an error may pass: the store failing or refusing (down, slow,
+/// a network error), as opposed to what the replica holds being wrong.
+fn retryable(e: &Error) -> bool {
+    matches!(e, Error::Store { .. } | Error::Io { .. } | Error::Panic(_))
+}
+
+fn sleep_unless(stop: &AtomicBool, total: Duration) {
+    let step = Duration::from_millis(20);
+    let mut slept = Duration::ZERO;
+    while slept < total && !stop.load(Ordering::Acquire) {
+        std::thread::sleep(step);
+        slept += step;
+    }
+}
+
+impl PageSource for PagedReplica {
+    fn read_page(
+        &self,
+        pgno: u32,
+        missing: &dyn Fn(u32) -> bool,
+    ) -> std::result::Result<Vec<(u32, Vec<u8>)>, String> {
+        let started = std::time::Instant::now();
+        let mut backoff = FIRST_BACKOFF;
+        loop {
+            match self.read_run(pgno, missing) {
+                Ok(pages) => return Ok(pages),
+                Err(e) if retryable(&e) && started.elapsed() + backoff < READ_PATIENCE => {
+                    std::thread::sleep(backoff);
+                    backoff *= 2;
+                }
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+    }
+}

@@ -1,0 +1,60 @@
+'use strict';
+
+// The JS side of the `restore` open option: `db.filled` and the shapes of
+// `stats().replica` and `stats().restore`. The restore itself runs in the
+// addon, on offloop's threads (src/node/paged.rs).
+
+const { native, track } = require('./calls.js');
+const { send } = require('./core.js');
+
+/**
+ * Starts the background fill of a database opened with `restore: 'paged'`,
+ * once the caller that awaited the open has run: nothing is fetched for
+ * the fill before then.
+ */
+function startFill(core) {
+  setImmediate(() => {
+    if (!core.closing) native.startFill(core.native);
+  });
+}
+
+/**
+ * Resolves when every page of the database is local (at once when it was
+ * not opened paged); rejects if the fill ends without them (the database
+ * closed first, or the replica lost the files it needs).
+ */
+function waitFilled(core) {
+  const { id, promise } = track(() => undefined, null);
+  send(id, () => native.fillWait(core.native, id));
+  return promise;
+}
+
+/** `stats().replica` from the addon's record (null: not replicating). */
+function replicaStats(r) {
+  if (r === null || r === undefined) return null;
+  return {
+    url: r.url,
+    txid: r.txid,
+    lagMs: r.lagMs,
+    pendingFiles: r.pendingFiles,
+    pendingBytes: r.pendingBytes,
+    bytesShipped: r.bytesShipped,
+    lastSyncAt: r.lastSyncAt ?? null,
+    lastError: r.lastError ?? null,
+  };
+}
+
+/** `stats().restore` (null: the database was not opened from its replica page by page). */
+function restoreStats(r) {
+  if (r === null || r === undefined) return null;
+  return {
+    pagesLocal: r.pagesLocal,
+    pagesTotal: r.pagesTotal,
+    bytesFetched: r.bytesFetched,
+    requests: r.requests,
+    filled: r.filled,
+    lastError: r.lastError ?? null,
+  };
+}
+
+module.exports = { startFill, waitFilled, replicaStats, restoreStats };
