@@ -24,7 +24,6 @@ use offloop_replica::{
 };
 use offloop_vfs::{install, map_path, read_map, uninstall, Paged};
 
-use super::database::NativeDatabase;
 use super::replica::{self, replica_error, ReplicaOptions};
 
 /// What a map file's tag starts with; the restored TXID and the replica's
@@ -151,9 +150,32 @@ impl Restore {
         Some((self.gate.0.get()?.clone(), self.source.get()?.clone()))
     }
 
+    /// Calls `reply` when every page is local (at once when the file was
+    /// never paged), or with why the fill ended without them.
+    pub fn wait(&self, reply: Reply) {
+        match &mut *lock(&self.state) {
+            FillState::NotStarted(waiters) | FillState::Running(waiters) => waiters.push(reply),
+            FillState::Done(result) => reply(result.clone()),
+        }
+    }
+
+    /// `stats().restore`: `None` when the database was not opened paged.
+    pub fn stats(&self) -> Option<RestoreStats> {
+        let (paged, source) = self.paged()?;
+        let s = paged.stats();
+        Some(RestoreStats {
+            pages_local: f64::from(s.pages_local),
+            pages_total: f64::from(s.pages_total),
+            bytes_fetched: source.bytes_fetched() as f64,
+            requests: source.requests() as f64,
+            filled: s.filled,
+            last_error: s.last_error,
+        })
+    }
+
     /// Starts the background fill, once; nothing to do when the file was
     /// not paged or is whole.
-    fn start(&self) -> Result<()> {
+    pub fn start(&self) -> Result<()> {
         let mut state = lock(&self.state);
         let FillState::NotStarted(waiters) = &mut *state else {
             return Ok(());
@@ -323,37 +345,4 @@ fn prepare(
     }
     install(&paged)?;
     Ok(Some((paged, source)))
-}
-
-/// Starts the background fill of a database opened with `restore:
-/// 'paged'` (lib/database.js calls it once the open has resolved).
-#[napi(catch_unwind)]
-pub fn start_fill(db: &NativeDatabase) -> Result<()> {
-    db.restore().start()
-}
-
-/// Completes `id` when every page is local (at once when the file was
-/// never paged), or with why the fill ended without them.
-#[napi(catch_unwind)]
-pub fn fill_wait(db: &NativeDatabase, id: f64) {
-    let reply = replica::reply_to(&db.dispatcher.queue, id);
-    match &mut *lock(&db.restore().state) {
-        FillState::NotStarted(waiters) | FillState::Running(waiters) => waiters.push(reply),
-        FillState::Done(result) => reply(result.clone()),
-    }
-}
-
-/// `stats().restore`: absent when the database was not opened paged.
-#[napi(catch_unwind)]
-pub fn restore_stats(db: &NativeDatabase) -> Option<RestoreStats> {
-    let (paged, source) = db.restore().paged()?;
-    let s = paged.stats();
-    Some(RestoreStats {
-        pages_local: f64::from(s.pages_local),
-        pages_total: f64::from(s.pages_total),
-        bytes_fetched: source.bytes_fetched() as f64,
-        requests: source.requests() as f64,
-        filled: s.filled,
-        last_error: s.last_error,
-    })
 }

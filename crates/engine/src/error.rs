@@ -53,7 +53,10 @@ impl Error {
             let msg = ffi::sqlite3_errmsg(db);
             (code, cstr_to_string(msg))
         };
-        Error::Sqlite { code, message }
+        Error::Sqlite {
+            code,
+            message: with_read_detail(code, message),
+        }
     }
 
     /// The short English text SQLite gives a result code (`sqlite3_errstr`).
@@ -69,13 +72,29 @@ impl From<rusqlite::Error> for Error {
         match err {
             rusqlite::Error::SqliteFailure(e, msg) => Error::Sqlite {
                 code: e.extended_code,
-                message: msg.unwrap_or_else(|| Error::errstr(e.extended_code)),
+                message: with_read_detail(
+                    e.extended_code,
+                    msg.unwrap_or_else(|| Error::errstr(e.extended_code)),
+                ),
             },
             other => Error::Sqlite {
                 code: ffi::SQLITE_ERROR,
                 message: other.to_string(),
             },
         }
+    }
+}
+
+/// SQLite says only "disk I/O error" when a page of a database being
+/// restored page by page could not be read: add why (offloop's paged VFS
+/// recorded it on this thread).
+fn with_read_detail(code: i32, message: String) -> String {
+    if code != ffi::SQLITE_IOERR_READ {
+        return message;
+    }
+    match offloop_vfs::take_read_error() {
+        Some(why) => format!("{message}: {why}"),
+        None => message,
     }
 }
 

@@ -14,5 +14,5 @@ mod paged;
 mod vfs;
 
 pub use map::{map_path, read_map, MapRecord, PageBits};
-pub use paged::{install, uninstall, PageSource, Paged, PagedStats};
-pub use vfs::{register, VFS_NAME};
+pub use paged::{PageSource, Paged, PagedStats};
+pub use vfs::{install, register, take_read_error, uninstall, VFS_NAME};

@@ -16,7 +16,6 @@
 //! It never decides where pages come from (the source does) and never
 //! talks to SQLite.
 
-use std::collections::HashMap;
 use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::os::unix::fs::FileExt;
@@ -321,35 +320,4 @@ fn sync_parent(path: &Path) -> io::Result<()> {
         _ => Path::new("."),
     };
     File::open(dir)?.sync_all()
-}
-
-/// The files being filled, by the full path SQLite opens them with.
-static REGISTRY: Mutex<Option<HashMap<String, Arc<Paged>>>> = Mutex::new(None);
-
-/// Makes connections opened with the paged VFS on `paged`'s file read
-/// through it. Fails when that file is being filled already.
-pub fn install(paged: &Arc<Paged>) -> Result<(), String> {
-    let key = crate::vfs::full_pathname(&paged.db_path)?;
-    let mut registry = lock(&REGISTRY);
-    let map = registry.get_or_insert_with(HashMap::new);
-    if map.contains_key(&key) {
-        return Err(format!(
-            "{} is being restored already",
-            paged.db_path.display()
-        ));
-    }
-    map.insert(key, paged.clone());
-    Ok(())
-}
-
-/// Forgets `paged` (connections open on it keep it until they close).
-pub fn uninstall(paged: &Arc<Paged>) {
-    let mut registry = lock(&REGISTRY);
-    if let Some(map) = registry.as_mut() {
-        map.retain(|_, p| !Arc::ptr_eq(p, paged));
-    }
-}
-
-pub(crate) fn installed(full_path: &str) -> Option<Arc<Paged>> {
-    lock(&REGISTRY).as_ref()?.get(full_path).cloned()
 }

@@ -14,6 +14,7 @@
 //! It never changes the bytes that pass through it and never decides
 //! where a page comes from.
 
+use std::collections::HashMap;
 use std::ffi::{CStr, CString};
 use std::mem::size_of;
 use std::os::raw::{c_char, c_int, c_void};
@@ -21,14 +22,26 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::ptr;
 use std::sync::atomic::{AtomicPtr, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use rusqlite::ffi;
 
-use crate::paged::{installed, Paged};
+use crate::paged::Paged;
 
 /// The name connections give to use this VFS.
 pub const VFS_NAME: &str = "offloop-paged";
+
+thread_local! {
+    /// Why this thread's last read of a page failed, for the error SQLite
+    /// reports next (it knows only "disk I/O error").
+    static READ_ERROR: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Takes why the last page read on this thread failed, if one did since
+/// the last call: the detail of the `SQLITE_IOERR_READ` SQLite returns.
+pub fn take_read_error() -> Option<String> {
+    READ_ERROR.with(|e| e.borrow_mut().take())
+}
 
 /// The default VFS this one wraps; set once by `register`.
 static INNER: AtomicPtr<ffi::sqlite3_vfs> = AtomicPtr::new(ptr::null_mut());
@@ -130,7 +143,10 @@ unsafe extern "C" fn x_read(
             let (first, last) = pages_of(paged, offset, amount);
             match paged.ensure(first, last) {
                 Ok(()) => ffi::SQLITE_OK,
-                Err(_) => ffi::SQLITE_IOERR_READ,
+                Err(why) => {
+                    READ_ERROR.with(|e| *e.borrow_mut() = Some(why));
+                    ffi::SQLITE_IOERR_READ
+                }
             }
         });
         if rc != ffi::SQLITE_OK {
@@ -387,7 +403,7 @@ fn register_once() -> Result<(), String> {
 
 /// The full path SQLite opens `path` by (symbolic links resolved as the
 /// default VFS resolves them), which names the file in `install`.
-pub(crate) fn full_pathname(path: &Path) -> Result<String, String> {
+fn full_pathname(path: &Path) -> Result<String, String> {
     register()?;
     let inner = INNER.load(Ordering::Acquire);
     let c_path = CString::new(path.as_os_str().as_encoded_bytes())
@@ -410,4 +426,39 @@ pub(crate) fn full_pathname(path: &Path) -> Result<String, String> {
         }
         Ok(CStr::from_ptr(out.as_ptr()).to_string_lossy().into_owned())
     }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The files being filled, by the full path SQLite opens them with.
+static REGISTRY: Mutex<Option<HashMap<String, Arc<Paged>>>> = Mutex::new(None);
+
+/// Makes connections opened with the paged VFS on `paged`'s file read
+/// through it. Fails when that file is being filled already.
+pub fn install(paged: &Arc<Paged>) -> Result<(), String> {
+    let key = full_pathname(paged.db_path())?;
+    let mut registry = lock(&REGISTRY);
+    let map = registry.get_or_insert_with(HashMap::new);
+    if map.contains_key(&key) {
+        return Err(format!(
+            "{} is being restored already",
+            paged.db_path().display()
+        ));
+    }
+    map.insert(key, paged.clone());
+    Ok(())
+}
+
+/// Forgets `paged` (connections open on it keep it until they close).
+pub fn uninstall(paged: &Arc<Paged>) {
+    let mut registry = lock(&REGISTRY);
+    if let Some(map) = registry.as_mut() {
+        map.retain(|_, p| !Arc::ptr_eq(p, paged));
+    }
+}
+
+fn installed(full_path: &str) -> Option<Arc<Paged>> {
+    lock(&REGISTRY).as_ref()?.get(full_path).cloned()
 }
