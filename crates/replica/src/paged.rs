@@ -30,8 +30,10 @@ use crate::store::{LtxFileInfo, ReplicaStore};
 /// when their frames follow it in the same file: SQLite's next read is
 /// often the next page (the schema at open, an overflow chain, a scan).
 const READ_AHEAD_PAGES: u32 = 16;
-/// Bytes the fill asks for in one ranged read.
-const FILL_RANGE: u64 = 4 << 20;
+/// Bytes the fill asks for in one ranged read: enough that a request's
+/// latency is small next to its transfer, small enough that progress is
+/// recorded often and eight of them in flight fill a fast link.
+const FILL_RANGE: u64 = 1 << 20;
 /// Ranged reads the fill keeps in flight.
 const FILL_CONCURRENCY: usize = 8;
 /// How long an on-demand read keeps retrying a replica that fails before
