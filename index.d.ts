@@ -75,6 +75,11 @@ export interface DatabaseOptions extends StatementOptions {
   checkpoint?: boolean | CheckpointOptions;
   /** Replicate every commit continuously to a Litestream-compatible replica. */
   replica?: ReplicaOptions;
+  /**
+   * When the file is missing, open it from `replica`: page by page with a
+   * background fill ('paged'), or after a full download ('full').
+   */
+  restore?: 'paged' | 'full';
 }
 
 /**
@@ -126,6 +131,22 @@ export interface RestoreOptions extends S3Options {
 export interface ReplicaResult {
   /** The replica's TXID (Litestream's unit of sync). */
   txid: number;
+}
+
+/** `db.stats().restore`: a paged restore's progress. */
+export interface RestoreStats {
+  /** Pages in the local file. */
+  pagesLocal: number;
+  /** Pages of the database at the restored TXID. */
+  pagesTotal: number;
+  /** Bytes read from the replica (page indexes and pages). */
+  bytesFetched: number;
+  /** Ranged reads made. */
+  requests: number;
+  /** True once every page is local. */
+  filled: boolean;
+  /** Why the last page read failed, until one succeeds. */
+  lastError: string | null;
 }
 
 export interface ReplicaStats {
@@ -242,6 +263,8 @@ export interface DatabaseStats {
   checkpoint: CheckpointStats;
   /** null when the database does not replicate. */
   replica: ReplicaStats | null;
+  /** Null unless the database was opened with restore: 'paged' from its replica. */
+  restore: RestoreStats | null;
 }
 
 export type CheckpointMode = 'PASSIVE' | 'FULL' | 'RESTART' | 'TRUNCATE';
@@ -397,6 +420,8 @@ export declare class Database {
   /** What the bundled SQLite was compiled with (PRAGMA compile_options). */
   static compileOptions(): string[];
   readonly ready: Promise<Database>;
+  /** Resolves once every page is local (at once unless a paged restore's fill runs). */
+  readonly filled: Promise<void>;
   readonly isOpen: boolean;
   /** The file behind schema `dbName` ('main', or an attached database); null for in-memory ones. */
   location(dbName?: string): string | null;

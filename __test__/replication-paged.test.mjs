@@ -356,3 +356,12 @@ test('restore options are checked', async () => {
   });
   await assert.rejects(Database.open(file, { replica: { url: 'file:///x' }, restore: 1 }), { code: 'ERR_INVALID_ARG_TYPE' });
 });
+
+test('without restore, db.filled resolves at once and stats().restore is null', async () => {
+  const db = await Database.open(path.join(tempDir(), 'app.db'));
+  await db.filled;
+  assert.equal(db.stats().restore, null);
+  await db.close();
+  const closed = new Database(path.join(tempDir(), 'later.db'), { open: false });
+  await assert.rejects(closed.filled, { code: 'ERR_INVALID_STATE' });
+});

@@ -3,7 +3,7 @@
 // wrong use the types must refuse (tsc fails if one is accepted).
 
 import { Database, ReadSnapshot, Statement, Transaction } from 'offloop';
-import type { ColumnInfo, DatabaseSettings, DatabaseStats, QueryResult, RunResult } from 'offloop';
+import type { ColumnInfo, DatabaseSettings, DatabaseStats, QueryResult, RestoreStats, RunResult } from 'offloop';
 import { OffloopDialect } from 'offloop/kysely';
 import { drizzle } from 'offloop/drizzle';
 import { migrate } from 'offloop/drizzle/migrator';
@@ -88,6 +88,12 @@ const count: number = await db.read(async (snapshot: ReadSnapshot) => (await sna
 const checkpointed: number = (await db.checkpoint('truncate')).checkpointedFrames;
 await db.stopCheckpointer();
 const stats: DatabaseStats = db.stats();
+const restoring: RestoreStats | null = stats.restore;
+const pagesLeft: number = restoring === null ? 0 : restoring.pagesTotal - restoring.pagesLocal;
+await db.filled;
+const paged = await Database.open('paged.db', { replica: { url: 's3://bucket/app' }, restore: 'paged' });
+// @ts-expect-error: restore is 'paged' or 'full'
+await Database.open('lazy.db', { replica: { url: 's3://bucket/app' }, restore: 'lazy' });
 const settings: DatabaseSettings = await db.settings();
 
 // @ts-expect-error: an unknown transaction mode

@@ -101,6 +101,8 @@ impl Restore {
         let db = PathBuf::from(path);
         let mode = match restore {
             None => {
+                // Nothing to fill: `db.filled` resolves at once.
+                *lock(&this.state) = FillState::Done(Ok(0));
                 settings.before_open = Some(engine::BeforeOpen(Arc::new(move || {
                     if map_path(&db).exists() {
                         return Err(error(format!(
