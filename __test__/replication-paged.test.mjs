@@ -348,6 +348,22 @@ test('closing during the fill rejects db.filled and keeps what arrived for the n
   await db.close();
 });
 
+test('a file being filled cannot be opened by a second database in the same process', { skip }, async () => {
+  const link = await startLink({ target: s3.endpoint, latencyMs: 5, bytesPerSecond: 8e6 });
+  try {
+    const file = path.join(tempDir(), 'app.db');
+    const db = await Database.open(file, { replica: replica('large', link.url), restore: 'paged' });
+    await assert.rejects(Database.open(file, { replica: replica('large', link.url), restore: 'paged' }), {
+      code: 'ERR_OFFLOOP_REPLICA',
+      message: /being restored by another open database/,
+    });
+    await db.filled;
+    await db.close();
+  } finally {
+    await link.close();
+  }
+});
+
 test('restore options are checked', async () => {
   const file = path.join(tempDir(), 'app.db');
   await assert.rejects(Database.open(file, { restore: 'paged' }), { code: 'ERR_INVALID_ARG_VALUE', message: /needs options.replica/ });

@@ -22,7 +22,7 @@ use offloop_replica::{
     continue_after_restore, restore, PagedGate, PagedReplica, ReplicaStore, Reply, RestoreOptions,
     S3Options, Target,
 };
-use offloop_vfs::{install, map_path, read_map, uninstall, Paged};
+use offloop_vfs::{install, is_installed, map_path, read_map, uninstall, Paged};
 
 use super::replica::{self, replica_error, ReplicaOptions};
 
@@ -274,7 +274,14 @@ fn prepare(
     url: &str,
     s3: &S3Options,
 ) -> std::result::Result<Option<Filling>, String> {
-    // A fill of this file from an earlier open in this process ends first.
+    if is_installed(db) {
+        return Err(format!(
+            "{} is being restored by another open database in this process",
+            db.display()
+        ));
+    }
+    // The fill of an earlier open of this file in this process (closed
+    // since, so told to stop) ends first.
     let previous = lock(&FILLS).as_mut().and_then(|m| m.remove(db));
     if let Some(handle) = previous {
         let _ = handle.join();

@@ -15,4 +15,4 @@ mod vfs;
 
 pub use map::{map_path, read_map, MapRecord, PageBits};
 pub use paged::{PageSource, Paged, PagedStats};
-pub use vfs::{install, register, take_read_error, uninstall, VFS_NAME};
+pub use vfs::{install, is_installed, register, take_read_error, uninstall, VFS_NAME};

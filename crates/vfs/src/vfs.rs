@@ -451,6 +451,12 @@ pub fn install(paged: &Arc<Paged>) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether the file at `path` is being filled (installed and not yet
+/// uninstalled).
+pub fn is_installed(path: &Path) -> bool {
+    full_pathname(path).is_ok_and(|key| installed(&key).is_some())
+}
+
 /// Forgets `paged` (connections open on it keep it until they close).
 pub fn uninstall(paged: &Arc<Paged>) {
     let mut registry = lock(&REGISTRY);
