@@ -16,7 +16,6 @@
 
 use std::collections::HashMap;
 use std::ffi::{CStr, CString};
-use std::mem::size_of;
 use std::os::raw::{c_char, c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
@@ -27,6 +26,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use rusqlite::ffi;
 
 use crate::paged::Paged;
+use crate::wrap::{self, WrappedFile};
 
 /// The name connections give to use this VFS.
 pub const VFS_NAME: &str = "offloop-paged";
@@ -46,59 +46,23 @@ pub fn take_read_error() -> Option<String> {
 /// The default VFS this one wraps; set once by `register`.
 static INNER: AtomicPtr<ffi::sqlite3_vfs> = AtomicPtr::new(ptr::null_mut());
 
-/// One open file: SQLite's header (our methods), the `Paged` it is read
-/// through (an `Arc` turned raw, null for a file that passes through), and
-/// the default VFS's file, in the same allocation right after this struct.
+/// One open file: the wrapped file's head, then the `Paged` it is read
+/// through (an `Arc` turned raw, null for a file that passes through); the
+/// default VFS's file follows in the same allocation.
 #[repr(C)]
 struct PagedFile {
-    base: ffi::sqlite3_file,
+    head: WrappedFile,
     paged: *const Paged,
-    inner: *mut ffi::sqlite3_file,
-}
-
-const INNER_OFFSET: usize = size_of::<PagedFile>().div_ceil(8) * 8;
-
-/// # Safety
-/// `file` is a `PagedFile` this VFS opened and SQLite has not closed.
-unsafe fn parts<'a>(file: *mut ffi::sqlite3_file) -> (Option<&'a Paged>, *mut ffi::sqlite3_file) {
-    // SAFETY: per the caller, `file` points to a live PagedFile whose
-    // `paged`, when set, is an Arc this file holds until xClose.
-    unsafe {
-        let f = &*(file as *const PagedFile);
-        (f.paged.as_ref(), f.inner)
-    }
 }
 
 /// The `Paged` of a file still being filled.
 ///
 /// # Safety
-/// As `parts`.
+/// `file` is a `PagedFile` this VFS opened and SQLite has not closed.
 unsafe fn filling<'a>(file: *mut ffi::sqlite3_file) -> Option<&'a Paged> {
-    // SAFETY: per the caller.
-    unsafe { parts(file) }.0.filter(|p| !p.is_filled())
-}
-
-/// # Safety
-/// `inner` is a live file the default VFS opened successfully.
-unsafe fn methods(inner: *mut ffi::sqlite3_file) -> &'static ffi::sqlite3_io_methods {
-    // SAFETY: a successfully opened file has a non-null, static method
-    // table (SQLite's own VFS keeps them in statics).
-    unsafe { &*(*inner).pMethods }
-}
-
-macro_rules! forward {
-    ($file:expr, $method:ident $(, $arg:expr)*) => {{
-        // SAFETY: SQLite calls these methods only on files this VFS opened
-        // and has not closed; the inner file is the default VFS's, opened
-        // in the same allocation, and takes the same arguments.
-        unsafe {
-            let (_, inner) = parts($file);
-            match methods(inner).$method {
-                Some(method) => method(inner $(, $arg)*),
-                None => ffi::SQLITE_OK,
-            }
-        }
-    }};
+    // SAFETY: per the caller, `file` points to a live PagedFile whose
+    // `paged`, when set, is an Arc this file holds until xClose.
+    unsafe { (*(file as *const PagedFile)).paged.as_ref() }.filter(|p| !p.is_filled())
 }
 
 /// The pages a byte range touches, 1-based and inclusive.
@@ -118,7 +82,8 @@ fn guarded(fallback: c_int, f: impl FnOnce() -> c_int) -> c_int {
 }
 
 unsafe extern "C" fn x_close(file: *mut ffi::sqlite3_file) -> c_int {
-    let rc = forward!(file, xClose);
+    // SAFETY: passed on as SQLite called it, on a file this VFS opened.
+    let rc = unsafe { wrap::x_close(file) };
     // SAFETY: the file is live until this call returns; the Arc was made
     // raw by x_open and is released exactly once, here.
     unsafe {
@@ -137,7 +102,7 @@ unsafe extern "C" fn x_read(
     amount: c_int,
     offset: ffi::sqlite3_int64,
 ) -> c_int {
-    // SAFETY: see `forward!`.
+    // SAFETY: SQLite calls this on a file this VFS opened.
     if let Some(paged) = unsafe { filling(file) } {
         let rc = guarded(ffi::SQLITE_IOERR_READ, || {
             let (first, last) = pages_of(paged, offset, amount);
@@ -153,7 +118,8 @@ unsafe extern "C" fn x_read(
             return rc;
         }
     }
-    forward!(file, xRead, buf, amount, offset)
+    // SAFETY: passed on as SQLite called it, on a file this VFS opened.
+    unsafe { wrap::x_read(file, buf, amount, offset) }
 }
 
 unsafe extern "C" fn x_write(
@@ -162,9 +128,10 @@ unsafe extern "C" fn x_write(
     amount: c_int,
     offset: ffi::sqlite3_int64,
 ) -> c_int {
-    // SAFETY: see `forward!`.
+    // SAFETY: SQLite calls this on a file this VFS opened.
     let Some(paged) = (unsafe { filling(file) }) else {
-        return forward!(file, xWrite, buf, amount, offset);
+        // SAFETY: passed on as SQLite called it, on a file this VFS opened.
+        return unsafe { wrap::x_write(file, buf, amount, offset) };
     };
     guarded(ffi::SQLITE_IOERR_WRITE, || {
         let (first, last) = pages_of(paged, offset, amount);
@@ -180,15 +147,17 @@ unsafe extern "C" fn x_write(
             }
         }
         paged.written(first, last, || {
-            let rc = forward!(file, xWrite, buf, amount, offset);
+            // SAFETY: passed on as SQLite called it, on a file this VFS opened.
+            let rc = unsafe { wrap::x_write(file, buf, amount, offset) };
             (rc, rc == ffi::SQLITE_OK)
         })
     })
 }
 
 unsafe extern "C" fn x_truncate(file: *mut ffi::sqlite3_file, size: ffi::sqlite3_int64) -> c_int {
-    let rc = forward!(file, xTruncate, size);
-    // SAFETY: see `forward!`.
+    // SAFETY: passed on as SQLite called it, on a file this VFS opened.
+    let rc = unsafe { wrap::x_truncate(file, size) };
+    // SAFETY: SQLite calls this on a file this VFS opened.
     if let (ffi::SQLITE_OK, Some(paged)) = (rc, unsafe { filling(file) }) {
         let pages = size.div_euclid(i64::from(paged.page_size()));
         paged.truncated(u32::try_from(pages).unwrap_or(u32::MAX));
@@ -197,8 +166,9 @@ unsafe extern "C" fn x_truncate(file: *mut ffi::sqlite3_file, size: ffi::sqlite3
 }
 
 unsafe extern "C" fn x_sync(file: *mut ffi::sqlite3_file, flags: c_int) -> c_int {
-    let rc = forward!(file, xSync, flags);
-    // SAFETY: see `forward!`.
+    // SAFETY: passed on as SQLite called it, on a file this VFS opened.
+    let rc = unsafe { wrap::x_sync(file, flags) };
+    // SAFETY: SQLite calls this on a file this VFS opened.
     if let (ffi::SQLITE_OK, Some(paged)) = (rc, unsafe { filling(file) }) {
         return guarded(ffi::SQLITE_IOERR_FSYNC, || match paged.save() {
             Ok(()) => ffi::SQLITE_OK,
@@ -206,74 +176,6 @@ unsafe extern "C" fn x_sync(file: *mut ffi::sqlite3_file, flags: c_int) -> c_int
         });
     }
     rc
-}
-
-unsafe extern "C" fn x_file_size(
-    file: *mut ffi::sqlite3_file,
-    size: *mut ffi::sqlite3_int64,
-) -> c_int {
-    forward!(file, xFileSize, size)
-}
-
-unsafe extern "C" fn x_lock(file: *mut ffi::sqlite3_file, level: c_int) -> c_int {
-    forward!(file, xLock, level)
-}
-
-unsafe extern "C" fn x_unlock(file: *mut ffi::sqlite3_file, level: c_int) -> c_int {
-    forward!(file, xUnlock, level)
-}
-
-unsafe extern "C" fn x_check_reserved_lock(file: *mut ffi::sqlite3_file, out: *mut c_int) -> c_int {
-    forward!(file, xCheckReservedLock, out)
-}
-
-unsafe extern "C" fn x_file_control(
-    file: *mut ffi::sqlite3_file,
-    op: c_int,
-    arg: *mut c_void,
-) -> c_int {
-    forward!(file, xFileControl, op, arg)
-}
-
-unsafe extern "C" fn x_sector_size(file: *mut ffi::sqlite3_file) -> c_int {
-    forward!(file, xSectorSize)
-}
-
-unsafe extern "C" fn x_device_characteristics(file: *mut ffi::sqlite3_file) -> c_int {
-    forward!(file, xDeviceCharacteristics)
-}
-
-unsafe extern "C" fn x_shm_map(
-    file: *mut ffi::sqlite3_file,
-    region: c_int,
-    size: c_int,
-    extend: c_int,
-    out: *mut *mut c_void,
-) -> c_int {
-    forward!(file, xShmMap, region, size, extend, out)
-}
-
-unsafe extern "C" fn x_shm_lock(
-    file: *mut ffi::sqlite3_file,
-    offset: c_int,
-    n: c_int,
-    flags: c_int,
-) -> c_int {
-    forward!(file, xShmLock, offset, n, flags)
-}
-
-unsafe extern "C" fn x_shm_barrier(file: *mut ffi::sqlite3_file) {
-    // SAFETY: see `forward!`.
-    unsafe {
-        let (_, inner) = parts(file);
-        if let Some(barrier) = methods(inner).xShmBarrier {
-            barrier(inner);
-        }
-    }
-}
-
-unsafe extern "C" fn x_shm_unmap(file: *mut ffi::sqlite3_file, delete: c_int) -> c_int {
-    forward!(file, xShmUnmap, delete)
 }
 
 unsafe extern "C" fn x_fetch(
@@ -284,43 +186,24 @@ unsafe extern "C" fn x_fetch(
 ) -> c_int {
     // A mapped page would bypass xRead and show a hole: while the file is
     // being filled, map nothing, so SQLite reads with xRead.
-    // SAFETY: see `forward!`; `out` is SQLite's out-pointer for this call.
+    // SAFETY: SQLite calls this on a file this VFS opened; `out` is its
+    // out-pointer for this call.
     if unsafe { filling(file) }.is_some() {
         unsafe { *out = ptr::null_mut() };
         return ffi::SQLITE_OK;
     }
-    forward!(file, xFetch, offset, amount, out)
+    // SAFETY: passed on as SQLite called it, on a file this VFS opened.
+    unsafe { wrap::x_fetch(file, offset, amount, out) }
 }
 
-unsafe extern "C" fn x_unfetch(
-    file: *mut ffi::sqlite3_file,
-    offset: ffi::sqlite3_int64,
-    page: *mut c_void,
-) -> c_int {
-    forward!(file, xUnfetch, offset, page)
-}
-
-static METHODS: ffi::sqlite3_io_methods = ffi::sqlite3_io_methods {
-    iVersion: 3,
-    xClose: Some(x_close),
-    xRead: Some(x_read),
-    xWrite: Some(x_write),
-    xTruncate: Some(x_truncate),
-    xSync: Some(x_sync),
-    xFileSize: Some(x_file_size),
-    xLock: Some(x_lock),
-    xUnlock: Some(x_unlock),
-    xCheckReservedLock: Some(x_check_reserved_lock),
-    xFileControl: Some(x_file_control),
-    xSectorSize: Some(x_sector_size),
-    xDeviceCharacteristics: Some(x_device_characteristics),
-    xShmMap: Some(x_shm_map),
-    xShmLock: Some(x_shm_lock),
-    xShmBarrier: Some(x_shm_barrier),
-    xShmUnmap: Some(x_shm_unmap),
-    xFetch: Some(x_fetch),
-    xUnfetch: Some(x_unfetch),
-};
+static METHODS: ffi::sqlite3_io_methods = wrap::io_methods(wrap::Overrides {
+    close: x_close,
+    read: x_read,
+    write: x_write,
+    truncate: x_truncate,
+    sync: x_sync,
+    fetch: x_fetch,
+});
 
 unsafe extern "C" fn x_open(
     _vfs: *mut ffi::sqlite3_vfs,
@@ -329,7 +212,6 @@ unsafe extern "C" fn x_open(
     flags: c_int,
     out_flags: *mut c_int,
 ) -> c_int {
-    let inner_vfs = INNER.load(Ordering::Acquire);
     let paged = if flags & ffi::SQLITE_OPEN_MAIN_DB != 0 && !name.is_null() {
         // SAFETY: SQLite passes a NUL-terminated full path for a named file.
         let name = unsafe { CStr::from_ptr(name) }.to_string_lossy();
@@ -337,26 +219,21 @@ unsafe extern "C" fn x_open(
     } else {
         None
     };
-    // SAFETY: SQLite hands us `szOsFile` bytes at `file`: a PagedFile, then
-    // the inner file at INNER_OFFSET (szOsFile counts both, see
-    // `register`). The inner VFS is the default one, live for the process.
+    // SAFETY: SQLite hands us `szOsFile` bytes at `file` (see `register`),
+    // which start as a PagedFile; the inner VFS is the default one.
     unsafe {
-        let inner = (file as *mut u8).add(INNER_OFFSET) as *mut ffi::sqlite3_file;
-        let f = file as *mut PagedFile;
-        (*f).base.pMethods = ptr::null();
-        (*f).paged = ptr::null();
-        (*f).inner = inner;
-        (*inner).pMethods = ptr::null();
-        let Some(open) = (*inner_vfs).xOpen else {
-            return ffi::SQLITE_CANTOPEN;
-        };
-        let rc = open(inner_vfs, name, inner, flags, out_flags);
-        // SQLite calls xClose on a file whose methods are set, even when
-        // the open failed: mirror the inner file exactly.
-        if !(*inner).pMethods.is_null() {
-            (*f).base.pMethods = &METHODS;
+        (*(file as *mut PagedFile)).paged = ptr::null();
+        let rc = wrap::open_inner::<PagedFile>(
+            INNER.load(Ordering::Acquire),
+            name,
+            file,
+            flags,
+            out_flags,
+            &METHODS,
+        );
+        if !(*file).pMethods.is_null() {
             if let Some(paged) = paged {
-                (*f).paged = Arc::into_raw(paged);
+                (*(file as *mut PagedFile)).paged = Arc::into_raw(paged);
             }
         }
         rc
@@ -367,38 +244,13 @@ unsafe extern "C" fn x_open(
 /// later calls report the first one's result.
 pub fn register() -> Result<(), String> {
     static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
-    REGISTERED.get_or_init(register_once).clone()
-}
-
-fn register_once() -> Result<(), String> {
-    // SAFETY: sqlite3_vfs_find(NULL) returns the default VFS, which lives
-    // for the process; the copy is leaked so it lives as long, as
-    // sqlite3_vfs_register requires, and its name is leaked with it. Every
-    // VFS-level method but xOpen is the default VFS's own, which reads
-    // only the fields copied with it.
-    unsafe {
-        let rc = ffi::sqlite3_initialize();
-        if rc != ffi::SQLITE_OK {
-            return Err(format!("SQLite could not initialise: {rc}"));
-        }
-        let inner = ffi::sqlite3_vfs_find(ptr::null());
-        if inner.is_null() {
-            return Err("SQLite has no default VFS".into());
-        }
-        let mut vfs = ptr::read(inner);
-        let name = CString::new(VFS_NAME).map_err(|e| e.to_string())?;
-        vfs.zName = name.into_raw();
-        vfs.pNext = ptr::null_mut();
-        vfs.szOsFile = INNER_OFFSET as c_int + (*inner).szOsFile;
-        vfs.xOpen = Some(x_open);
-        INNER.store(inner, Ordering::Release);
-        let vfs = Box::into_raw(Box::new(vfs));
-        let rc = ffi::sqlite3_vfs_register(vfs, 0);
-        if rc != ffi::SQLITE_OK {
-            return Err(format!("the paged VFS could not register: {rc}"));
-        }
-    }
-    Ok(())
+    REGISTERED
+        .get_or_init(|| {
+            let inner = wrap::register::<PagedFile>(VFS_NAME, x_open)?;
+            INNER.store(inner, Ordering::Release);
+            Ok(())
+        })
+        .clone()
 }
 
 /// The full path SQLite opens `path` by (symbolic links resolved as the
