@@ -246,14 +246,17 @@ export function markdown(report) {
 // ---------------------------------------------------------------------------
 // Chart
 
+/** A mode's label short enough for an axis. */
+const shortLabel = (label) => label.replace('Litestream sidecar', 'Litestream');
+
 export function chartSpec(report) {
   const panels = [];
   if (report.insert) {
     panels.push({
       title: { text: 'a. inserts per second (8 callers)', fontSize: 12 },
-      width: 260,
+      width: 230,
       height: 170,
-      data: { values: report.insert.modes.map((r) => ({ mode: r.label, rows: r.rowsPerSecond, replicator: r.mode.split('-')[0] })) },
+      data: { values: report.insert.modes.map((r) => ({ mode: shortLabel(r.label), rows: r.rowsPerSecond, replicator: r.mode.split('-')[0] })) },
       layer: [
         {
           mark: 'bar',
@@ -273,11 +276,11 @@ export function chartSpec(report) {
   if (report.lag) {
     const values = [];
     for (const r of report.lag.modes.filter((x) => !x.error)) {
-      r.lagMs.quantiles.forEach((ms, q) => values.push({ mode: r.label, q, ms }));
+      r.lagMs.quantiles.forEach((ms, q) => values.push({ mode: shortLabel(r.label), q, ms }));
     }
     panels.push({
       title: { text: 'b. lag at 1,000 commits/s: share of commits within', fontSize: 12 },
-      width: 260,
+      width: 230,
       height: 170,
       data: { values },
       layer: [
@@ -286,7 +289,7 @@ export function chartSpec(report) {
           encoding: {
             x: { field: 'ms', type: 'quantitative', title: 'ms after acknowledgement' },
             y: { field: 'q', type: 'quantitative', title: '% of commits in the replica' },
-            color: { field: 'mode', type: 'nominal', title: null, legend: { orient: 'bottom', columns: 2 } },
+            color: { field: 'mode', type: 'nominal', title: null, legend: { orient: 'bottom', columns: 1 } },
           },
         },
         { mark: { type: 'rule', strokeDash: [4, 3], color: '#c00' }, encoding: { x: { datum: report.goal.lagP99Ms } } },
@@ -299,7 +302,7 @@ export function chartSpec(report) {
       .map((g) => ({ case: `${size(g.bytesTarget)}, ${g.server}`, restorer: g.restorer, ratio: g.mid.overLinkLimit }));
     panels.push({
       title: { text: 'c. full restore, × the link\'s limit', fontSize: 12 },
-      width: 260,
+      width: 230,
       height: 170,
       data: { values },
       layer: [
@@ -325,6 +328,6 @@ export function chartSpec(report) {
     },
     hconcat: panels,
     resolve: { scale: { color: 'independent' } },
-    config: { axis: { labelFontSize: 10, titleFontSize: 10 }, legend: { labelFontSize: 10 } },
+    config: { axis: { labelFontSize: 10, titleFontSize: 10, labelLimit: 200 }, legend: { labelFontSize: 10, labelLimit: 200 } },
   };
 }
