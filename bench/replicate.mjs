@@ -118,6 +118,8 @@ function summarizeInsert(mode, runs) {
   // CPU s × 1e6 / rows = µs per row = ms per 1,000 rows.
   const cpuPerKRows = (r) => ((r.processCpuSeconds + (r.sidecarCpuSeconds ?? 0) + r.serverCpuSeconds) * 1e6) / r.calls;
   const replicaCpu = (r) => (r.threadCpuMs['offloop-replica'] ?? 0) / (r.calls / 1000);
+  // Cores: CPU time over the timed window, by thread (names as Linux cuts them).
+  const cores = (r, thread) => (r.threadCpuMs[thread] ?? 0) / r.wallMs;
   return {
     mode: mode.id,
     label: mode.label,
@@ -131,6 +133,16 @@ function summarizeInsert(mode, runs) {
     replicaThreadsCpuMsPerThousandRows: round(median(ok.map(replicaCpu)), 1),
     sidecarCpuCores: mode.replicator === 'litestream' ? round(median(ok.map((r) => r.sidecarCpuSeconds / (r.wallMs / 1000))), 2) : null,
     serverCpuCores: mode.target === 's3' ? round(median(ok.map((r) => r.serverCpuSeconds / (r.wallMs / 1000))), 2) : null,
+    threadCores: {
+      js: round(median(ok.map((r) => cores(r, 'js'))), 2),
+      writer: round(median(ok.map((r) => cores(r, 'offloop-writer'))), 2),
+      checkpointer: round(median(ok.map((r) => cores(r, 'offloop-checkpo'))), 2),
+      replica: round(median(ok.map((r) => cores(r, 'offloop-replica'))), 2),
+      process: round(median(ok.map((r) => r.processCpuSeconds / (r.wallMs / 1000))), 2),
+    },
+    writerUsPerRow: round(median(ok.map((r) => ((r.threadCpuMs['offloop-writer'] ?? 0) * 1000) / r.calls)), 1),
+    checkpointRuns: round(median(ok.map((r) => r.checkpoint.runs)), 0),
+    writerWaitMaxMs: round(median(ok.map((r) => r.writerWaitMaxMs)), 0),
     walMBAtEnd: round(median(ok.map((r) => r.walBytesAtEnd / 1e6)), 1),
     backstops: ok.map((r) => r.checkpoint.backstops),
     drainMs: mode.replicator ? round(median(ok.map((r) => r.drainMs)), 0) : null,
@@ -230,7 +242,7 @@ async function lagOnce(ctx, mode) {
 }
 
 async function measureLag(ctx) {
-  const modes = MODES.filter((m) => m.replicator);
+  const modes = MODES.filter((m) => m.replicator && m.lag !== false);
   console.error(`b. lag: ${modes.length} modes, ${PLAN.lagSeconds} s at 1,000 commits/s each`);
   const runs = [];
   for (const mode of modes) runs.push(await lagOnce(ctx, mode));

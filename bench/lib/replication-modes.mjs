@@ -1,8 +1,9 @@
 // The ways a database is replicated in the replication benchmark, named
 // once for the orchestrator and its child processes: not at all, by
 // offloop itself (to a folder or to S3), or by a Litestream sidecar beside
-// an offloop that does not replicate. It describes and opens; it measures
-// nothing.
+// an offloop that does not replicate — with offloop's checkpointer on, as
+// it comes, or off, as Litestream's advice to leave checkpoints to it
+// goes. It describes; it neither opens nor measures anything.
 
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -15,6 +16,15 @@ export const MODES = [
   { id: 'offloop-s3', label: 'offloop → S3', replicator: 'offloop', target: 's3' },
   { id: 'litestream-folder', label: 'Litestream sidecar → folder', replicator: 'litestream', target: 'file' },
   { id: 'litestream-s3', label: 'Litestream sidecar → S3', replicator: 'litestream', target: 's3' },
+  {
+    id: 'litestream-folder-no-checkpointer',
+    label: "Litestream sidecar → folder, offloop's checkpointer off",
+    replicator: 'litestream',
+    target: 'file',
+    checkpointer: false,
+    // Lag is Litestream's own either way: measured once, with the checkpointer on.
+    lag: false,
+  },
 ];
 
 export function modeById(id) {
@@ -31,6 +41,13 @@ export function replicaFor(mode, { dir, endpoint, bucket, prefix }) {
   if (mode.target === 'file') return { type: 'file', path: path.join(dir, 'replica') };
   if (mode.target === 's3') return { type: 's3', endpoint, bucket, prefix };
   return null;
+}
+
+/** The options a mode opens its offloop database with. */
+export function offloopOpenOptions(mode, replica, syncIntervalMs) {
+  const options = mode.checkpointer === false ? { checkpoint: false } : {};
+  if (mode.replicator === 'offloop') options.replica = offloopReplicaOptions(replica, syncIntervalMs);
+  return options;
 }
 
 /** offloop's `replica` option for a replica as `replicaFor` describes it. */

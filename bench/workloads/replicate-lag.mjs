@@ -24,7 +24,7 @@ import { parseArgs } from 'node:util';
 import { startLitestream } from '../lib/litestream.mjs';
 import { ROOT, requireOffloop } from '../lib/paths.mjs';
 import { epochNow } from '../lib/replica-watch.mjs';
-import { REPLICA_ARG_OPTIONS, modeById, offloopReplicaOptions, replicaFromArgs } from '../lib/replication-modes.mjs';
+import { REPLICA_ARG_OPTIONS, modeById, offloopOpenOptions, replicaFromArgs } from '../lib/replication-modes.mjs';
 
 const { values: opts } = parseArgs({
   options: {
@@ -50,7 +50,7 @@ const bodies = Array.from({ length: 4096 }, () => crypto.randomBytes(BODY_BYTES)
 
 const { Database } = requireOffloop(opts.offloop);
 const file = path.join(opts.dir, 'lag.db');
-const db = await Database.open(file, mode.replicator === 'offloop' ? { replica: offloopReplicaOptions(replica, SYNC_INTERVAL_MS) } : {});
+const db = await Database.open(file, offloopOpenOptions(mode, replica, SYNC_INTERVAL_MS));
 await db.exec('CREATE TABLE events(id INTEGER PRIMARY KEY, at INTEGER NOT NULL, body BLOB NOT NULL)');
 const sidecar =
   mode.replicator === 'litestream'
