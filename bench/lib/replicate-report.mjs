@@ -290,7 +290,7 @@ export function markdown(report) {
 // Chart
 
 /** A mode's label short enough for an axis. */
-const shortLabel = (label) => label.replace('Litestream sidecar', 'Litestream').replace(", offloop's checkpointer off", ', no checkpointer');
+const shortLabel = (label) => label.replace('Litestream sidecar', 'Litestream').replace(", offloop's checkpointer off", ', ckpt off');
 
 export function chartSpec(report) {
   const panels = [];
