@@ -126,8 +126,9 @@ console.log(
       backstopMaxMs: stats1.checkpoint.backstopMaxMs,
     },
     writerWaitMaxMs: stats1.writer.waitMaxMs,
-    replicaAtEnd: stats1.replica,
-    synced,
+    // The replica's figures, not its URL: that names a scratch folder.
+    replicaAtEnd: stats1.replica && (({ url, ...figures }) => figures)(stats1.replica),
+    synced: synced && { txid: synced.txid, replicaTxid: synced.replica_txid ?? synced.txid },
     drainMs,
     // Everything this process and its sidecar used, start-up included: the
     // parent tells other work on the machine from it.

@@ -121,7 +121,7 @@ console.log(
     achievedRate: (TOTAL_COMMITS * 1000) / pacedMs,
     issueLateMs: { p50: late[Math.floor(late.length / 2)], p99: late[Math.floor(late.length * 0.99)], max: late.at(-1) },
     statsFirstSeen,
-    replicaAtEnd,
+    replicaAtEnd: replicaAtEnd && (({ url, ...figures }) => figures)(replicaAtEnd),
     failures: failures.slice(0, 5),
     failureCount: failures.length,
     cpuSeconds: ((u) => (u.user + u.system) / 1e6)(process.cpuUsage()) + (sidecar?.cpuSeconds() ?? 0),
