@@ -125,6 +125,11 @@ export async function startLink({ target, latencyMs = DEFAULT_LATENCY_MS, bytesP
     });
     forward.on('response', (answer) => {
       setTimeout(() => {
+        // The client may have gone during the wait: nothing to answer.
+        if (res.destroyed) {
+          answer.destroy();
+          return;
+        }
         res.writeHead(answer.statusCode, answer.statusMessage, endToEnd(answer.rawHeaders));
         pipeline(answer, shaped(bucket, (n) => (c.responseBytes += n)), res, (err) => {
           if (err && !res.destroyed) res.destroy(err);
