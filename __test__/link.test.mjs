@@ -318,3 +318,25 @@ test('a ranged GET of an S3 object through the link equals the same GET made to 
     await s3.stop();
   }
 });
+
+test('hold() keeps back the requests it names until release(); the others pass', async () => {
+  const server = http.createServer((req, res) => res.end(req.url));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const link = await startLink({ target: `http://127.0.0.1:${server.address().port}`, latencyMs: 0 });
+  try {
+    link.hold((req) => req.url.startsWith('/held'));
+    let heldDone = false;
+    const held = fetch(`${link.url}/held/1`).then(async (r) => {
+      heldDone = true;
+      return r.text();
+    });
+    assert.equal(await (await fetch(`${link.url}/free`)).text(), '/free');
+    assert.equal(heldDone, false, 'the held request is not answered before release()');
+    link.release();
+    assert.equal(await held, '/held/1');
+    assert.equal(await (await fetch(`${link.url}/held/2`)).text(), '/held/2', 'nothing is held after release()');
+  } finally {
+    await link.close();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});

@@ -28,8 +28,8 @@ const sources = new Map();
 before(async () => {
   if (skip) return;
   s3 = await startS3(['replica']);
-  await makeSource('small', 20_000);
-  await makeSource('large', 80_000);
+  await makeSource('small', 25_000);
+  await makeSource('large', 100_000);
   // Tests that write to their replica have one each.
   await makeSource('written-after', 20_000);
   await makeSource('written-during', 20_000);
@@ -108,6 +108,12 @@ async function tailBytes(file) {
   const b = Buffer.from(await res.arrayBuffer());
   if (b.length !== 8) throw new Error(`${file.key}: ${res.status} ${b.length} bytes: ${b.subarray(0, 200)}`);
   return Number(b.readBigUInt64BE(0)) + 6 + 24;
+}
+
+/** Whether a request is one of the fill's large ranged reads (not the open's, nor a query's). */
+function fillRead(req) {
+  const range = /bytes=(\d+)-(\d+)/.exec(req.headers.range ?? '');
+  return range !== null && Number(range[2]) - Number(range[1]) + 1 > 256 * 1024;
 }
 
 async function waitFor(check, what = 'a condition', ms = 30_000) {
@@ -206,18 +212,23 @@ test('once filled, queries, a write, a sync and a snapshot read nothing from the
 test('writes before the fill ends land, and replication carries on from the restored TXID', { skip }, async () => {
   const prefix = 'written-during';
   const { rows, txid: restored } = sources.get(prefix);
-  // Slow enough that the writes happen while pages are still missing.
-  const link = await startLink({ target: s3.endpoint, latencyMs: 5, bytesPerSecond: 2e6 });
+  const link = await startLink({ target: s3.endpoint, latencyMs: 0, bytesPerSecond: 1e12 });
+  // The fill's reads wait until the writes are done: the writes find
+  // their pages missing and fetch them, and the checkpoint writes pages the
+  // fill has still to bring in.
+  link.hold(fillRead);
   try {
     const file = path.join(tempDir(), 'app.db');
     const db = await Database.open(file, { replica: replica(prefix, link.url), restore: 'paged' });
     await db.prepare('UPDATE t SET k = -1 WHERE id > ?').run(rows - 100);
     await db.prepare('DELETE FROM t WHERE id <= 100').run();
     await db.prepare('INSERT INTO t(v, k) VALUES (zeroblob(5000), -2)').run();
-    assert.equal(db.stats().restore.filled, false, 'the writes ran before the fill ended');
     await db.checkpoint('TRUNCATE');
+    const before = db.stats().restore;
+    assert.ok(before.pagesLocal < before.pagesTotal / 2, `the writes ran with most pages missing (${JSON.stringify(before)})`);
     const { txid } = await db.syncReplica();
     assert.equal(txid, restored + 1, 'the first TXID shipped follows the restored one');
+    link.release();
     await db.filled;
     assert.equal((await db.prepare('PRAGMA integrity_check').get()).integrity_check, 'ok');
     const counts = await db.prepare('SELECT count(*) AS n, sum(k = -1) AS updated, sum(k = -2) AS added FROM t').get();
@@ -237,14 +248,16 @@ test('writes before the fill ends land, and replication carries on from the rest
 test('a replica that goes down during the fill: local pages answer, missing ones reject, the fill completes after', { skip }, async () => {
   const { rows, expected } = sources.get('large');
   const relay = await startRelay(s3.port);
-  const link = await startLink({ target: relay.endpoint, latencyMs: 5, bytesPerSecond: 8e6 });
+  const link = await startLink({ target: relay.endpoint, latencyMs: 0, bytesPerSecond: 1e12 });
+  // The fill waits until the replica is down.
+  link.hold(fillRead);
   try {
     const file = path.join(tempDir(), 'app.db');
     const db = await Database.open(file, { replica: replica('large', link.url), restore: 'paged' });
     const near = db.prepare('SELECT length(v) AS n FROM t WHERE id = ?');
     assert.equal((await near.get(1)).n, 300);
     await relay.down();
-    // The last rows' pages come last in the fill: still missing.
+    link.release();
     assert.equal(db.stats().restore.filled, false);
     await assert.rejects(near.get(rows), (err) => {
       assert.match(err.message, /disk I\/O error: page \d+ is not local yet and cannot be read/);
@@ -332,7 +345,8 @@ test('an existing file is opened as it is, and db.filled resolves at once', { sk
 
 test('closing during the fill rejects db.filled and keeps what arrived for the next open', { skip }, async () => {
   const { expected } = sources.get('large');
-  const link = await startLink({ target: s3.endpoint, latencyMs: 5, bytesPerSecond: 8e6 });
+  const link = await startLink({ target: s3.endpoint, latencyMs: 0, bytesPerSecond: 1e12 });
+  link.hold(fillRead);
   const file = path.join(tempDir(), 'app.db');
   try {
     const db = await Database.open(file, { replica: replica('large', link.url), restore: 'paged' });
@@ -340,6 +354,7 @@ test('closing during the fill rejects db.filled and keeps what arrived for the n
     await db.close();
     await assert.rejects(filled, /closed before/);
   } finally {
+    link.release();
     await link.close();
   }
   const db = await Database.open(file, { replica: replica('large', s3.endpoint), restore: 'paged' });

@@ -5,11 +5,12 @@
 // that can never work fails the open with a clear error.
 
 import assert from 'node:assert/strict';
-import { fork } from 'node:child_process';
+import { fork, spawn } from 'node:child_process';
+import { once } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 import {
   Database,
@@ -388,4 +389,23 @@ test('on short intervals the replicator compacts into L1 and L2, takes L9 snapsh
   const ours = path.join(dir, 'ours.db');
   await Database.restore(url, ours);
   assert.deepEqual((await inspect(ours)).tables, expected);
+});
+
+test('a replicating database whose open fails lets the process exit', async () => {
+  const dir = tempDir();
+  const url = pathToFileURL(path.join(dir, 'replica')).href;
+  // The open fails (the path is a folder) after the replicator started.
+  const script = `
+    const { Database } = require(${JSON.stringify(path.join(HERE, '..', 'index.js'))});
+    Database.open(${JSON.stringify(dir)}, { replica: { url: ${JSON.stringify(url)} } })
+      .then(() => console.log('opened'), (err) => console.log('rejected: ' + err.message));
+  `;
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (b) => (out += b));
+  const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  const [code, signal] = await once(child, 'exit');
+  clearTimeout(killer);
+  assert.match(out, /rejected: /);
+  assert.deepEqual({ code, signal }, { code: 0, signal: null }, 'the process exited by itself');
 });

@@ -91,7 +91,8 @@ const epochNow = () => performance.timeOrigin + performance.now();
 /**
  * Starts the link on a free loopback port in front of `target`
  * (`http://127.0.0.1:PORT`). Resolves to `{ url, port, counters(), reset(),
- * close() }`: point a client at `url` instead of the target.
+ * hold(which), release(), close() }`: point a client at `url` instead of
+ * the target.
  */
 export async function startLink({ target, latencyMs = DEFAULT_LATENCY_MS, bytesPerSecond = DEFAULT_BYTES_PER_SECOND }) {
   const upstream = new URL(target);
@@ -100,8 +101,16 @@ export async function startLink({ target, latencyMs = DEFAULT_LATENCY_MS, bytesP
   const bucket = new SharedBucket(bytesPerSecond);
   const agent = new http.Agent({ keepAlive: true });
   let counters = emptyCounters();
+  // hold(): which requests wait, and those waiting for release().
+  let holding = null;
+  let held = [];
 
   const server = http.createServer((req, res) => {
+    if (holding?.(req)) held.push(() => serve(req, res));
+    else serve(req, res);
+  });
+
+  function serve(req, res) {
     const c = counters;
     c.firstRequestAt ??= epochNow();
     c.requests += 1;
@@ -144,7 +153,7 @@ export async function startLink({ target, latencyMs = DEFAULT_LATENCY_MS, bytesP
     res.on('close', () => {
       if (!res.writableFinished) forward.destroy();
     });
-  });
+  }
 
   await new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -164,6 +173,21 @@ export async function startLink({ target, latencyMs = DEFAULT_LATENCY_MS, bytesP
     counters: () => ({ ...counters, byMethod: { ...counters.byMethod } }),
     reset: () => {
       counters = emptyCounters();
+    },
+    /**
+     * Holds back every request for which `which(req)` is true (a test's
+     * way to keep one kind of traffic, a large ranged read, from going
+     * anywhere) until release(); the others pass as usual.
+     */
+    hold: (which) => {
+      holding = which;
+    },
+    /** Stops holding, and sends on every request held so far. */
+    release: () => {
+      holding = null;
+      const waiting = held;
+      held = [];
+      for (const go of waiting) go();
     },
     close: async () => {
       const closed = new Promise((resolve) => server.close(resolve));

@@ -125,6 +125,13 @@ pub(crate) fn run(
                     let result = guarded(|| worker.sync(true));
                     reply(result);
                 }
+                Ok(Command::Stop { reply, .. }) if !opened => {
+                    // The database never opened (its open failed): nothing
+                    // was committed, and no follower will ever be ready to
+                    // ship it.
+                    reply(Err("replication stopped before the database opened".into()));
+                    break;
+                }
                 Ok(Command::Stop { reply, closed }) => {
                     reply(guarded(|| worker.stop(closed)));
                     break;
