@@ -82,8 +82,11 @@ function endToEnd(rawHeaders) {
 }
 
 function emptyCounters() {
-  return { requests: 0, byMethod: {}, requestBytes: 0, responseBytes: 0, errors: 0 };
+  return { requests: 0, byMethod: {}, requestBytes: 0, responseBytes: 0, errors: 0, firstRequestAt: null, lastByteAt: null };
 }
+
+/** Now, in ms since the epoch, with sub-ms resolution. */
+const epochNow = () => performance.timeOrigin + performance.now();
 
 /**
  * Starts the link on a free loopback port in front of `target`
@@ -100,6 +103,7 @@ export async function startLink({ target, latencyMs = DEFAULT_LATENCY_MS, bytesP
 
   const server = http.createServer((req, res) => {
     const c = counters;
+    c.firstRequestAt ??= epochNow();
     c.requests += 1;
     c.byMethod[req.method] = (c.byMethod[req.method] ?? 0) + 1;
     const fail = (err) => {
@@ -124,6 +128,7 @@ export async function startLink({ target, latencyMs = DEFAULT_LATENCY_MS, bytesP
         res.writeHead(answer.statusCode, answer.statusMessage, endToEnd(answer.rawHeaders));
         pipeline(answer, shaped(bucket, (n) => (c.responseBytes += n)), res, (err) => {
           if (err && !res.destroyed) res.destroy(err);
+          c.lastByteAt = epochNow();
         });
       }, latencyMs);
     });
@@ -146,7 +151,11 @@ export async function startLink({ target, latencyMs = DEFAULT_LATENCY_MS, bytesP
     port,
     latencyMs,
     bytesPerSecond,
-    /** Requests (in all and by method) and body bytes each way since the start or the last reset(). */
+    /**
+     * Since the start or the last reset(): requests (in all and by
+     * method), body bytes each way, requests that failed, and when the
+     * first request came and the last response ended (ms since the epoch).
+     */
     counters: () => ({ ...counters, byMethod: { ...counters.byMethod } }),
     reset: () => {
       counters = emptyCounters();
