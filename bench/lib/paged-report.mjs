@@ -262,7 +262,27 @@ function goals(report, rows) {
   lines.push(
     `- Every output identical to the source: ${bad.length === 0 ? 'yes' : `**no** at ${bad.join(', ')}`}; replica unchanged by the runs: ${changed.length === 0 ? 'yes' : `**no** at ${changed.join(', ')}`}${failed.length ? `; failed runs: ${failed.join('; ')}` : ''}.`,
   );
-  lines.push('');
+  lines.push('', ...explanations(rows), '');
+  return lines;
+}
+
+/** What the runs say about where the time went, size by size (the median paged run). */
+function explanations(rows) {
+  const lines = ['What explains the times, from the paged run with the median time to every page local:', ''];
+  for (const s of rows.filter((x) => x.mid)) {
+    const r = s.mid;
+    const limit = s.size.linkLimitSeconds;
+    const fillSeconds = (r.filledMs - r.openMs) / 1000;
+    const bytesAfterOpen = r.link.total.bytes - r.link.atOpen.bytes;
+    const cpu = (x) => `${fix(x, 2)} s`;
+    const before = r.link.roundsBeforeOpen.length;
+    const toFirst = r.link.roundsToFirstResponse.length;
+    lines.push(
+      `- ${sizeLabel(s.size.mib)}: the open took ${fix(r.openMs)} ms, ${before} rounds of requests one after another (${fix(r.openMs / before)} ms a round, ${fix((100 * r.openMs) / 1000 / limit)} % of the link limit); the first response ${fix(r.firstResponseAfterOpenMs)} ms more, ${toFirst} round${toFirst === 1 ? '' : 's'} of on-demand reads. ` +
+        `From the open to every page local: ${fix(fillSeconds, 2)} s for ${mb(bytesAfterOpen)} (${fix(bytesAfterOpen / 1e6 / fillSeconds, 0)} MB/s; the link alone would take ${fix(bytesAfterOpen / 1e8 + 0.02, 2)} s), with the link idle ${fix(r.link.idleDuringFill.totalMs)} ms in stretches of 25 ms or more and ${fix(r.filledMs - r.link.lastByteMs)} ms from the last byte to \`db.filled\`. ` +
+        `CPU over the run (${fix(r.filledMs / 1000, 2)} s to every page local): offloop ${cpu(r.offloopCpuSeconds.total)}, the link ${cpu(r.linkCpuSeconds)}, s3rver ${cpu(r.serverCpuSeconds)}; other processes used ${r.otherLoadPercent ?? '?'} % of the machine's CPU.`,
+    );
+  }
   return lines;
 }
 
@@ -277,7 +297,9 @@ export function markdown(report) {
     '',
     '### What the open read, and when',
     '',
-    'From the paged run with the median time to every page local. "Requests by round": requests that reached the link before the open resolved, grouped by arrival (a gap of 10 ms or more starts a new round); a round that needs the answer of the one before starts a request latency (20 ms) or more after it. "Bytes before open" counts every response body, listings included; offloop\'s own ranged reads are those `stats().restore` counted when the open resolved.',
+    'From the paged run with the median time to every page local. "Requests by round": requests that reached the link before the open resolved, grouped by arrival (a gap of 10 ms or more starts a new round); a round that needs the answer of the one before starts a request latency (20 ms) or more after it. "Bytes before open" counts every response body, listings included; offloop\'s own ranged reads are those `stats().restore` counted when the open resolved. "Then": the requests from the open resolving to the first response (the fill\'s first eight ranged reads start with the first on-demand read).',
+    '',
+    "When this benchmark was written, a proxy that logged each request's path and range showed what the rounds are, in order: the restore plan's ten level listings (10 requests); the header of the plan's last file and the last 32 KiB of every plan file (1 + 4); the rest of the snapshot's page index, when it is longer than 32 KiB (1, from about 4,000 pages on); page 1 and its read-ahead, which SQLite reads to open (1); then the replicator's own ten listings (10) and its read of the newest file's header (1), which the open waits for before it resolves (`replicaReady` in lib/database.js). The counts per round below match that order.",
     '',
     openTable(rows),
     '',
