@@ -37,6 +37,7 @@ import { runUndisturbed } from './lib/machine.mjs';
 import { buildOrders, refundSome } from './lib/orders.mjs';
 import { chartSpec, markdown } from './lib/paged-report.mjs';
 import { BENCH, HOST_NODE, requireOffloop } from './lib/paths.mjs';
+import { epochNow } from './lib/replica-watch.mjs';
 import { publish, resultPath } from './lib/results.mjs';
 import { S3_KEYS, S3_REGION, startS3rver } from './lib/s3-servers.mjs';
 import { round } from './lib/stats.mjs';
@@ -251,6 +252,7 @@ async function pagedOnce(ctx, server, source, { mode, ids }) {
     requests: countersAt(points, at(run.openMs - LINK.latencyMs / 2)).requests,
     bytes: countersAt(points, at(run.openMs + LINK.latencyMs / 2)).bytes,
   };
+  const firstByteAfterOpen = points.find((p) => p[0] > at(run.openMs) && p[2] > beforeOpen.bytes)?.[0] ?? NaN;
   // Paged: until every page is local; 'full': until the open resolved.
   const wholeMs = mode === 'paged' ? run.filledMs : run.openMs;
   const result = {
@@ -272,9 +274,9 @@ async function pagedOnce(ctx, server, source, { mode, ids }) {
       roundsBeforeOpen: requestRounds(points, run.startedAt, at(run.openMs)),
       roundsToFirstResponse: requestRounds(points, at(run.openMs), at(run.firstResponseMs)),
       firstRequestMs: ms(counters.firstRequestAt - run.startedAt),
-      firstByteAfterOpenMs: ms((points.find((p) => p[0] > at(run.openMs) && p[2] > beforeOpen.bytes)?.[0] ?? NaN) - at(run.openMs)),
+      firstByteAfterOpenMs: ms(firstByteAfterOpen - at(run.openMs)),
       lastByteMs: ms(counters.lastByteAt - run.startedAt),
-      idleDuringFill: idleStretches(points, at(run.openMs), counters.lastByteAt, 25),
+      idleDuringFill: Number.isFinite(firstByteAfterOpen) ? idleStretches(points, firstByteAfterOpen, counters.lastByteAt, 25) : null,
       bytesEvery100Ms: bytesSeries(points, run.startedAt, at(run.filledMs), 100),
     },
     restore: run.restore,
@@ -294,12 +296,14 @@ async function pagedOnce(ctx, server, source, { mode, ids }) {
 async function restoreOnce(ctx, server, source, restorer) {
   const out = path.join(source.dir, `restored-${restorer}.db`);
   removeDatabase(out);
-  const { run, counters, serverCpuSeconds, linkCpuSeconds } = await throughLink(server, async (link) => {
+  const { run, points, counters, serverCpuSeconds, linkCpuSeconds } = await throughLink(server, async (link) => {
     if (restorer === 'offloop') {
       const args = [RESTORE, '--url', `s3://${BUCKET}/${source.prefix}`, '--endpoint', link.url, '--out', out, '--offloop', ctx.offloop.dir];
       return (await runChild(HOST_NODE, args, { timeoutMs: 600_000 })).result;
     }
-    return litestreamRestore({ url: litestreamS3Url({ endpoint: link.url, bucket: BUCKET, prefix: source.prefix }), out, timeoutMs: 600_000 });
+    const startedAt = epochNow();
+    const r = await litestreamRestore({ url: litestreamS3Url({ endpoint: link.url, bucket: BUCKET, prefix: source.prefix }), out, timeoutMs: 600_000 });
+    return { ...r, startedAt };
   });
   const identical = await checkAndRemove(out, source);
   const limit = linkLimitSeconds(source.planBytes);
@@ -308,7 +312,12 @@ async function restoreOnce(ctx, server, source, restorer) {
     seconds: round(run.wallMs / 1000, 3),
     linkLimitSeconds: round(limit, 3),
     overLinkLimit: round(run.wallMs / 1000 / limit, 2),
-    link: { total: { requests: counters.requests, bytes: counters.responseBytes, byMethod: counters.byMethod, errors: counters.errors } },
+    link: {
+      total: { requests: counters.requests, bytes: counters.responseBytes, byMethod: counters.byMethod, errors: counters.errors },
+      firstRequestMs: ms(counters.firstRequestAt - run.startedAt),
+      afterLastByteMs: ms(run.startedAt + run.wallMs - counters.lastByteAt),
+      idle: idleStretches(points, counters.firstRequestAt, counters.lastByteAt, 25),
+    },
     restorerCpuSeconds: run.cpuSeconds === null ? null : round(run.cpuSeconds, 2),
     serverCpuSeconds: round(serverCpuSeconds, 2),
     linkCpuSeconds: round(linkCpuSeconds, 2),

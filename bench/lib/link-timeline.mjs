@@ -66,17 +66,20 @@ export function requestRounds(points, from, to, gapMs = 10) {
 
 /**
  * The stretches between `from` and `to` of at least `minMs` during which
- * no response byte entered the link: `{ count, totalMs, longestMs }`.
+ * no response byte entered the link: `{ count, totalMs, longestMs, at }`,
+ * `at` listing each as `[ms from from, ms long, response bytes before it]`.
  */
 export function idleStretches(points, from, to, minMs) {
   let count = 0;
   let totalMs = 0;
   let longestMs = 0;
+  const at = [];
   let lastByteAt = from;
   let bytes = countersAt(points, from).bytes;
   const close = (end) => {
     const gap = end - lastByteAt;
     if (gap >= minMs) {
+      at.push([Math.round(lastByteAt - from), Math.round(gap), bytes]);
       count += 1;
       totalMs += gap;
       longestMs = Math.max(longestMs, gap);
@@ -89,7 +92,7 @@ export function idleStretches(points, from, to, minMs) {
     bytes = b;
   }
   close(to);
-  return { count, totalMs: Math.round(totalMs), longestMs: Math.round(longestMs) };
+  return { count, totalMs: Math.round(totalMs), longestMs: Math.round(longestMs), at };
 }
 
 /** Response bytes every `stepMs` from `from` to `to`: `[ms from from, bytes]`. */

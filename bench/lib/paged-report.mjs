@@ -99,7 +99,7 @@ function method(report) {
     "- **Full**: `Database.restore(url, out)` in a fresh process (the call's time), `litestream restore -o out <url>` (spawn to exit) and `Database.open(out, { replica, restore: 'full' })` (the call's time), through the same link settings.",
     '- Each output file was compared with the source (sha256) and removed; after all runs the replica was listed again to check that nothing had been written to it.',
     `- **The OS page cache** was not dropped: it is the shared machine's, and dropping it needs root and disturbs everyone's work. Each measurement restores into a new file, removed afterwards, so no page of the restored database was ever in the cache on the restoring side; s3rver's object files were cached from their upload on, so the server read from memory.`,
-    `- Rounds: paged ${plan.paged.join(', ')}; full restores ${plan.full.join(', ')}; \`restore: 'full'\` ${plan.openFull.join(', ')} (for ${plan.sizesMiB.map(sizeLabel).join(', ')}). Median, and (min–max) over the rounds. A measurement during which other processes used over 15 % of the CPU was run again once.`,
+    `- Rounds: paged ${plan.paged.join(', ')}; full restores ${plan.full.join(', ')}; \`restore: 'full'\` ${plan.openFull.join(', ')} (for ${plan.sizesMiB.map(sizeLabel).join(', ')}). Median, and (min–max) over the rounds. With two rounds the median is the faster one. A measurement during which other processes used over 15 % of the CPU was run again once.`,
     '',
   ];
 }
@@ -211,6 +211,9 @@ function fullTable(rows) {
     { title: 'seconds', align: 'right' },
     { title: 'requests', align: 'right' },
     { title: 'MB over the link', align: 'right' },
+    { title: 'to first request', align: 'right' },
+    { title: 'link idle ≥ 25 ms', align: 'right' },
+    { title: 'after last byte', align: 'right' },
     { title: 'restorer CPU s', align: 'right' },
     { title: 's3rver CPU s', align: 'right' },
   ];
@@ -222,9 +225,22 @@ function fullTable(rows) {
       ["`restore: 'full'`", s.openFullMid],
     ]) {
       if (!r) continue;
-      const seconds = r.kind === 'open-full' ? r.openMs / 1000 : r.seconds;
-      const cpu = r.kind === 'open-full' ? r.offloopCpuSeconds.open : r.restorerCpuSeconds;
-      body.push([sizeLabel(s.size.mib), label, fix(seconds, 2), fix(r.link.total.requests), mb(r.link.total.bytes), fix(cpu, 2), fix(r.serverCpuSeconds, 2)]);
+      const open = r.kind === 'open-full';
+      const seconds = open ? r.openMs / 1000 : r.seconds;
+      const cpu = open ? r.offloopCpuSeconds.open : r.restorerCpuSeconds;
+      const idle = open ? null : r.link.idle;
+      body.push([
+        sizeLabel(s.size.mib),
+        label,
+        fix(seconds, 2),
+        fix(r.link.total.requests),
+        mb(r.link.total.bytes),
+        `${fix(r.link.firstRequestMs)} ms`,
+        idle ? `${idle.count}, ${fix(idle.totalMs)} ms in all` : '—',
+        open ? '—' : `${fix(r.link.afterLastByteMs)} ms`,
+        fix(cpu, 2),
+        fix(r.serverCpuSeconds, 2),
+      ]);
     }
   }
   return markdownTable(columns, body);
@@ -262,6 +278,8 @@ function goals(report, rows) {
   lines.push(
     `- Every output identical to the source: ${bad.length === 0 ? 'yes' : `**no** at ${bad.join(', ')}`}; replica unchanged by the runs: ${changed.length === 0 ? 'yes' : `**no** at ${changed.join(', ')}`}${failed.length ? `; failed runs: ${failed.join('; ')}` : ''}.`,
   );
+  const disturbed = rows.flatMap((s) => s.size.runs.filter((r) => !r.error && r.otherLoadPercent > 15).map((r) => `${sizeLabel(s.size.mib)} ${r.kind} (round ${r.round + 1}, ${r.otherLoadPercent} %)`));
+  if (disturbed.length) lines.push(`- Runs during which other processes used over 15 % of the CPU even when run again (kept): ${disturbed.join(', ')}.`);
   lines.push('', ...explanations(rows), '');
   return lines;
 }
@@ -277,9 +295,14 @@ function explanations(rows) {
     const cpu = (x) => `${fix(x, 2)} s`;
     const before = r.link.roundsBeforeOpen.length;
     const toFirst = r.link.roundsToFirstResponse.length;
+    // The bytes between one idle stretch and the next: a pause every so
+    // many bytes is the fill's own doing, not the link's.
+    const stretches = r.link.idleDuringFill.at ?? [];
+    const spacing = median(stretches.slice(1).map((x, i) => x[2] - stretches[i][2]).filter((b) => b > 0));
+    const every = stretches.length > 2 ? ` (after the first, one every ${mb(spacing)} of the fill, median)` : '';
     lines.push(
       `- ${sizeLabel(s.size.mib)}: the open took ${fix(r.openMs)} ms, ${before} rounds of requests one after another (${fix(r.openMs / before)} ms a round, ${fix((100 * r.openMs) / 1000 / limit)} % of the link limit); the first response ${fix(r.firstResponseAfterOpenMs)} ms more, ${toFirst} round${toFirst === 1 ? '' : 's'} of on-demand reads. ` +
-        `From the open to every page local: ${fix(fillSeconds, 2)} s for ${mb(bytesAfterOpen)} (${fix(bytesAfterOpen / 1e6 / fillSeconds, 0)} MB/s; the link alone would take ${fix(bytesAfterOpen / 1e8 + 0.02, 2)} s), with the link idle ${fix(r.link.idleDuringFill.totalMs)} ms in stretches of 25 ms or more and ${fix(r.filledMs - r.link.lastByteMs)} ms from the last byte to \`db.filled\`. ` +
+        `From the open to every page local: ${fix(fillSeconds, 2)} s for ${mb(bytesAfterOpen)} (${fix(bytesAfterOpen / 1e6 / fillSeconds, 0)} MB/s; the link alone would take ${fix(bytesAfterOpen / 1e8 + 0.02, 2)} s), with the link idle ${fix(r.link.idleDuringFill.totalMs)} ms in ${r.link.idleDuringFill.count} stretches of 25 ms or more${every} and ${fix(r.filledMs - r.link.lastByteMs)} ms from the last byte to \`db.filled\`. ` +
         `CPU over the run (${fix(r.filledMs / 1000, 2)} s to every page local): offloop ${cpu(r.offloopCpuSeconds.total)}, the link ${cpu(r.linkCpuSeconds)}, s3rver ${cpu(r.serverCpuSeconds)}; other processes used ${r.otherLoadPercent ?? '?'} % of the machine's CPU.`,
     );
   }
@@ -306,7 +329,7 @@ export function markdown(report) {
     '### During the fill',
     '',
     'From the same runs. "Reads during the fill": the ' +
-      `${report.plan.moreReads} random orders read one at a time after the first response, over every paged run of the size. "Open → first fill byte": from the open resolving to the first response byte after it; "last byte → filled": from the last byte over the link to \`db.filled\` resolving (the final sync). "Link idle": stretches of 25 ms or more between the open and the last byte in which no response byte moved. CPU: the offloop process from the open resolving to \`db.filled\` (\`process.cpuUsage()\`), its \`offloop-fill\` thread (schedstat), s3rver and the link (this benchmark's process) over the whole run; other load: CPU used by other processes on the machine during the run.`,
+      `${report.plan.moreReads} random orders read one at a time after the first response, over every paged run of the size. "Open → first fill byte": from the open resolving to the first response byte after it; "last byte → filled": from the last byte over the link to \`db.filled\` resolving (the final sync). "Link idle": stretches of 25 ms or more, from the first byte after the open to the last, in which no response byte moved. CPU: the offloop process from the open resolving to \`db.filled\` (\`process.cpuUsage()\`), its \`offloop-fill\` thread (schedstat), s3rver and the link (this benchmark's process) over the whole run; other load: CPU used by other processes on the machine during the run.`,
     '',
     fillTable(rows),
     '',
