@@ -10,7 +10,7 @@ const { applyChangeset, createSession } = require('./session.js');
 const { deserialize, serialize } = require('./image.js');
 const { observe } = require('./diagnostics.js');
 const { readAuthorizer } = require('./authorizer.js');
-const { replicaStats, restoreStats, startFill, waitFilled } = require('./restore.js');
+const { replicaStats, restoreStats, startFill, waitFilled, warnReplica } = require('./restore.js');
 const {
   readCallOptions,
   readCheckpointMode,
@@ -142,21 +142,18 @@ class Database {
       .then(async (settings) => {
         // A replica that can never work (a bad URL, refused credentials, a
         // path that is a file) fails the open; one that is only down does
-        // not, and shows in stats().replica.lastError.
+        // not, and shows in stats().replica.lastError. After a restore the
+        // open does not wait: the restore has just read the replica.
         if (o.replica !== undefined) {
-          await this.#replicaCall((id) => core.native.replicaReady(id));
-          // A replica that is down, or one found ahead of the database, with
-          // a gap, or someone else's (started again from a snapshot): worth
-          // a warning, not a failed open.
-          const notice = core.native.replicaStats()?.lastError;
-          if (notice) process.emitWarning(notice, { code: 'OFFLOOP_REPLICA' });
+          const contact = this.#replicaCall((id) => core.native.replicaReady(id)).then(() => warnReplica(core));
+          if (o.restore === undefined) await contact;
+          else contact.then(() => startFill(core), (err) => warnReplica(core, err));
         }
         return settings;
       })
       .then(
         (settings) => {
           if (core.state === OPENING) core.state = OPEN;
-          if (o.restore !== undefined) startFill(core);
           // What every connection read back once its settings were applied:
           // a value in force that is not the one requested is a warning.
           emitSettingWarnings(settings);

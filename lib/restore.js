@@ -8,14 +8,25 @@ const { native, track } = require('./calls.js');
 const { send } = require('./core.js');
 
 /**
- * Starts the background fill of a database opened with `restore: 'paged'`,
- * once the caller that awaited the open has run: nothing is fetched for
- * the fill before then.
+ * Starts the background fill of a database opened with `restore: 'paged'`
+ * (called once the replicator knows where the replica stands), after the
+ * caller that awaited the open has run: nothing is fetched for the fill
+ * before then.
  */
 function startFill(core) {
   setImmediate(() => {
     if (!core.closing) native.startFill(core.native);
   });
+}
+
+/**
+ * A replica that is down, or one found ahead of the database, with a gap,
+ * or someone else's (started again from a snapshot), or `err` from the
+ * replicator's first contact after a restore: a warning, not a failed open.
+ */
+function warnReplica(core, err) {
+  const notice = err?.message ?? (core.closing ? null : core.native.replicaStats()?.lastError);
+  if (notice) process.emitWarning(notice, { code: 'OFFLOOP_REPLICA' });
 }
 
 /**
@@ -57,4 +68,4 @@ function restoreStats(r) {
   };
 }
 
-module.exports = { startFill, waitFilled, replicaStats, restoreStats };
+module.exports = { startFill, waitFilled, warnReplica, replicaStats, restoreStats };

@@ -323,33 +323,46 @@ impl PagedReplica {
     }
 
     /// One pass of the fill: every missing page's frames read, decoded and
-    /// handed to `paged`; stops early when `stop` is set.
+    /// handed to `paged`; stops early when `stop` is set. Progress is
+    /// recorded (a sync of the file, then the map) on a thread of its own,
+    /// so the link does not stand idle while the disk syncs.
     fn fill_once(&self, paged: &Paged, stop: &AtomicBool) -> Result<()> {
         let reads = self.fill_reads(paged);
         let ranges: Vec<(LtxFileInfo, Range<u64>)> =
             reads.iter().map(|(f, r, _)| (*f, r.clone())).collect();
         let mut since_save = 0u64;
-        self.store
-            .fetch_ranges(&ranges, FILL_CONCURRENCY, |i, bytes| {
-                if stop.load(Ordering::Acquire) {
-                    return Err(Error::Plan("the fill was stopped".into()));
-                }
-                self.count(&bytes);
-                let (_, range, pgnos) = &reads[i];
-                let pages = self.decode(pgnos, &bytes, range.start)?;
-                paged
-                    .write_missing(&pages)
-                    .map_err(|e| Error::io("write pages into the database file", e))?;
-                since_save += bytes.len() as u64;
-                if since_save >= SAVE_EVERY_BYTES {
-                    since_save = 0;
+        let saving = AtomicBool::new(false);
+        let save_failed: std::sync::Mutex<Option<std::io::Error>> = std::sync::Mutex::new(None);
+        std::thread::scope(|scope| {
+            self.store
+                .fetch_ranges(&ranges, FILL_CONCURRENCY, |i, bytes| {
+                    if stop.load(Ordering::Acquire) {
+                        return Err(Error::Plan("the fill was stopped".into()));
+                    }
+                    if let Some(e) = save_failed.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                        return Err(Error::io("record the local pages", e));
+                    }
+                    self.count(&bytes);
+                    let (_, range, pgnos) = &reads[i];
+                    let pages = self.decode(pgnos, &bytes, range.start)?;
                     paged
-                        .save()
-                        .map_err(|e| Error::io("record the local pages", e))?;
-                }
-                self.yield_to_queries(stop);
-                Ok(())
-            })
+                        .write_missing(&pages)
+                        .map_err(|e| Error::io("write pages into the database file", e))?;
+                    since_save += bytes.len() as u64;
+                    if since_save >= SAVE_EVERY_BYTES && !saving.swap(true, Ordering::AcqRel) {
+                        since_save = 0;
+                        let (saving, save_failed) = (&saving, &save_failed);
+                        scope.spawn(move || {
+                            if let Err(e) = paged.save() {
+                                *save_failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+                            }
+                            saving.store(false, Ordering::Release);
+                        });
+                    }
+                    self.yield_to_queries(stop);
+                    Ok(())
+                })
+        })
     }
 
     /// Waits (up to `YIELD_LIMIT`) while queries wait for missing pages:
