@@ -23,7 +23,7 @@ const db: Database = await Database.open('app.db', {
   checkpoint: { thresholdFrames: 500 },
   pragmas: { cache_size: -8000 },
 });
-const later = new Database(new URL('file:///tmp/app.db'));
+const later = new Database(new URL('file:///srv/app/app.db'));
 await later.ready;
 const version: string = Database.sqliteVersion;
 const options: string[] = Database.compileOptions();
