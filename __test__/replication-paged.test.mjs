@@ -386,6 +386,11 @@ test('restore options are checked', async () => {
     code: 'ERR_INVALID_ARG_VALUE',
   });
   await assert.rejects(Database.open(file, { replica: { url: 'file:///x' }, restore: 1 }), { code: 'ERR_INVALID_ARG_TYPE' });
+  for (const where of [':memory:', '']) {
+    await assert.rejects(Database.open(where, { replica: { url: 'file:///x' }, restore: 'paged' }), {
+      message: /needs a database file's path/,
+    });
+  }
 });
 
 test('without restore, db.filled resolves at once and stats().restore is null', async () => {

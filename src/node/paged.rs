@@ -124,6 +124,12 @@ impl Restore {
                 "`restore` needs the `replica` option".to_string(),
             ));
         };
+        if path.is_empty() || path == ":memory:" || path.starts_with("file:") {
+            return Err(Error::new(
+                Status::InvalidArg,
+                format!("`restore` needs a database file's path, not '{path}'"),
+            ));
+        }
         offloop_vfs::register().map_err(|e| Error::new(Status::GenericFailure, e))?;
         settings.vfs = Some(offloop_vfs::VFS_NAME.to_string());
         let url = replica.url.clone();
