@@ -66,7 +66,6 @@ pub struct PagedReplica {
     pages: Vec<Option<Location>>,
     page_size: u32,
     txid: u64,
-    timestamp: i64,
     requests: AtomicU64,
     bytes_fetched: AtomicU64,
 }
@@ -97,7 +96,6 @@ impl PagedReplica {
             pages: Vec::new(),
             page_size: 0,
             txid: last.max_txid,
-            timestamp: 0,
             requests: AtomicU64::new(0),
             bytes_fetched: AtomicU64::new(0),
         };
@@ -113,7 +111,6 @@ impl PagedReplica {
             source,
         })?;
         replica.page_size = header.page_size;
-        replica.timestamp = header.timestamp as i64;
         // A second round only for indexes longer than the first read.
         let mut tails: Vec<Bytes> = got[1..].to_vec();
         let mut more = Vec::new();
@@ -175,11 +172,6 @@ impl PagedReplica {
     /// The TXID the pages are those of.
     pub fn txid(&self) -> u64 {
         self.txid
-    }
-
-    /// The LTX timestamp of the plan's last file (ms since the epoch).
-    pub fn timestamp(&self) -> i64 {
-        self.timestamp
     }
 
     /// Ranged reads made, and bytes they returned, since the open began.
