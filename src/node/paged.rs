@@ -133,7 +133,7 @@ impl Restore {
         offloop_vfs::register().map_err(|e| Error::new(Status::GenericFailure, e))?;
         settings.vfs = Some(offloop_vfs::VFS_NAME.to_string());
         let url = replica.url.clone();
-        let s3 = replica::s3_of(replica);
+        let s3 = replica::s3_options!(replica);
         let (gate, source) = (this.gate.clone(), this.source.clone());
         settings.before_open = Some(engine::BeforeOpen(Arc::new(move || {
             let put = || prepare(&db, mode, &url, &s3);

@@ -17,7 +17,6 @@ use napi_derive::napi;
 use offloop_engine as engine;
 use offloop_replica::{
     restore, PagedGate, Remote, RemoteError, ReplicaSettings, ReplicaStore, Replicator, Reply,
-    S3Options,
 };
 
 use super::completion::CompletionQueue;
@@ -29,31 +28,21 @@ const REPLICA_ERROR: &str = "ERR_OFFLOOP_REPLICA";
 
 /// The S3 fields that `ReplicaOptions` and `RestoreOptions` both carry
 /// (napi objects cannot share a nested struct with lib/options.js's flat
-/// shape), as the store's `S3Options`.
+/// shape), as the store's `S3Options`. Copies them, so the options stay
+/// whole (a restore at open keeps its replica options for the replicator).
 macro_rules! s3_options {
     ($options:expr) => {
-        S3Options {
-            endpoint: $options.endpoint,
-            region: $options.region,
-            access_key_id: $options.access_key_id,
-            secret_access_key: $options.secret_access_key,
-            session_token: $options.session_token,
+        offloop_replica::S3Options {
+            endpoint: $options.endpoint.clone(),
+            region: $options.region.clone(),
+            access_key_id: $options.access_key_id.clone(),
+            secret_access_key: $options.secret_access_key.clone(),
+            session_token: $options.session_token.clone(),
             force_path_style: $options.force_path_style,
         }
     };
 }
-
-/// The S3 fields of replica options, as the store takes them.
-pub fn s3_of(options: &ReplicaOptions) -> S3Options {
-    S3Options {
-        endpoint: options.endpoint.clone(),
-        region: options.region.clone(),
-        access_key_id: options.access_key_id.clone(),
-        secret_access_key: options.secret_access_key.clone(),
-        session_token: options.session_token.clone(),
-        force_path_style: options.force_path_style,
-    }
-}
+pub(super) use s3_options;
 
 /// `options.replica` / `db.replicate()`, validated by lib/options.js.
 #[napi(object)]

@@ -11,7 +11,7 @@ use std::io;
 use std::path::Path;
 
 use crate::capture::{CaptureLog, CaptureStart};
-use crate::wal::WalPosition;
+use crate::follower::BEFORE_WAL;
 use crate::worker::state_dir;
 
 /// Records that the database at `db` is the replica's state at `txid`
@@ -34,12 +34,7 @@ pub fn continue_after_restore(db: &Path, txid: u64, page_size: u32, commit: u32)
             next_txid: txid + 1,
             // Before any WAL: the first WAL the database makes starts the
             // chain.
-            from: WalPosition {
-                salt1: 0,
-                salt2: 0,
-                offset: 0,
-                checksum: (0, 0),
-            },
+            from: BEFORE_WAL,
         },
     )?;
     log.sync()

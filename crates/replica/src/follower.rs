@@ -28,7 +28,7 @@ use crate::wal::{continues_at, read_committed, WalHeader, WalPosition, WAL_HEADE
 
 /// A position before any WAL generation: the next header seen starts the
 /// chain (the WAL was empty or absent when following began).
-const BEFORE_WAL: WalPosition = WalPosition {
+pub(crate) const BEFORE_WAL: WalPosition = WalPosition {
     salt1: 0,
     salt2: 0,
     offset: 0,

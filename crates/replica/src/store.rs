@@ -145,21 +145,13 @@ impl ReplicaStore {
         &self,
         files: &[LtxFileInfo],
         concurrency: usize,
-        mut on_file: impl FnMut(usize, Bytes) -> Result<()>,
+        on_file: impl FnMut(usize, Bytes) -> Result<()>,
     ) -> Result<()> {
-        let handle = self.runtime.handle();
-        let jobs = files.iter().enumerate().map(|(i, f)| {
-            let task = fetch(handle.clone(), self.store.clone(), self.path(f), f.size);
-            let running = handle.spawn(task);
-            async move { (i, joined(running.await)) }
-        });
-        self.runtime.block_on(async {
-            let mut arrivals = futures::stream::iter(jobs).buffer_unordered(concurrency.max(1));
-            while let Some((i, got)) = arrivals.next().await {
-                on_file(i, got?)?;
-            }
-            Ok(())
-        })
+        let handle = self.runtime.handle().clone();
+        let tasks = files
+            .iter()
+            .map(|f| fetch(handle.clone(), self.store.clone(), self.path(f), f.size));
+        self.as_they_arrive(tasks, concurrency, on_file)
     }
 
     /// Fetches byte ranges of files, up to `concurrency` at once on the
@@ -170,23 +162,42 @@ impl ReplicaStore {
         &self,
         ranges: &[(LtxFileInfo, Range<u64>)],
         concurrency: usize,
-        mut on_range: impl FnMut(usize, Bytes) -> Result<()>,
+        on_range: impl FnMut(usize, Bytes) -> Result<()>,
     ) -> Result<()> {
-        let handle = self.runtime.handle();
-        let jobs = ranges.iter().enumerate().map(|(i, (file, range))| {
+        let tasks = ranges.iter().map(|(file, range)| {
             let (store, path, range) = (self.store.clone(), self.path(file), range.clone());
-            let running = handle.spawn(async move {
+            async move {
                 store
                     .get_range(&path, range)
                     .await
                     .map_err(|e| store_error("read", &path, e))
-            });
+            }
+        });
+        self.as_they_arrive(tasks, concurrency, on_range)
+    }
+
+    /// Runs `tasks` on the store's threads, up to `concurrency` at once
+    /// (each is spawned only when a slot frees), and hands each result to
+    /// `on_result` with the task's index, on the calling thread, as it
+    /// arrives. The first error, a task's or `on_result`'s, stops it.
+    fn as_they_arrive<T>(
+        &self,
+        tasks: impl Iterator<Item = T>,
+        concurrency: usize,
+        mut on_result: impl FnMut(usize, Bytes) -> Result<()>,
+    ) -> Result<()>
+    where
+        T: std::future::Future<Output = Result<Bytes>> + Send + 'static,
+    {
+        let handle = self.runtime.handle();
+        let jobs = tasks.enumerate().map(|(i, task)| {
+            let running = handle.spawn(task);
             async move { (i, joined(running.await)) }
         });
         self.runtime.block_on(async {
             let mut arrivals = futures::stream::iter(jobs).buffer_unordered(concurrency.max(1));
             while let Some((i, got)) = arrivals.next().await {
-                on_range(i, got?)?;
+                on_result(i, got?)?;
             }
             Ok(())
         })
