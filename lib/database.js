@@ -147,7 +147,8 @@ class Database {
         if (o.replica !== undefined) {
           const contact = this.#replicaCall((id) => core.native.replicaReady(id)).then(() => warnReplica(core));
           if (o.restore === undefined) await contact;
-          else contact.then(() => startFill(core), (err) => warnReplica(core, err));
+          // The fill starts after that contact, whether it worked or not.
+          else contact.catch((err) => warnReplica(core, err)).then(() => startFill(core));
         }
         return settings;
       })
