@@ -132,8 +132,9 @@ pub fn start(options: ReplicaOptions, paged: PagedGate) -> Result<Arc<Replicator
     })
 }
 
-/// A replicator answer as the completion of call `id`: the TXID as text
-/// (index.js makes it `{ txid }`), or a replica error.
+/// A replicator answer as the completion of call `id`: the TXID in decimal
+/// (lib/database.js makes it `{ txid }`; a replica that holds nothing of
+/// this database yet is TXID 0 there), or a replica error.
 pub fn reply_to(queue: &Arc<CompletionQueue>, id: f64) -> Reply {
     // Counted as outstanding: a pending replica call keeps the process
     // alive, as any other call does.
@@ -141,7 +142,7 @@ pub fn reply_to(queue: &Arc<CompletionQueue>, id: f64) -> Reply {
     Box::new(move |result| {
         reply.send(
             result
-                .map(|txid| engine::Outcome::Text(Some(txid.to_string())))
+                .map(|txid| engine::Outcome::Text(Some(txid.map_or(0, Txid::get).to_string())))
                 .map_err(replica_error),
         )
     })
@@ -168,10 +169,10 @@ pub fn restore_replica(id: f64, url: String, path: String, options: RestoreOptio
         ..Default::default()
     };
     let work = move || {
-        let run = || -> std::result::Result<u64, String> {
+        let run = || -> offloop_replica::Answer {
             let store = ReplicaStore::open(&url, &s3).map_err(|e| e.to_string())?;
             restore(&store, &PathBuf::from(&path), &opts)
-                .map(|report| report.txid.get())
+                .map(|report| Some(report.txid))
                 .map_err(|e| e.to_string())
         };
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run))

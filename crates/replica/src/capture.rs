@@ -128,7 +128,7 @@ impl CaptureLog {
             buffer: Vec::new(),
         };
         log.write_header()?;
-        log.sync()?;
+        log.make_durable()?;
         Ok(log)
     }
 
@@ -144,7 +144,7 @@ impl CaptureLog {
         self.len = HEADER_SIZE;
         self.write_header()?;
         self.unsynced = true;
-        self.sync()
+        self.make_durable()
     }
 
     fn write_header(&mut self) -> io::Result<()> {
@@ -254,9 +254,9 @@ impl CaptureLog {
         Ok(())
     }
 
-    /// Writes and syncs what was appended (when replication stops, and
-    /// with each reset).
-    pub fn sync(&mut self) -> io::Result<()> {
+    /// Writes what was appended and flushes it to stable storage (when
+    /// replication stops, and with each reset).
+    pub fn make_durable(&mut self) -> io::Result<()> {
         self.flush()?;
         if self.unsynced {
             self.file.sync_data()?;

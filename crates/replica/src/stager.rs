@@ -1,4 +1,4 @@
-//! `Follower`: follows one database's WAL into the capture log and turns
+//! `Stager`: reads one database's WAL into the capture log and turns
 //! what it captured into LTX files in the outbox — an L0 file per sync, a
 //! full image when the replica's chain must start again, an L9 snapshot on
 //! schedule. It decides whether the chain continues: a WAL that restarted
@@ -44,7 +44,7 @@ const CLEAN: &str = "clean";
 pub enum Chain {
     /// Every commit since TXID `start.next_txid - 1` is in the capture log
     /// or still ahead in the WAL.
-    Following(CaptureLog),
+    Intact(CaptureLog),
     /// The chain is broken: the next file must be a full image. Its TXID is
     /// `next_txid` when known locally, else one past the replica's last.
     Broken {
@@ -53,7 +53,7 @@ pub enum Chain {
     },
 }
 
-pub struct Follower {
+pub struct Stager {
     db_path: PathBuf,
     wal_path: PathBuf,
     log_path: PathBuf,
@@ -65,11 +65,20 @@ pub struct Follower {
     oldest_captured_ms: Option<i64>,
 }
 
-impl Follower {
+/// Which full images `Stager::full_image` stages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ImageLevels {
+    /// An L0 file at the image's TXID (the chain starts again there).
+    pub l0: bool,
+    /// An L9 snapshot covering `1..=txid`.
+    pub l9: bool,
+}
+
+impl Stager {
     /// Opens the replicator's folder `dir` for the database at `db_path`
     /// and finds where the chain stands: continuing from the capture log
     /// when the WAL still holds its position, else broken.
-    pub fn open(db_path: &Path, dir: &Path) -> io::Result<Follower> {
+    pub fn open(db_path: &Path, dir: &Path) -> io::Result<Stager> {
         fs::create_dir_all(dir)?;
         let outbox = Outbox::open(&dir.join("outbox"))?;
         let log_path = dir.join("capture");
@@ -77,7 +86,7 @@ impl Follower {
         fs::create_dir_all(&scratch)?;
         let mut wal_path = db_path.as_os_str().to_owned();
         wal_path.push("-wal");
-        let mut follower = Follower {
+        let mut stager = Stager {
             db_path: db_path.to_path_buf(),
             wal_path: PathBuf::from(wal_path),
             log_path: log_path.clone(),
@@ -91,16 +100,16 @@ impl Follower {
         };
         if let Some(log) = CaptureLog::open(&log_path)? {
             let end = log.end();
-            let wal = follower.wal_header()?;
+            let wal = stager.wal_header()?;
             let continues = match &wal {
                 Some((file, header)) => continues_at(file, header, &end)? || end == BEFORE_WAL,
                 None => end == BEFORE_WAL,
             };
             let next_txid = log.start().next_txid + u64::from(!log.is_empty());
             let start = log.start();
-            let clean = !continues && log.is_empty() && follower.closed_cleanly(dir, &start)?;
+            let clean = !continues && log.is_empty() && stager.closed_cleanly(dir, &start)?;
             let _ = fs::remove_file(dir.join(CLEAN));
-            follower.chain = Chain::Following(log);
+            stager.chain = Chain::Intact(log);
             if clean {
                 // Nothing changed since the clean close: the chain goes on
                 // from the next WAL generation, without a full image.
@@ -108,18 +117,18 @@ impl Follower {
                     from: BEFORE_WAL,
                     ..start
                 };
-                follower.chain = Chain::Following(CaptureLog::create(&log_path, from)?);
+                stager.chain = Chain::Intact(CaptureLog::create(&log_path, from)?);
             } else if !continues {
                 // What was captured is still true history: stage it, then
                 // start again from a full image.
-                follower.stage(now_ms())?;
-                follower.chain = Chain::Broken {
+                stager.stage(now_ms())?;
+                stager.chain = Chain::Broken {
                     next_txid: Some(next_txid),
                     reason: "the WAL no longer holds the last captured position".into(),
                 };
             }
         }
-        Ok(follower)
+        Ok(stager)
     }
 
     /// Records, after a clean close that shipped everything, the database
@@ -128,7 +137,7 @@ impl Follower {
     /// nothing recorded) when something is left to ship or the WAL still
     /// holds frames.
     pub fn mark_clean(&mut self, dir: &Path) -> io::Result<bool> {
-        let Chain::Following(log) = &self.chain else {
+        let Chain::Intact(log) = &self.chain else {
             return Ok(false);
         };
         if !log.is_empty() || !self.outbox.staged().is_empty() || self.wal_has_frames()? {
@@ -212,7 +221,7 @@ impl Follower {
     /// The TXID the next staged file takes, when known.
     pub fn next_txid(&self) -> Option<u64> {
         match &self.chain {
-            Chain::Following(log) => Some(log.start().next_txid),
+            Chain::Intact(log) => Some(log.start().next_txid),
             Chain::Broken { next_txid, .. } => *next_txid,
         }
     }
@@ -230,7 +239,7 @@ impl Follower {
     /// Bytes captured and not yet staged.
     pub fn captured_bytes(&self) -> u64 {
         match &self.chain {
-            Chain::Following(log) => log.pending_bytes(),
+            Chain::Intact(log) => log.pending_bytes(),
             Chain::Broken { .. } => 0,
         }
     }
@@ -255,7 +264,7 @@ impl Follower {
         let Some((file, header)) = self.wal_header()? else {
             return Ok(false);
         };
-        let Chain::Following(log) = &mut self.chain else {
+        let Chain::Intact(log) = &mut self.chain else {
             return Ok(false);
         };
         let mut from = log.end();
@@ -292,9 +301,9 @@ impl Follower {
     }
 
     /// Makes the capture log durable (when replication stops).
-    pub fn sync(&mut self) -> io::Result<()> {
+    pub fn make_durable(&mut self) -> io::Result<()> {
         match &mut self.chain {
-            Chain::Following(log) => log.sync(),
+            Chain::Intact(log) => log.make_durable(),
             Chain::Broken { .. } => Ok(()),
         }
     }
@@ -304,7 +313,7 @@ impl Follower {
     /// by without writing them (read from the database file, as Litestream
     /// does). `None` when nothing was captured.
     pub fn stage(&mut self, timestamp_ms: i64) -> io::Result<Option<Staged>> {
-        let Chain::Following(log) = &mut self.chain else {
+        let Chain::Intact(log) = &mut self.chain else {
             return Ok(None);
         };
         if log.is_empty() {
@@ -373,13 +382,13 @@ impl Follower {
     pub fn full_image(
         &mut self,
         txid: u64,
-        l0: bool,
-        l9: bool,
+        levels: ImageLevels,
         timestamp_ms: i64,
     ) -> io::Result<Option<Vec<Staged>>> {
+        let ImageLevels { l0, l9 } = levels;
         let wal = self.wal_header()?;
         let following = match &self.chain {
-            Chain::Following(log) => Some((log.end(), log.commit(), log.start().page_size)),
+            Chain::Intact(log) => Some((log.end(), log.commit(), log.start().page_size)),
             Chain::Broken { .. } => None,
         };
         // The newest frame of each page in the current WAL generation, up
@@ -493,7 +502,7 @@ impl Follower {
                     from: end,
                 },
             )?;
-            self.chain = Chain::Following(log);
+            self.chain = Chain::Intact(log);
             self.oldest_captured_ms = None;
         }
         Ok(Some(staged))

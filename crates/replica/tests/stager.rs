@@ -1,15 +1,15 @@
-//! Following a real SQLite database's WAL: whole committed transactions
+//! Staging from a real SQLite database's WAL: whole committed transactions
 //! only, the newest image of each page per L0 file, full images that stand
 //! alone, a capture log that survives a kill, and a chain that breaks when
-//! the WAL was restarted behind the follower's back.
+//! the WAL was restarted behind the stager's back.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use offloop_ltx::Decoder;
 use offloop_replica::capture::CaptureLog;
-use offloop_replica::follower::{Chain, Follower};
 use offloop_replica::pending::Staged;
+use offloop_replica::stager::{Chain, ImageLevels, Stager};
 use rusqlite::Connection;
 
 /// A database in WAL mode whose connection never checkpoints by itself.
@@ -74,27 +74,37 @@ fn a_full_image_then_l0_files_rebuild_the_database_at_each_txid() {
         .unwrap();
     conn.execute("INSERT INTO t(v) VALUES (randomblob(100))", [])
         .unwrap();
-    let mut follower = Follower::open(&path, &dir.path().join("state")).unwrap();
-    assert!(matches!(follower.chain(), Chain::Broken { .. }));
-    let mut files = follower.full_image(1, true, false, 1).unwrap().unwrap();
+    let mut stager = Stager::open(&path, &dir.path().join("state")).unwrap();
+    assert!(matches!(stager.chain(), Chain::Broken { .. }));
+    let mut files = stager
+        .full_image(
+            1,
+            ImageLevels {
+                l0: true,
+                l9: false,
+            },
+            1,
+        )
+        .unwrap()
+        .unwrap();
     assert_eq!(files.len(), 1);
-    assert!(matches!(follower.chain(), Chain::Following(_)));
+    assert!(matches!(stager.chain(), Chain::Intact(_)));
 
     // Overflow pages, an update, a delete, and a table created midway.
     conn.execute("INSERT INTO t(v) VALUES (randomblob(20000))", [])
         .unwrap();
     conn.execute("UPDATE t SET v = randomblob(50) WHERE id = 1", [])
         .unwrap();
-    follower.capture(None).unwrap();
-    files.push(follower.stage(2).unwrap().expect("an L0 file"));
+    stager.capture(None).unwrap();
+    files.push(stager.stage(2).unwrap().expect("an L0 file"));
     let at_two = rows(&path);
     conn.execute_batch(
         "BEGIN; CREATE TABLE u(x); INSERT INTO u VALUES (1); DELETE FROM t WHERE id = 1; COMMIT;",
     )
     .unwrap();
-    follower.capture(None).unwrap();
-    files.push(follower.stage(3).unwrap().expect("an L0 file"));
-    assert_eq!(follower.stage(4).unwrap(), None, "nothing new, no file");
+    stager.capture(None).unwrap();
+    files.push(stager.stage(3).unwrap().expect("an L0 file"));
+    assert_eq!(stager.stage(4).unwrap(), None, "nothing new, no file");
 
     let restored = dir.path().join("restored.db");
     apply(&files[..2], &restored);
@@ -115,8 +125,17 @@ fn a_transaction_still_open_is_not_captured_even_when_its_pages_spill_into_the_w
     let (path, conn) = database(dir.path());
     conn.execute_batch("CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB)")
         .unwrap();
-    let mut follower = Follower::open(&path, &dir.path().join("state")).unwrap();
-    follower.full_image(1, true, false, 1).unwrap();
+    let mut stager = Stager::open(&path, &dir.path().join("state")).unwrap();
+    stager
+        .full_image(
+            1,
+            ImageLevels {
+                l0: true,
+                l9: false,
+            },
+            1,
+        )
+        .unwrap();
     conn.pragma_update(None, "cache_size", 2).unwrap();
     conn.execute_batch(
         "BEGIN; WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 200) \
@@ -126,12 +145,12 @@ fn a_transaction_still_open_is_not_captured_even_when_its_pages_spill_into_the_w
     assert!(!conn.is_autocommit(), "the transaction is open");
     let wal = fs::metadata(dir.path().join("app.db-wal")).unwrap().len();
     assert!(wal > 100_000, "pages spilled into the WAL ({wal} bytes)");
-    assert!(!follower.capture(None).unwrap(), "nothing committed");
+    assert!(!stager.capture(None).unwrap(), "nothing committed");
     conn.execute_batch("COMMIT").unwrap();
-    assert!(follower.capture(None).unwrap());
-    follower.stage(2).unwrap().unwrap();
+    assert!(stager.capture(None).unwrap());
+    stager.stage(2).unwrap().unwrap();
     let restored = dir.path().join("restored.db");
-    apply(follower.outbox().staged(), &restored);
+    apply(stager.outbox().staged(), &restored);
     assert_eq!(rows(&restored).len(), 200);
     assert_eq!(rows(&restored), rows(&path));
     assert_eq!(integrity(&restored), "ok");
@@ -144,13 +163,22 @@ fn the_capture_log_survives_a_kill_and_drops_a_torn_last_record() {
     conn.execute_batch("CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB)")
         .unwrap();
     let state = dir.path().join("state");
-    let mut follower = Follower::open(&path, &state).unwrap();
-    follower.full_image(1, true, false, 1).unwrap();
+    let mut stager = Stager::open(&path, &state).unwrap();
+    stager
+        .full_image(
+            1,
+            ImageLevels {
+                l0: true,
+                l9: false,
+            },
+            1,
+        )
+        .unwrap();
     conn.execute("INSERT INTO t(v) VALUES (x'01')", []).unwrap();
-    follower.capture(None).unwrap();
+    stager.capture(None).unwrap();
     conn.execute("INSERT INTO t(v) VALUES (x'02')", []).unwrap();
-    follower.capture(None).unwrap();
-    drop(follower);
+    stager.capture(None).unwrap();
+    drop(stager);
     // A kill in the middle of the second record's write.
     let log = state.join("capture");
     let len = fs::metadata(&log).unwrap().len();
@@ -164,15 +192,15 @@ fn the_capture_log_survives_a_kill_and_drops_a_torn_last_record() {
     assert!(!reopened.is_empty());
     drop(reopened);
 
-    // The WAL still holds the rest: the follower picks it up again.
-    let mut follower = Follower::open(&path, &state).unwrap();
-    assert!(matches!(follower.chain(), Chain::Following(_)));
+    // The WAL still holds the rest: the stager picks it up again.
+    let mut stager = Stager::open(&path, &state).unwrap();
+    assert!(matches!(stager.chain(), Chain::Intact(_)));
     assert!(
-        follower.capture(None).unwrap(),
+        stager.capture(None).unwrap(),
         "the torn commit is read again"
     );
-    follower.stage(2).unwrap().unwrap();
-    let files = follower.outbox().staged().to_vec();
+    stager.stage(2).unwrap().unwrap();
+    let files = stager.outbox().staged().to_vec();
     let restored = dir.path().join("restored.db");
     apply(&files, &restored);
     assert_eq!(rows(&restored), rows(&path));
@@ -184,11 +212,20 @@ fn a_wal_restarted_behind_the_followers_back_breaks_the_chain_at_the_next_txid()
     let (path, conn) = database(dir.path());
     conn.execute_batch("CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB)")
         .unwrap();
-    let mut follower = Follower::open(&path, &dir.path().join("state")).unwrap();
-    follower.full_image(1, true, false, 1).unwrap();
+    let mut stager = Stager::open(&path, &dir.path().join("state")).unwrap();
+    stager
+        .full_image(
+            1,
+            ImageLevels {
+                l0: true,
+                l9: false,
+            },
+            1,
+        )
+        .unwrap();
     conn.execute("INSERT INTO t(v) VALUES (x'01')", []).unwrap();
-    follower.capture(None).unwrap();
-    // Two restarts the follower never saw: frames were copied and reused.
+    stager.capture(None).unwrap();
+    // Two restarts the stager never saw: frames were copied and reused.
     for v in [2u8, 3] {
         conn.execute("INSERT INTO t(v) VALUES (?)", [vec![v]])
             .unwrap();
@@ -196,15 +233,24 @@ fn a_wal_restarted_behind_the_followers_back_breaks_the_chain_at_the_next_txid()
             .unwrap();
     }
     conn.execute("INSERT INTO t(v) VALUES (x'04')", []).unwrap();
-    assert!(!follower.capture(None).unwrap());
-    match follower.chain() {
+    assert!(!stager.capture(None).unwrap());
+    match stager.chain() {
         Chain::Broken { next_txid, .. } => assert_eq!(*next_txid, Some(3)),
-        Chain::Following(_) => panic!("the chain should be broken"),
+        Chain::Intact(_) => panic!("the chain should be broken"),
     }
     // What was captured before the break was staged as TXID 2; the full
     // image at 3 makes the chain whole again.
-    follower.full_image(3, true, false, 3).unwrap();
-    let files = follower.outbox().staged().to_vec();
+    stager
+        .full_image(
+            3,
+            ImageLevels {
+                l0: true,
+                l9: false,
+            },
+            3,
+        )
+        .unwrap();
+    let files = stager.outbox().staged().to_vec();
     let txids: Vec<_> = files.iter().map(|s| s.file.max_txid).collect();
     assert_eq!(txids, vec![1, 2, 3]);
     let restored = dir.path().join("restored.db");
