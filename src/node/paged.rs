@@ -131,6 +131,7 @@ impl Restore {
             ));
         }
         offloop_vfs::register().map_err(|e| Error::new(Status::GenericFailure, e))?;
+        engine::explain_read_errors(offloop_vfs::take_read_error);
         settings.vfs = Some(offloop_vfs::VFS_NAME.to_string());
         let url = replica.url.clone();
         let s3 = replica::s3_options!(replica);
