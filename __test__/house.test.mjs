@@ -113,3 +113,26 @@ test('no Rust or lib/ file is over 600 lines', () => {
     .filter(([, lines]) => lines > 600);
   assert.deepEqual(long, []);
 });
+
+/** Every Rust file of the crates and the binding, tests included. */
+function allRustFiles() {
+  return [...rustFiles(join(ROOT, 'crates')), ...rustFiles(join(ROOT, 'src'))];
+}
+
+test('no Rust file outside the file crate names the operating system: offloop builds for Windows too', () => {
+  const shim = join(ROOT, 'crates', 'file', 'src');
+  const named = allRustFiles()
+    .filter((file) => !file.startsWith(shim + sep))
+    .filter((file) => /std::os::(unix|windows)/.test(readFileSync(file, 'utf8')))
+    .map((file) => relative(ROOT, file));
+  assert.deepEqual(named, []);
+});
+
+test('the engine does not depend on the paged VFS: it offers a hook the binding fills', () => {
+  const manifest = readFileSync(join(ROOT, 'crates', 'engine', 'Cargo.toml'), 'utf8');
+  assert.doesNotMatch(manifest, /offloop-vfs/);
+  const uses = rustFiles(join(ROOT, 'crates', 'engine'))
+    .filter((file) => /offloop_vfs/.test(readFileSync(file, 'utf8')))
+    .map((file) => relative(ROOT, file));
+  assert.deepEqual(uses, []);
+});

@@ -20,8 +20,9 @@
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+
+use offloop_file::PositionedIo;
 
 use crate::wal::{Transaction, WalPosition};
 

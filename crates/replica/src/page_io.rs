@@ -8,9 +8,9 @@
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 
+use offloop_file::PositionedIo;
 use offloop_ltx::{Crc64, Encoder, Header};
 
 use offloop_ltx::Txid;

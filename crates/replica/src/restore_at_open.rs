@@ -133,6 +133,9 @@ impl RestoreAtOpen {
             )));
         }
         offloop_vfs::register().map_err(Error::State)?;
+        // A page the VFS could not fetch fails SQLite's read with a bare
+        // I/O error; the engine appends the VFS's reason.
+        engine::explain_read_errors(offloop_vfs::take_read_error);
         settings.vfs = Some(offloop_vfs::VFS_NAME.to_string());
         let (gate, replica) = (this.gate.clone(), this.source.clone());
         settings.before_open = Some(engine::BeforeOpen(Arc::new(move || {

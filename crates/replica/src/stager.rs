@@ -13,9 +13,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, File};
 use std::io;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
+use offloop_file::PositionedIo;
 use offloop_ltx::{Header, HEADER_FLAG_NO_CHECKSUM};
 
 use crate::capture::{CaptureLog, CaptureStart};

@@ -40,7 +40,7 @@ fn apply(files: &[Staged], out: &Path) {
         commit = u64::from(h.commit);
         let mut page = vec![0u8; h.page_size as usize];
         while let Some(pgno) = decoder.next_page(&mut page).unwrap() {
-            use std::os::unix::fs::FileExt;
+            use offloop_file::PositionedIo;
             db.write_all_at(&page, u64::from(pgno - 1) * page_size)
                 .unwrap();
         }

@@ -4,8 +4,8 @@
 //! methods that pass straight through to that file, the common part of
 //! `xOpen`, and registration under a name of its own.
 //!
-//! A VFS built on it (the paged VFS here, the engine's fault VFS) writes
-//! only the methods it changes. Nothing here ever changes a byte or a
+//! A VFS built on it (offloop-vfs's paged VFS, the engine's fault VFS)
+//! writes only the methods it changes. Nothing here ever changes a byte or a
 //! result on its way through.
 
 use std::ffi::CString;
