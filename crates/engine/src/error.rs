@@ -96,8 +96,8 @@ static READ_DETAIL: OnceLock<fn() -> Option<String>> = OnceLock::new();
 /// (so a detail is reported once), or returns `None`.
 ///
 /// The VFS's user installs it (for offloop, the paged restore in
-/// offloop-replica, with the paged VFS's); the engine knows nothing of the VFS behind it. The first
-/// registration stays for the process.
+/// offloop-replica, with the paged VFS's); the engine knows nothing of the
+/// VFS behind it. The first registration stays for the process.
 pub fn explain_read_errors(detail: fn() -> Option<String>) {
     // A second registration is the same function again, or a mistake the
     // first keeps working through: either way nothing to report.
