@@ -2,7 +2,7 @@
 
 // The wire between lib/ and the addon, named once: every number that
 // crosses the boundary is here, with the same names, in the same order and
-// with the same values as src/node/protocol.rs. `__test__/protocol.test.mjs`
+// with the same values as src/node/protocol.rs. `__test__/source/protocol.test.mjs`
 // checks the two against the addon's own table (`native.protocol()`).
 // Nothing else in lib/ writes one of these numbers as a literal.
 

@@ -1,7 +1,7 @@
 //! The wire between `lib/` and this addon, named once: every number that
 //! crosses the boundary is a constant here, and `lib/protocol.js` holds the
 //! same names, in the same order, with the same values. `protocol()` hands
-//! this table to JS so that a test (`__test__/protocol.test.mjs`) can check
+//! this table to JS so that a test (`__test__/source/protocol.test.mjs`) can check
 //! that the two sides agree. Nothing else in `src/node/` writes one of
 //! these numbers as a literal.
 
