@@ -21,8 +21,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.
 const TOOL_DEADLINE_MS = 30_000;
 
 /**
- * The path of a tool: in the repository's .venv/bin (where .ci/tools puts
- * it), else on the PATH. Missing: an error under CI, else null (the caller
+ * The path of a tool: in the repository's .venv/bin (where `npm test` puts
+ * it, scripts/test-tools.mjs), else on the PATH. Missing: an error under CI, else null (the caller
  * skips, saying why).
  */
 export function findTool(name) {
@@ -39,14 +39,14 @@ export function findTool(name) {
     }
   });
   if (found) return found;
-  if (process.env.CI) throw new Error(`${name} is missing: run .ci/tools`);
+  if (process.env.CI) throw new Error(`${name} is missing: run node scripts/test-tools.mjs`);
   return null;
 }
 
 /** A skip message for `test(..., { skip })` when a tool is missing. */
 export function skipWithout(...names) {
   const missing = names.filter((n) => findTool(n) === null);
-  return missing.length === 0 ? false : `${missing.join(', ')} not installed (run .ci/tools)`;
+  return missing.length === 0 ? false : `${missing.join(', ')} not installed (node scripts/test-tools.mjs installs it)`;
 }
 
 export function tempDir() {
