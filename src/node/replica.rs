@@ -23,7 +23,7 @@ use super::completion::CompletionQueue;
 use super::dispatch;
 use super::drain;
 
-/// The `code` of errors about the replica (index.js keeps it as is).
+/// The `code` of errors about the replica (lib/errors.js keeps it as is).
 const REPLICA_ERROR: &str = "ERR_OFFLOOP_REPLICA";
 
 /// The S3 fields that `ReplicaOptions` and `RestoreOptions` both carry
@@ -135,7 +135,7 @@ pub fn start(options: ReplicaOptions, paged: PagedGate) -> Result<Arc<Replicator
 }
 
 /// A replicator answer as the completion of call `id`: the TXID as text
-/// (index.js makes it `{ txid }`), or a replica error.
+/// (lib/database.js makes it `{ txid }`), or a replica error.
 pub fn reply_to(queue: &Arc<CompletionQueue>, id: f64) -> Reply {
     // Counted as outstanding: a pending replica call keeps the process
     // alive, as any other call does.
