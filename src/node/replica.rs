@@ -23,7 +23,7 @@ use super::completion::CompletionQueue;
 use super::dispatch;
 use super::drain;
 
-/// The `code` of errors about the replica (index.js keeps it as is).
+/// The `code` of errors about the replica (lib/errors.js keeps it as is).
 const REPLICA_ERROR: &str = "ERR_OFFLOOP_REPLICA";
 
 /// The S3 settings of `ReplicaOptions` and `RestoreOptions` alike

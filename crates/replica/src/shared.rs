@@ -150,16 +150,16 @@ impl Shared {
         begun
     }
 
-    /// Runs `image` (which reads a full image of the database) inside a
-    /// read transaction on the image connection: while it lasts, no
-    /// checkpoint copies past what the image reads and the WAL restarts at
-    /// most once; when it did, `image` runs again.
     /// Whether the database file holds every page, so a full image may
     /// read it (a paged restore fills it in the background).
     pub(crate) fn database_whole(&self) -> bool {
         self.settings.paged.as_ref().is_none_or(|p| p.is_filled())
     }
 
+    /// Runs `image` (which reads a full image of the database) inside a
+    /// read transaction on the image connection: while it lasts, no
+    /// checkpoint copies past what the image reads and the WAL restarts at
+    /// most once; when it did, `image` runs again.
     pub(crate) fn in_read_snapshot<T>(
         &self,
         mut image: impl FnMut() -> Option<std::io::Result<T>>,

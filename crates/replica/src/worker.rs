@@ -48,7 +48,9 @@ pub(crate) struct Worker {
     /// The replica's position has been checked against the outbox since
     /// the last failure.
     pub(crate) verified: bool,
-    /// The replica's files, known once listed.
+    /// Whether the replica holds an L9 snapshot: read from its listing at
+    /// each reconcile, and set when one is uploaded. Without one, the next
+    /// full image of a chain that starts again is also an L9 snapshot.
     pub(crate) has_snapshot: bool,
     pub(crate) last_snapshot_ms: i64,
     pub(crate) last_compaction: Vec<Instant>,
