@@ -102,6 +102,15 @@ test("a failed iterate() names the function reading it, for the first chunk and 
     assert.equal(err.code, 'ERR_OUT_OF_RANGE');
     assert.equal(read, 1000);
     assertNamed(err, 'iterateToUnsafeInteger');
+
+    // SQLite fails while stepping a chunk that was read ahead.
+    async function iterateToOverflow() {
+      const stmt = db.prepare('SELECT CASE WHEN v > 1000 THEN abs(-9223372036854775807 - 1) ELSE v END AS v FROM big ORDER BY rowid');
+      for await (const row of stmt.iterate()) read = row.v;
+    }
+    const overflow = await rejection(iterateToOverflow);
+    assert.equal(overflow.message, 'integer overflow');
+    assertNamed(overflow, 'iterateToOverflow');
   } finally {
     await db.close();
   }
