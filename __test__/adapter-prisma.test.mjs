@@ -356,3 +356,19 @@ test('a failed query names the function that made it on the stack, directly and 
     await close();
   }
 });
+
+test('a Bytes field is written and read back as a Uint8Array, as through Prisma\'s own SQLite adapters', async () => {
+  const { prisma, close } = await open();
+  try {
+    const avatar = new Uint8Array([0, 1, 255]);
+    const user = await prisma.user.create({ data: { email: 'bytes@example.com', profile: { create: { bio: 'b', avatar } } }, include: { profile: true } });
+    assert.ok(user.profile.avatar instanceof Uint8Array);
+    assert.deepEqual([...user.profile.avatar], [0, 1, 255]);
+    const found = await prisma.profile.findFirstOrThrow({ where: { userId: user.id } });
+    assert.deepEqual([...found.avatar], [0, 1, 255]);
+    const [raw] = await prisma.$queryRaw`SELECT avatar FROM "Profile"`;
+    assert.deepEqual([...raw.avatar], [0, 1, 255]);
+  } finally {
+    await close();
+  }
+});
