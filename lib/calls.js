@@ -129,7 +129,7 @@ function settle(call, batch, i, kind) {
 // here: the success path costs nothing more. A user's own value (a
 // function's throw, an abort reason) is rejected with as it is.
 function rejectInCaller(call, err) {
-  made.add(err);
+  if (err !== null && typeof err === 'object') made.add(err);
   let fail;
   const failed = new Promise((resolve, reject) => {
     fail = reject;
