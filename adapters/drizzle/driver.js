@@ -133,16 +133,16 @@ function createDrizzle({ orm, sqlite }) {
 
     /**
      * Transaction control: offloop's transaction handle does `run`, and
-     * Drizzle's logger sees `sql`, as it sees what Drizzle's SQL-driven
+     * Drizzle's logger sees `text`, as it sees what Drizzle's SQL-driven
      * SQLite drivers send; a failure is Drizzle's DrizzleQueryError, as
      * any query's.
      */
-    async control(sql, run) {
-      this.logger.logQuery(sql, []);
+    async control(text, run) {
+      this.logger.logQuery(text, []);
       try {
         return await run();
       } catch (err) {
-        throw new DrizzleQueryError(sql, [], err);
+        throw new DrizzleQueryError(text, [], err);
       }
     }
 
