@@ -4,9 +4,10 @@
 // revision, `--before REV`), both on this checkout's addon. The two cannot
 // share a process (each lib registers itself with the addon), so children
 // alternate, before and after, round after round, and each figure is the
-// median over rounds. It owns that comparison; it never builds anything.
+// median over rounds (and the fastest round). It owns that comparison; it
+// never builds anything.
 //
-//   node bench/error-path.mjs [--before REV] [--rounds N] [--calls N]
+//   node bench/error-path.mjs [--before REV] [--rounds N] [--calls N] [--pin]
 
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -26,8 +27,11 @@ function option(name, fallback) {
 
 // The last commit before the change: lib/calls.js without rejectInCaller.
 const BEFORE = option('before', '4edfa66');
-const ROUNDS = Number(option('rounds', 7));
+const ROUNDS = Number(option('rounds', 15));
 const CALLS = Number(option('calls', 20000));
+// `--pin`: every child on CPU 0 (taskset), JS and SQLite threads alike, as
+// the RT benchmark pins for stable round trips.
+const PIN = process.argv.includes('--pin');
 
 /** A copy of `rev`'s lib/, index.js and native.js, loading this checkout's addon. */
 function checkoutBefore(rev) {
@@ -86,7 +90,8 @@ try {
     const order = r % 2 === 0 ? ['before', 'after'] : ['after', 'before'];
     for (const which of order) {
       const lib = which === 'before' ? path.join(before, 'index.js') : path.join(ROOT, 'index.js');
-      const { result } = await runChild(process.execPath, [script, lib, work, String(CALLS)]);
+      const args = [script, lib, work, String(CALLS)];
+      const { result } = PIN ? await runChild('taskset', ['-c', '0', process.execPath, ...args]) : await runChild(process.execPath, args);
       rounds[which].push(result);
     }
     console.error(`round ${r + 1}/${ROUNDS}`);
@@ -96,10 +101,21 @@ try {
   fs.rmSync(work, { recursive: true, force: true });
 }
 
+// The medians; the median of each round's own after / before, which load
+// that drifts over the run disturbs less; and the fastest rounds, which
+// other load on a shared machine disturbs least.
 const rows = ['getAwaited', 'get64', 'runAwaited', 'run64'].map((key) => {
-  const b = median(rounds.before.map((x) => x[key]));
-  const a = median(rounds.after.map((x) => x[key]));
-  return { key, beforeUs: b, afterUs: a, ratio: a / b };
+  const b = rounds.before.map((x) => x[key]);
+  const a = rounds.after.map((x) => x[key]);
+  return {
+    key,
+    beforeUs: median(b),
+    afterUs: median(a),
+    pairedRatio: median(a.map((v, i) => v / b[i])),
+    beforeMinUs: Math.min(...b),
+    afterMinUs: Math.min(...a),
+    minRatio: Math.min(...a) / Math.min(...b),
+  };
 });
 const report = {
   bench: 'error-path',
@@ -109,11 +125,18 @@ const report = {
   cpus: os.cpus().length,
   rounds: ROUNDS,
   calls: CALLS,
+  pinned: PIN,
   rows,
   samples: rounds,
 };
 fs.mkdirSync(path.join(HERE, 'results'), { recursive: true });
 fs.writeFileSync(path.join(HERE, 'results', 'error-path.json'), `${JSON.stringify(report, null, 2)}\n`);
-const table = ['| µs per call | before | after | after / before |', '|---|---:|---:|---:|'];
-for (const row of rows) table.push(`| ${row.key} | ${row.beforeUs.toFixed(2)} | ${row.afterUs.toFixed(2)} | ${row.ratio.toFixed(3)} |`);
+const table = [
+  '| µs per call | before (median) | after (median) | after / before (median of rounds) | before (fastest) | after (fastest) | ratio |',
+  '|---|---:|---:|---:|---:|---:|---:|',
+];
+for (const r of rows) {
+  const cells = [r.beforeUs, r.afterUs, r.pairedRatio, r.beforeMinUs, r.afterMinUs, r.minRatio].map((v, i) => v.toFixed(i % 3 === 2 ? 3 : 2));
+  table.push(`| ${r.key} | ${cells.join(' | ')} |`);
+}
 console.log(table.join('\n'));
