@@ -292,12 +292,15 @@ test("a unique violation names its table, and a trigger's constraint failure is 
     await database.exec(`CREATE TRIGGER no_orphans BEFORE INSERT ON "Post" WHEN NEW."authorId" NOT IN (SELECT id FROM "User")
       BEGIN SELECT RAISE(ABORT, 'no such author'); END`);
     const adapter = await new PrismaOffloop(database).connect();
-    const trigger = await adapter
-      .executeRaw({ sql: 'INSERT INTO "Post"("title", "authorId") VALUES (?, ?)', args: ['orphan', 99], argTypes: [{ scalarType: 'string' }, { scalarType: 'int' }] })
-      .then(
-        () => assert.fail('it resolved'),
-        (e) => e,
-      );
+    const orphan = {
+      sql: 'INSERT INTO "Post"("title", "authorId") VALUES (?, ?)',
+      args: ['orphan', 99],
+      argTypes: [{ scalarType: 'string' }, { scalarType: 'int' }],
+    };
+    const trigger = await adapter.executeRaw(orphan).then(
+      () => assert.fail('it resolved'),
+      (e) => e,
+    );
     assert.equal(trigger.name, 'DriverAdapterError');
     assert.equal(trigger.cause.kind, 'ForeignKeyConstraintViolation');
     assert.equal(trigger.cause.originalCode, 'SQLITE_CONSTRAINT_TRIGGER');

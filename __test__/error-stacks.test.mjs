@@ -154,7 +154,8 @@ test('an abort reason and a value a SQL function threw are rejected with as they
     const reason = new Error('stop');
     const reasonStack = reason.stack;
     const controller = new AbortController();
-    const pending = db.prepare('WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n').withOptions({ signal: controller.signal }).get();
+    const endless = db.prepare('WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n');
+    const pending = endless.withOptions({ signal: controller.signal }).get();
     setTimeout(() => controller.abort(reason), 20);
     const aborted = await rejection(() => pending);
     assert.equal(aborted, reason);

@@ -31,7 +31,17 @@ function withBuffers(rows) {
 
 /** The driver's classes and `drizzle()`, built on the given Drizzle modules. */
 function createDrizzle({ orm, sqlite }) {
-  const { entityKind, DefaultLogger, DrizzleQueryError, NoopLogger, createTableRelationsHelpers, extractTablesRelationalConfig, fillPlaceholders, mapResultRow, sql } = orm;
+  const {
+    entityKind,
+    DefaultLogger,
+    DrizzleQueryError,
+    NoopLogger,
+    createTableRelationsHelpers,
+    extractTablesRelationalConfig,
+    fillPlaceholders,
+    mapResultRow,
+    sql,
+  } = orm;
   const { BaseSQLiteDatabase, SQLiteAsyncDialect, SQLitePreparedQuery, SQLiteSession, SQLiteTransaction } = sqlite;
 
   class OffloopPreparedQuery extends SQLitePreparedQuery {
