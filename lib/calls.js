@@ -8,7 +8,7 @@
 // an idle database does not; nothing here needs to tell it.
 
 const native = require('../native.js');
-const { errorFromNative } = require('./errors.js');
+const { THROWN, errorFromNative } = require('./errors.js');
 const { decodeAll, decodeRun } = require('./rows.js');
 const { cancel: CANCEL, error: ERROR, record: RECORD } = require('./protocol.js');
 
@@ -103,7 +103,9 @@ function drain(batch) {
 function settle(call, batch, i, kind) {
   if (kind === FAILED) {
     const error = batch[i + 2];
-    call.reject(call.abortReason !== undefined && error[ERROR.CODE] === 'ABORT_ERR' ? call.abortReason : errorFromNative(error));
+    if (call.abortReason !== undefined && error[ERROR.CODE] === 'ABORT_ERR') call.reject(call.abortReason);
+    else if (error[ERROR.CODE] === THROWN) call.reject(errorFromNative(error));
+    else rejectInCaller(call, errorFromNative(error));
     return;
   }
   let value;
@@ -112,10 +114,51 @@ function settle(call, batch, i, kind) {
     else if (kind === ROWS) value = (call.decode ?? decodeAll)(batch[i + 2], batch, i + 4, batch[i + 3], call.context);
     else value = call.decode === null ? batch[i + 2] : call.decode(batch[i + 2], call.context);
   } catch (err) {
-    call.reject(err);
+    rejectInCaller(call, err);
     return;
   }
   call.resolve(value);
+}
+
+// An error made here, in a completion, has only this file's frames on its
+// stack: the caller's are gone. V8 adds the awaiting async functions to the
+// stack of an error whose stack is taken in a promise reaction, following
+// the promises that wait on it. So a failed call resolves with a promise
+// that rejects one reaction later, where `restack` takes the stack again
+// and finds the caller's `await` chain. A call that succeeds never comes
+// here: the success path costs nothing more. A user's own value (a
+// function's throw, an abort reason) is rejected with as it is.
+function rejectInCaller(call, err) {
+  if (err !== null && typeof err === 'object') made.add(err);
+  let fail;
+  const failed = new Promise((resolve, reject) => {
+    fail = reject;
+  });
+  // Resolving first makes the call's promise wait on `failed` before
+  // `restack` runs, so V8 can follow it from there to the caller.
+  call.resolve(failed.then(undefined, restack));
+  fail(err);
+}
+
+// The errors offloop made in a completion, which `restackAt` may take
+// the stack of again.
+const made = new WeakSet();
+
+function restack(err) {
+  restackAt(err, restack);
+  throw err;
+}
+
+/**
+ * Takes the stack of `err` again here (above `fn`, when given), if offloop
+ * made it and a caller is found here: with nobody awaiting yet (or several
+ * waiting), the stack found is empty and the one it had stays.
+ */
+function restackAt(err, fn = restackAt) {
+  if (!made.has(err)) return;
+  const found = {};
+  Error.captureStackTrace(found, fn);
+  if (typeof found.stack !== 'string' || found.stack.includes('\n')) Error.captureStackTrace(err, fn);
 }
 
 // `(...v) => v` and its joiner: the addon hands every completion over in
@@ -126,4 +169,4 @@ const join = (...arrays) => [].concat(...arrays);
 
 native.init(drain, pack, join);
 
-module.exports = { native, track, forget, armCancel };
+module.exports = { native, track, forget, armCancel, restackAt };

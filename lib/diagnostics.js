@@ -12,9 +12,11 @@ const diagnosticsChannel = require('node:diagnostics_channel');
 const channel = diagnosticsChannel.channel('sqlite.db.query');
 
 /**
- * Returns `promise` as it is; while the channel has subscribers, publishes
- * its SQL (`sql()` is asked only then), `database` and the nanoseconds from
- * this call to its settlement once it settles.
+ * Returns `promise` as it is; while the channel has subscribers, a promise
+ * of the same outcome that first publishes its SQL (`sql()` is asked only
+ * then), `database` and the nanoseconds from this call to its settlement.
+ * The call's promise has that one reaction, so the caller's stack still
+ * reaches a failed call's error (lib/calls.js).
  */
 function observe(promise, sql, database) {
   if (!channel.hasSubscribers) return promise;
@@ -25,8 +27,16 @@ function observe(promise, sql, database) {
     const duration = Number(process.hrtime.bigint() - start);
     channel.publish({ __proto__: null, sql: text, database, duration });
   };
-  promise.then(publish, publish);
-  return promise;
+  return promise.then(
+    (value) => {
+      publish();
+      return value;
+    },
+    (err) => {
+      publish();
+      throw err;
+    },
+  );
 }
 
 module.exports = { observe };

@@ -66,4 +66,4 @@ function outOfRange(name, min, max, value) {
   );
 }
 
-module.exports = { nodeError, codedError, errorFromNative, notOpen, argType, outOfRange };
+module.exports = { THROWN, nodeError, codedError, errorFromNative, notOpen, argType, outOfRange };

@@ -5,17 +5,18 @@
 // one, so at most two chunks are in memory whatever the result's size.
 
 const { finalized } = require('./core.js');
+const { restackAt } = require('./calls.js');
 const { errorFromNative } = require('./errors.js');
 const { chunk: CHUNK, unreadable: UNREADABLE } = require('./protocol.js');
 const { makeRow } = require('./rows.js');
-
-const DONE = Object.freeze({ __proto__: null, done: true, value: null });
 
 /** The cursor a chunk leaves open, as `[role, id]` (core.next's), or null once it is done. */
 function cursorOf(chunk) {
   const role = chunk[CHUNK.CURSOR_ROLE];
   return role === null ? null : [role, chunk[CHUNK.CURSOR_ID]];
 }
+
+const DONE = Object.freeze({ __proto__: null, done: true, value: null });
 
 // A cursor left open by an iterator nobody finished is closed when the
 // iterator is garbage-collected, so its reader is not pinned forever.
@@ -34,7 +35,10 @@ class RowIterator {
   #ahead = null;
   #finished = false;
   #unreadable = null;
-  #chain = Promise.resolve();
+  // Whether a next() or return() is running; the resolvers of those
+  // called meanwhile, which run in turn after it.
+  #busy = false;
+  #waiting = [];
 
   constructor(core, scope, first, options) {
     this.#core = core;
@@ -47,71 +51,94 @@ class RowIterator {
     return this;
   }
 
+  // The promise a caller gets is the step's own, which nothing else
+  // waits on: V8 then follows it to the caller's `await`, and an error
+  // made in a step names the caller on its stack.
   next() {
-    const step = this.#chain.then(() => this.#step());
-    this.#chain = step.catch(() => {});
-    return step;
+    return this.#inTurn(() => this.#step());
+  }
+
+  /** Runs `turn` (which ends with #done()) once those called before it ended. */
+  #inTurn(turn) {
+    if (!this.#busy) {
+      this.#busy = true;
+      return turn();
+    }
+    return new Promise((resolve) => this.#waiting.push(resolve)).then(turn);
+  }
+
+  #done() {
+    const next = this.#waiting.shift();
+    if (next === undefined) this.#busy = false;
+    else next();
   }
 
   async #step() {
-    for (;;) {
-      if (this.#finished) return DONE;
-      // After close() its statement is finalized (or its transaction rolled
-      // back): rows already fetched are not handed out any more.
-      const gone = this.#scope === null ? (this.#core.closing ? finalized() : null) : this.#scope.error;
-      if (gone !== null) {
-        this.#ahead?.catch(() => {});
-        this.#ahead = null;
-        this.#finish();
-        throw gone;
-      }
-      if (this.#values !== null && this.#offset < this.#values.length) {
-        const width = this.#columns.length;
-        const err = this.#unreadable?.get(this.#offset / width);
-        this.#offset += width;
-        // A row with a value JS cannot take: node:sqlite's next() throws
-        // on it, and the one after goes on with the next row.
-        if (err !== undefined) throw errorFromNative(err);
-        const row = makeRow(this.#columns, this.#values, this.#offset - width, this.#options.returnArrays);
-        return { __proto__: null, done: false, value: row };
-      }
-      if (this.#ahead === null) {
-        if (this.#cursor === null) {
+    try {
+      for (;;) {
+        if (this.#finished) return DONE;
+        // After close() its statement is finalized (or its transaction rolled
+        // back): rows already fetched are not handed out any more.
+        const gone = this.#scope === null ? (this.#core.closing ? finalized() : null) : this.#scope.error;
+        if (gone !== null) {
+          this.#ahead?.catch(() => {});
+          this.#ahead = null;
           this.#finish();
-          return DONE;
+          throw gone;
         }
-        this.#ahead = this.#core.next(this.#cursor, this.#options, this.#scope);
-      }
-      let chunk;
-      try {
-        chunk = await this.#ahead;
-      } catch (err) {
-        this.#cursor = null;
-        this.#finish();
-        throw err;
-      }
-      this.#ahead = null;
-      this.#columns = chunk[CHUNK.COLUMNS];
-      this.#values = this.#columns.length === 0 ? [] : chunk[CHUNK.VALUES];
-      this.#offset = 0;
-      this.#unreadable = null;
-      const unreadable = chunk[CHUNK.UNREADABLE];
-      if (unreadable !== undefined) {
-        this.#unreadable = new Map();
-        for (let i = 0; i < unreadable.length; i += UNREADABLE.WIDTH) {
-          this.#unreadable.set(unreadable[i + UNREADABLE.ROW], unreadable[i + UNREADABLE.ERROR]);
+        if (this.#values !== null && this.#offset < this.#values.length) {
+          const width = this.#columns.length;
+          const err = this.#unreadable?.get(this.#offset / width);
+          this.#offset += width;
+          // A row with a value JS cannot take: node:sqlite's next() throws
+          // on it, and the one after goes on with the next row.
+          if (err !== undefined) throw errorFromNative(err);
+          const row = makeRow(this.#columns, this.#values, this.#offset - width, this.#options.returnArrays);
+          return { __proto__: null, done: false, value: row };
+        }
+        if (this.#ahead === null) {
+          if (this.#cursor === null) {
+            this.#finish();
+            return DONE;
+          }
+          this.#ahead = this.#core.next(this.#cursor, this.#options, this.#scope);
+        }
+        let chunk;
+        try {
+          chunk = await this.#ahead;
+        } catch (err) {
+          this.#cursor = null;
+          this.#finish();
+          // A chunk read ahead was waited on from here only later: its
+          // error is given the reader's stack now.
+          restackAt(err);
+          throw err;
+        }
+        this.#ahead = null;
+        this.#columns = chunk[CHUNK.COLUMNS];
+        this.#values = this.#columns.length === 0 ? [] : chunk[CHUNK.VALUES];
+        this.#offset = 0;
+        this.#unreadable = null;
+        const unreadable = chunk[CHUNK.UNREADABLE];
+        if (unreadable !== undefined) {
+          this.#unreadable = new Map();
+          for (let i = 0; i < unreadable.length; i += UNREADABLE.WIDTH) {
+            this.#unreadable.set(unreadable[i + UNREADABLE.ROW], unreadable[i + UNREADABLE.ERROR]);
+          }
+        }
+        const cursor = cursorOf(chunk);
+        if (this.#cursor === null && cursor !== null) {
+          abandoned.register(this, { core: this.#core, cursor, scope: this.#scope }, this);
+        }
+        this.#cursor = cursor;
+        if (cursor !== null) {
+          // Read ahead while the consumer works through this chunk.
+          this.#ahead = this.#core.next(cursor, this.#options, this.#scope);
+          this.#ahead.catch(() => {});
         }
       }
-      const cursor = cursorOf(chunk);
-      if (this.#cursor === null && cursor !== null) {
-        abandoned.register(this, { core: this.#core, cursor, scope: this.#scope }, this);
-      }
-      this.#cursor = cursor;
-      if (cursor !== null) {
-        // Read ahead while the consumer works through this chunk.
-        this.#ahead = this.#core.next(cursor, this.#options, this.#scope);
-        this.#ahead.catch(() => {});
-      }
+    } finally {
+      this.#done();
     }
   }
 
@@ -124,7 +151,11 @@ class RowIterator {
 
   /** Ends the iteration early (called by `break` in `for await`). */
   return() {
-    const step = this.#chain.then(async () => {
+    return this.#inTurn(() => this.#close());
+  }
+
+  async #close() {
+    try {
       if (this.#finished) return DONE;
       let open = this.#cursor;
       const ahead = this.#ahead;
@@ -138,9 +169,9 @@ class RowIterator {
       }
       if (open !== null) await this.#core.closeCursor(open, this.#scope).catch(() => {});
       return DONE;
-    });
-    this.#chain = step.catch(() => {});
-    return step;
+    } finally {
+      this.#done();
+    }
   }
 }
 

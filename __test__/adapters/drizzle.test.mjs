@@ -292,3 +292,112 @@ test('drizzle() refuses what is not an offloop database; CommonJS gets the same 
     await database.close();
   }
 });
+
+// What Drizzle's own SQLite drivers give, the driver gives: BLOBs as
+// Buffers, transaction control in Drizzle's log, DrizzleQueryError for a
+// failed query or COMMIT, and stacks that name the caller.
+
+test('BLOBs come back as Buffers: raw rows, mapped columns, values() and batches', async () => {
+  const { db, close } = await open();
+  try {
+    const raw = await db.all(sql`SELECT x'00ff' AS b`);
+    assert.ok(Buffer.isBuffer(raw[0].b));
+    assert.deepEqual([...raw[0].b], [0, 255]);
+    await db.insert(users).values({ email: 'b@example.com', name: 'B' });
+    // Drizzle maps a selected field from the row's array of values.
+    const [typed] = await db.select({ b: sql`x'0102'`.mapWith((v) => v) }).from(users);
+    assert.ok(Buffer.isBuffer(typed.b));
+    const values = await db.values(sql`SELECT x'03' AS b`);
+    assert.ok(Buffer.isBuffer(values[0][0]));
+    const got = await db.get(sql`SELECT x'04' AS b`);
+    assert.ok(Buffer.isBuffer(got.b));
+    const [batched] = await db.batch([db.select({ b: sql`x'05'` }).from(users)]);
+    assert.ok(Buffer.isBuffer(batched[0].b));
+  } finally {
+    await close();
+  }
+});
+
+test('the logger sees begin, commit, rollback and the savepoint statements', async () => {
+  const logged = [];
+  const { db, close } = await open({ logger: { logQuery: (query) => logged.push(query) } });
+  try {
+    logged.length = 0;
+    await db.transaction(async (tx) => {
+      await tx
+        .transaction(async (nested) => {
+          await nested.run(sql`SELECT 1`);
+          nested.rollback();
+        })
+        .catch((err) => assert.ok(err instanceof TransactionRollbackError));
+    });
+    await assert.rejects(
+      db.transaction(
+        async () => {
+          throw new Error('no');
+        },
+        { behavior: 'deferred' },
+      ),
+      /no/,
+    );
+    assert.deepEqual(logged, [
+      'begin immediate',
+      'savepoint sp0',
+      'SELECT 1',
+      'rollback to savepoint sp0',
+      'release savepoint sp0',
+      'commit',
+      'begin deferred',
+      'rollback',
+    ]);
+  } finally {
+    await close();
+  }
+});
+
+test("a failed COMMIT is a DrizzleQueryError whose cause is offloop's error", async () => {
+  const { database, db, close } = await open();
+  try {
+    await database.exec('CREATE TABLE parent(id INTEGER PRIMARY KEY); CREATE TABLE child(p INTEGER REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED)');
+    await database.exec('PRAGMA foreign_keys = ON');
+    const err = await db
+      .transaction(async (tx) => {
+        await tx.run(sql`INSERT INTO child VALUES (42)`);
+      })
+      .then(
+        () => assert.fail('it committed'),
+        (e) => e,
+      );
+    assert.equal(err.constructor.name, 'DrizzleQueryError');
+    assert.equal(err.query, 'commit');
+    assert.equal(err.cause.sqliteCode, 'SQLITE_CONSTRAINT_FOREIGNKEY');
+  } finally {
+    await close();
+  }
+});
+
+test('a failed query names the function that made it on the stack, directly and in a transaction', async () => {
+  const { db, close } = await open();
+  try {
+    await db.insert(users).values({ email: 'taken@example.com', name: 'T' });
+    async function drizzleInsertTaken() {
+      await db.insert(users).values({ email: 'taken@example.com', name: 'again' });
+    }
+    async function drizzleTransactionInsertTaken() {
+      await db.transaction(async (tx) => {
+        await tx.insert(users).values({ email: 'taken@example.com', name: 'again' });
+      });
+    }
+    for (const fn of [drizzleInsertTaken, drizzleTransactionInsertTaken]) {
+      const err = await fn().then(
+        () => assert.fail('it resolved'),
+        (e) => e,
+      );
+      assert.equal(err.cause.sqliteCode, 'SQLITE_CONSTRAINT_UNIQUE');
+      assert.match(err.stack, new RegExp(`\\b${fn.name}\\b`), err.stack);
+      assert.match(err.cause.stack, new RegExp(`\\b${fn.name}\\b`), err.cause.stack);
+    }
+  } finally {
+    await close();
+  }
+});

@@ -50,7 +50,7 @@ function migrator(db) {
 /** A migrated database and Kysely on it; `close()` destroys Kysely, which closes the database. */
 async function open(options = {}) {
   const database = await Database.open(tmp.file(), options.database ?? {});
-  const db = new Kysely({ dialect: new OffloopDialect({ database, ...options.dialect }) });
+  const db = new Kysely({ dialect: new OffloopDialect({ database, ...options.dialect }), ...options.kysely });
   const { error } = await migrator(db).migrateToLatest();
   assert.equal(error, undefined);
   return { database, db, close: () => db.destroy() };
@@ -297,5 +297,160 @@ test('CommonJS gets the same dialect from require()', async () => {
     assert.deepEqual({ ...rows[0] }, { one: 1 });
   } finally {
     await db.destroy();
+  }
+});
+
+// What Kysely's own SqliteDialect (on better-sqlite3) gives, the dialect
+// gives: results shaped alike, BLOBs as Buffers, migrations outside a
+// transaction, transaction control in Kysely's log.
+
+test('INSERT OR IGNORE and ON CONFLICT DO NOTHING report the last insert rowid, as SqliteDialect does', async () => {
+  const { db, close } = await open();
+  try {
+    const first = await db.insertInto('users').values({ email: 'a@example.com', name: 'A' }).executeTakeFirst();
+    assert.equal(first.insertId, 1n);
+    const ignored = await db.insertInto('users').orIgnore().values({ email: 'a@example.com', name: 'again' }).executeTakeFirst();
+    assert.equal(ignored.numInsertedOrUpdatedRows, 0n);
+    assert.equal(ignored.insertId, 1n);
+    const nothing = await db
+      .insertInto('users')
+      .values({ email: 'a@example.com', name: 'again' })
+      .onConflict((oc) => oc.column('email').doNothing())
+      .executeTakeFirst();
+    assert.equal(nothing.numInsertedOrUpdatedRows, 0n);
+    assert.equal(nothing.insertId, 1n);
+  } finally {
+    await close();
+  }
+});
+
+test('a statement that returns rows gives only its rows; one that returns none gives its counts', async () => {
+  const { db, close } = await open();
+  try {
+    const returning = await db.executeQuery(CompiledQuery.raw("INSERT INTO users(email, name) VALUES ('r@example.com', 'R') RETURNING id"));
+    assert.deepEqual(Object.keys(returning), ['rows']);
+    assert.deepEqual({ ...returning.rows[0] }, { id: 1 });
+    const updated = await db.executeQuery(CompiledQuery.raw("UPDATE users SET name = 'S' RETURNING name"));
+    assert.deepEqual(Object.keys(updated), ['rows']);
+    const select = await db.executeQuery(CompiledQuery.raw('SELECT count(*) AS n FROM users'));
+    assert.deepEqual(Object.keys(select), ['rows']);
+    const deleted = await db.deleteFrom('users').where('email', '=', 'nobody').executeTakeFirst();
+    assert.equal(deleted.numDeletedRows, 0n);
+    const raw = await db.executeQuery(CompiledQuery.raw("DELETE FROM users WHERE email = 'r@example.com'"));
+    assert.deepEqual(raw, { numAffectedRows: 1n, insertId: 1n, rows: [] });
+  } finally {
+    await close();
+  }
+});
+
+test('BLOBs come back as Buffers, from queries and streams', async () => {
+  const { db, close } = await open();
+  try {
+    const { rows } = await sql`SELECT x'00ff10' AS b, 'text' AS t`.execute(db);
+    assert.ok(Buffer.isBuffer(rows[0].b));
+    assert.deepEqual([...rows[0].b], [0, 255, 16]);
+    assert.equal(rows[0].t, 'text');
+    await sql`CREATE TABLE files(id INTEGER PRIMARY KEY, data BLOB)`.execute(db);
+    await db.insertInto('files').values({ data: Buffer.from('abc') }).execute();
+    const file = await db.selectFrom('files').select('data').executeTakeFirstOrThrow();
+    assert.ok(Buffer.isBuffer(file.data));
+    assert.equal(file.data.toString(), 'abc');
+    for await (const row of db.selectFrom('files').select('data').stream(1)) assert.ok(Buffer.isBuffer(row.data));
+  } finally {
+    await close();
+  }
+});
+
+test("migrations run outside a transaction, as on Kysely's SQLite adapter", async () => {
+  const database = await Database.open(tmp.file());
+  const db = new Kysely({ dialect: new OffloopDialect({ database }) });
+  try {
+    assert.equal(db.getExecutor().adapter.supportsTransactionalDdl, false);
+    const seen = [];
+    const provider = {
+      getMigrations: async () => ({
+        '0001_pragma': {
+          async up(m) {
+            seen.push(database.isTransaction);
+            // Only outside a transaction does this take effect.
+            await sql`PRAGMA foreign_keys = OFF`.execute(m);
+            const { rows } = await sql`PRAGMA foreign_keys`.execute(m);
+            seen.push(rows[0].foreign_keys);
+            await sql`PRAGMA foreign_keys = ON`.execute(m);
+          },
+        },
+      }),
+    };
+    const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
+    assert.equal(error, undefined);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['Success'],
+    );
+    assert.deepEqual(seen, [false, 0]);
+  } finally {
+    await db.destroy();
+  }
+});
+
+test("Kysely's log sees begin, commit, rollback and the savepoint statements", async () => {
+  const logged = [];
+  const { db, close } = await open({ kysely: { log: (event) => logged.push(event.query.sql) } });
+  try {
+    logged.length = 0;
+    const trx = await db.startTransaction().execute();
+    const sp = await trx.savepoint('nested').execute();
+    await sp.insertInto('users').values({ email: 'x@example.com', name: 'X' }).execute();
+    const back = await sp.rollbackToSavepoint('nested').execute();
+    const released = await back.releaseSavepoint('nested').execute();
+    await released.commit().execute();
+    await assert.rejects(
+      db.transaction().execute(async () => {
+        throw new Error('no');
+      }),
+      /no/,
+    );
+    assert.deepEqual(logged, [
+      'begin immediate',
+      'savepoint "nested"',
+      'insert into "users" ("email", "name") values (?, ?)',
+      'rollback to "nested"',
+      'release "nested"',
+      'commit',
+      'begin immediate',
+      'rollback',
+    ]);
+    const { n } = (await sql`SELECT count(*) AS n FROM users`.execute(db)).rows[0];
+    assert.equal(n, 0);
+  } finally {
+    await close();
+  }
+});
+
+test('a failed query names the function that made it on the stack: directly, in a transaction and in a stream', async () => {
+  const { db, close } = await open();
+  try {
+    await db.insertInto('users').values({ email: 'taken@example.com', name: 'T' }).execute();
+    async function kyselyInsertTaken() {
+      await db.insertInto('users').values({ email: 'taken@example.com', name: 'again' }).execute();
+    }
+    async function kyselyTransactionInsertTaken() {
+      await db.transaction().execute(async (trx) => {
+        await trx.insertInto('users').values({ email: 'taken@example.com', name: 'again' }).execute();
+      });
+    }
+    async function kyselyStreamMissingTable() {
+      for await (const row of db.selectFrom('missing').selectAll().stream(10)) assert.fail(`a row: ${row}`);
+    }
+    for (const fn of [kyselyInsertTaken, kyselyTransactionInsertTaken, kyselyStreamMissingTable]) {
+      const err = await fn().then(
+        () => assert.fail('it resolved'),
+        (e) => e,
+      );
+      assert.equal(err.code, 'ERR_SQLITE_ERROR');
+      assert.match(err.stack, new RegExp(`\\b${fn.name}\\b`), err.stack);
+    }
+  } finally {
+    await close();
   }
 });

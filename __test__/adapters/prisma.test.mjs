@@ -273,3 +273,105 @@ test('PrismaOffloop refuses what is not an offloop database; CommonJS gets the s
   assert.throws(() => new PrismaOffloop({}), { code: 'ERR_INVALID_ARG_TYPE' });
   assert.equal(typeof require('offloop/prisma').PrismaOffloop, 'function');
 });
+
+// What Prisma's own SQLite adapters (better-sqlite3, libsql) give, the
+// adapter gives: their mapping of SQLite errors, transaction control in
+// Prisma's query log, and stacks that name the caller.
+
+test("a unique violation names its table, and a trigger's constraint failure is a foreign key violation, as in Prisma's SQLite adapters", async () => {
+  const { database, prisma, close } = await open();
+  try {
+    await prisma.user.create({ data: { email: 'taken@example.com' } });
+    const err = await prisma.user.create({ data: { email: 'taken@example.com' } }).then(
+      () => assert.fail('it resolved'),
+      (e) => e,
+    );
+    assert.equal(err.code, 'P2002');
+    assert.equal(err.meta.driverAdapterError.cause.table, 'User');
+
+    await database.exec(`CREATE TRIGGER no_orphans BEFORE INSERT ON "Post" WHEN NEW."authorId" NOT IN (SELECT id FROM "User")
+      BEGIN SELECT RAISE(ABORT, 'no such author'); END`);
+    const adapter = await new PrismaOffloop(database).connect();
+    const orphan = {
+      sql: 'INSERT INTO "Post"("title", "authorId") VALUES (?, ?)',
+      args: ['orphan', 99],
+      argTypes: [{ scalarType: 'string' }, { scalarType: 'int' }],
+    };
+    const trigger = await adapter.executeRaw(orphan).then(
+      () => assert.fail('it resolved'),
+      (e) => e,
+    );
+    assert.equal(trigger.name, 'DriverAdapterError');
+    assert.equal(trigger.cause.kind, 'ForeignKeyConstraintViolation');
+    assert.equal(trigger.cause.originalCode, 'SQLITE_CONSTRAINT_TRIGGER');
+  } finally {
+    await close();
+  }
+});
+
+test("Prisma's query log shows each transaction's COMMIT and ROLLBACK", async () => {
+  const database = await Database.open(tmp.file());
+  const factory = new PrismaOffloop(database);
+  await (await factory.connect()).executeScript(MIGRATION);
+  const prisma = new PrismaClient({ adapter: factory, log: [{ emit: 'event', level: 'query' }] });
+  const logged = [];
+  prisma.$on('query', (event) => logged.push(event.query));
+  try {
+    await prisma.$transaction(async (tx) => {
+      await tx.user.create({ data: { email: 'a@example.com' } });
+    });
+    await assert.rejects(
+      prisma.$transaction(async (tx) => {
+        await tx.user.create({ data: { email: 'b@example.com' } });
+        throw new Error('no');
+      }),
+      /no/,
+    );
+    const control = logged.filter((q) => /COMMIT|ROLLBACK/.test(q));
+    assert.deepEqual(control, ['-- Implicit "COMMIT" query via underlying driver', '-- Implicit "ROLLBACK" query via underlying driver']);
+  } finally {
+    await prisma.$disconnect();
+    await database.close();
+  }
+});
+
+test('a failed query names the function that made it on the stack, directly and in a transaction', async () => {
+  const { prisma, close } = await open();
+  try {
+    await prisma.user.create({ data: { email: 'taken@example.com' } });
+    async function prismaCreateTaken() {
+      await prisma.user.create({ data: { email: 'taken@example.com' } });
+    }
+    async function prismaTransactionCreateTaken() {
+      await prisma.$transaction(async (tx) => {
+        await tx.user.create({ data: { email: 'taken@example.com' } });
+      });
+    }
+    for (const fn of [prismaCreateTaken, prismaTransactionCreateTaken]) {
+      const err = await fn().then(
+        () => assert.fail('it resolved'),
+        (e) => e,
+      );
+      assert.equal(err.code, 'P2002');
+      assert.match(err.stack, new RegExp(`\\b${fn.name}\\b`), err.stack);
+    }
+  } finally {
+    await close();
+  }
+});
+
+test('a Bytes field is written and read back as a Uint8Array, as through Prisma\'s own SQLite adapters', async () => {
+  const { prisma, close } = await open();
+  try {
+    const avatar = new Uint8Array([0, 1, 255]);
+    const user = await prisma.user.create({ data: { email: 'bytes@example.com', profile: { create: { bio: 'b', avatar } } }, include: { profile: true } });
+    assert.ok(user.profile.avatar instanceof Uint8Array);
+    assert.deepEqual([...user.profile.avatar], [0, 1, 255]);
+    const found = await prisma.profile.findFirstOrThrow({ where: { userId: user.id } });
+    assert.deepEqual([...found.avatar], [0, 1, 255]);
+    const [raw] = await prisma.$queryRaw`SELECT avatar FROM "Profile"`;
+    assert.deepEqual([...raw.avatar], [0, 1, 255]);
+  } finally {
+    await close();
+  }
+});

@@ -16,9 +16,32 @@ const { bindable } = require('../values.js');
 
 const MODES = new Set(['deferred', 'immediate', 'exclusive']);
 
+/** A BLOB as a Buffer over the same memory, as Drizzle's Node drivers give it. */
+function toBuffer(value) {
+  return value instanceof Uint8Array ? Buffer.from(value.buffer, value.byteOffset, value.byteLength) : value;
+}
+
+/** `rows` (objects or arrays of values) with each BLOB as a Buffer. */
+function withBuffers(rows) {
+  for (const row of rows) {
+    for (const key in row) row[key] = toBuffer(row[key]);
+  }
+  return rows;
+}
+
 /** The driver's classes and `drizzle()`, built on the given Drizzle modules. */
 function createDrizzle({ orm, sqlite }) {
-  const { entityKind, DefaultLogger, NoopLogger, createTableRelationsHelpers, extractTablesRelationalConfig, fillPlaceholders, mapResultRow } = orm;
+  const {
+    entityKind,
+    DefaultLogger,
+    DrizzleQueryError,
+    NoopLogger,
+    createTableRelationsHelpers,
+    extractTablesRelationalConfig,
+    fillPlaceholders,
+    mapResultRow,
+    sql,
+  } = orm;
   const { BaseSQLiteDatabase, SQLiteAsyncDialect, SQLitePreparedQuery, SQLiteSession, SQLiteTransaction } = sqlite;
 
   class OffloopPreparedQuery extends SQLitePreparedQuery {
@@ -55,7 +78,7 @@ function createDrizzle({ orm, sqlite }) {
     async all(placeholderValues) {
       const arrays = this.mapsRows;
       const { stmt, params } = this.statement(placeholderValues, arrays);
-      const rows = await this.queryWithCache(this.query.sql, params, () => stmt.all(...bindable(params)));
+      const rows = withBuffers(await this.queryWithCache(this.query.sql, params, () => stmt.all(...bindable(params))));
       return arrays ? this.mapAllResult(rows) : rows;
     }
 
@@ -63,12 +86,13 @@ function createDrizzle({ orm, sqlite }) {
       const arrays = this.mapsRows;
       const { stmt, params } = this.statement(placeholderValues, arrays);
       const row = await this.queryWithCache(this.query.sql, params, () => stmt.get(...bindable(params)));
+      if (row !== undefined) withBuffers([row]);
       return arrays ? this.mapGetResult(row === undefined ? [] : [row]) : row;
     }
 
-    values(placeholderValues) {
+    async values(placeholderValues) {
       const { stmt, params } = this.statement(placeholderValues, true);
-      return this.queryWithCache(this.query.sql, params, () => stmt.all(...bindable(params)));
+      return withBuffers(await this.queryWithCache(this.query.sql, params, () => stmt.all(...bindable(params))));
     }
 
     mapAllResult(rows) {
@@ -118,19 +142,38 @@ function createDrizzle({ orm, sqlite }) {
     }
 
     /**
+     * Transaction control: offloop's transaction handle does `run`, and
+     * Drizzle's logger sees `text`, as it sees what Drizzle's SQL-driven
+     * SQLite drivers send; a failure is Drizzle's DrizzleQueryError, as
+     * any query's.
+     */
+    async control(text, run) {
+      this.logger.logQuery(text, []);
+      try {
+        return await run();
+      } catch (err) {
+        throw new DrizzleQueryError(text, [], err);
+      }
+    }
+
+    /**
      * One offloop transaction handle for `fn`: committed when it resolves,
      * rolled back when it rejects (Drizzle's `tx.rollback()` throws).
      * `config.behavior` is the BEGIN mode.
      */
-    transaction(fn, config) {
+    async transaction(fn, config) {
       const mode = config?.behavior ?? this.options.transactionMode;
-      return this.client.transaction(
-        (handle) => {
-          const session = new OffloopSession(handle, this.dialect, this.schema, this.options);
-          return fn(new OffloopTransaction('async', this.dialect, session, this.schema));
-        },
-        { mode },
-      );
+      const handle = await this.control(`begin ${mode}`, () => this.client.begin({ mode }));
+      const session = new OffloopSession(handle, this.dialect, this.schema, this.options);
+      let result;
+      try {
+        result = await fn(new OffloopTransaction('async', this.dialect, session, this.schema));
+      } catch (err) {
+        await this.control('rollback', () => handle.rollback()).catch(() => {});
+        throw err;
+      }
+      await this.control('commit', () => handle.commit());
+      return result;
     }
 
     /**
@@ -140,14 +183,16 @@ function createDrizzle({ orm, sqlite }) {
     async batch(queries) {
       const prepared = queries.map((q) => q._prepare());
       const entries = prepared.map((p) => {
-        const { sql, params } = p.getQuery();
-        p.logger.logQuery(sql, params);
+        const { sql: text, params } = p.getQuery();
+        p.logger.logQuery(text, params);
         const arrays = p.mapsRows || p.executeMethod === 'values';
-        return [this.client.prepare(sql, arrays ? { returnArrays: true } : undefined), bindable(params)];
+        return [this.client.prepare(text, arrays ? { returnArrays: true } : undefined), bindable(params)];
       });
       const results = await this.client.batch(entries);
       return results.map((result, i) => {
         const p = prepared[i];
+        // A statement's rows come as an array; a run as `{ changes, lastInsertRowid }`.
+        if (Array.isArray(result)) withBuffers(result);
         switch (p.executeMethod) {
           case 'all':
             return p.mapAllResult(result);
@@ -163,21 +208,24 @@ function createDrizzle({ orm, sqlite }) {
   class OffloopTransaction extends SQLiteTransaction {
     static [entityKind] = 'OffloopTransaction';
 
-    /** A nested transaction: a savepoint on the same offloop handle. */
+    /**
+     * A nested transaction: a savepoint, run as SQL in the transaction
+     * (so Drizzle's logger sees it, as with its libsql driver); rolled
+     * back to and released when `fn` throws.
+     */
     async transaction(fn) {
       const name = `sp${this.nestedIndex}`;
-      const handle = this.session.client;
       const tx = new OffloopTransaction('async', this.dialect, this.session, this.schema, this.nestedIndex + 1);
-      await handle.savepoint(name);
+      await this.session.run(sql.raw(`savepoint ${name}`));
       let result;
       try {
         result = await fn(tx);
       } catch (err) {
-        await handle.rollbackTo(name);
-        await handle.release(name);
+        await this.session.run(sql.raw(`rollback to savepoint ${name}`));
+        await this.session.run(sql.raw(`release savepoint ${name}`));
         throw err;
       }
-      await handle.release(name);
+      await this.session.run(sql.raw(`release savepoint ${name}`));
       return result;
     }
   }

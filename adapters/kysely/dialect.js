@@ -18,9 +18,6 @@ const { bindable } = require('../values.js');
 
 const MODES = new Set(['deferred', 'immediate', 'exclusive']);
 
-// Query kinds whose result counts rows changed, even when they return rows.
-const WRITES = new Set(['InsertQueryNode', 'UpdateQueryNode', 'DeleteQueryNode', 'MergeQueryNode']);
-
 function configError(message) {
   const err = new TypeError(message);
   err.code = 'ERR_INVALID_ARG_VALUE';
@@ -39,25 +36,66 @@ function readConfig(config) {
   return { database, transactionMode };
 }
 
-function isZero(value) {
-  return value === 0 || value === 0n;
+/** `rows` with each BLOB as a Buffer over the same memory, as better-sqlite3 gives it. */
+function withBuffers(rows) {
+  for (const row of rows) {
+    for (const key in row) {
+      const value = row[key];
+      if (value instanceof Uint8Array) row[key] = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+    }
+  }
+  return rows;
 }
 
-function toBigInt(value) {
-  return typeof value === 'bigint' ? value : BigInt(value);
+// Writes Kysely built itself; without RETURNING they return no rows.
+const WRITES = new Set(['InsertQueryNode', 'UpdateQueryNode', 'DeleteQueryNode']);
+
+/** Whether `node` is a write without RETURNING, which `run()` serves. */
+function isPlainWrite(node) {
+  return node !== undefined && WRITES.has(node.kind) && node.returning === undefined;
 }
 
-/** Kysely's QueryResult from offloop's `query()` result. */
-function toQueryResult(kind, { columns, rows, changes, lastInsertRowid }) {
-  // A SELECT changed nothing and has no count; a write has one even when
-  // it changed nothing or returned rows.
-  const counted = WRITES.has(kind) || columns.length === 0 || !isZero(changes);
-  return {
-    rows,
-    numAffectedRows: counted ? toBigInt(changes) : undefined,
-    insertId: isZero(changes) ? undefined : toBigInt(lastInsertRowid),
-  };
+/**
+ * Kysely's QueryResult for a write without RETURNING, from offloop's
+ * `run()`, as Kysely's SqliteDialect makes it from better-sqlite3's:
+ * `insertId` is the connection's last insert rowid even when the
+ * statement inserted nothing (`INSERT OR IGNORE`, `DO NOTHING`).
+ */
+function runResult({ changes, lastInsertRowid }) {
+  return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
 }
+
+/**
+ * Kysely's QueryResult from offloop's `query()` result: a statement that
+ * returns columns gives its rows only, as SqliteDialect's; any other its
+ * counts (`query()` reports 0 for both when it changed no row).
+ */
+function queryResult({ columns, rows, changes, lastInsertRowid }) {
+  if (columns.length > 0) return { rows: withBuffers(rows) };
+  return runResult({ changes, lastInsertRowid });
+}
+
+// Kysely's own drivers add the stack of the method that saw an error to
+// the error's stack (its `extendStackTrace`); this does the same for an
+// error whose stack does not reach this file. offloop takes a failed
+// call's stack in its caller's continuation, which names every async
+// function awaiting it, this one and Kysely's included; where that chain
+// is broken (a stream's rows are fetched ahead of their reader), the
+// frames from here to Kysely's caller are added.
+function extendStack(err, here) {
+  if (err === null || typeof err !== 'object' || typeof err.stack !== 'string' || typeof here.stack !== 'string') return err;
+  if (!err.stack.includes(__filename)) err.stack += here.stack.slice(here.stack.indexOf('\n'));
+  return err;
+}
+
+// Transaction control travels as compiled queries through the
+// connection's executeQuery (where Kysely's logger sees them, as it sees
+// SqliteDialect's `begin` and `commit`), and is done on the connection's
+// offloop transaction handle: what each of these queries stands for.
+const CONTROL = new WeakMap();
+const BEGIN = 'begin';
+const COMMIT = 'commit';
+const ROLLBACK = 'rollback';
 
 /**
  * One Kysely connection: no SQLite connection of its own, only the
@@ -65,10 +103,12 @@ function toQueryResult(kind, { columns, rows, changes, lastInsertRowid }) {
  */
 class OffloopConnection {
   #db;
+  #mode;
   #tx = null;
 
-  constructor(db) {
+  constructor(db, mode) {
     this.#db = db;
+    this.#mode = mode;
   }
 
   #statement(sql, options) {
@@ -77,9 +117,19 @@ class OffloopConnection {
   }
 
   async executeQuery(compiledQuery, options) {
-    const stmt = this.#statement(compiledQuery.sql, options);
-    const result = await stmt.query(...bindable(compiledQuery.parameters));
-    return toQueryResult(compiledQuery.query?.kind, result);
+    const control = CONTROL.get(compiledQuery);
+    try {
+      if (control !== undefined) {
+        await this.#control(control);
+        return { rows: [] };
+      }
+      const stmt = this.#statement(compiledQuery.sql, options);
+      const params = bindable(compiledQuery.parameters);
+      if (isPlainWrite(compiledQuery.query)) return runResult(await stmt.run(...params));
+      return queryResult(await stmt.query(...params));
+    } catch (err) {
+      throw extendStack(err, new Error());
+    }
   }
 
   /** Rows from offloop's `iterate()`, `chunkSize` at a time. */
@@ -87,46 +137,36 @@ class OffloopConnection {
     const size = Number.isInteger(chunkSize) && chunkSize > 0 ? chunkSize : 1;
     const stmt = this.#statement(compiledQuery.sql, options);
     let rows = [];
-    for await (const row of stmt.iterate(...bindable(compiledQuery.parameters))) {
-      rows.push(row);
-      if (rows.length === size) {
-        yield { rows };
-        rows = [];
+    try {
+      for await (const row of stmt.iterate(...bindable(compiledQuery.parameters))) {
+        rows.push(row);
+        if (rows.length === size) {
+          yield { rows: withBuffers(rows) };
+          rows = [];
+        }
       }
+    } catch (err) {
+      throw extendStack(err, new Error());
     }
-    if (rows.length > 0) yield { rows };
+    if (rows.length > 0) yield { rows: withBuffers(rows) };
   }
 
-  async begin(mode) {
-    if (this.#tx !== null) throw new Error('offloop/kysely: this connection is already in a transaction');
-    this.#tx = await this.#db.begin({ mode });
-  }
-
-  async commit() {
-    const tx = this.#transaction();
-    this.#tx = null;
-    await tx.commit();
-  }
-
-  // Kysely rolls back after any failure, a failed COMMIT included (which
-  // offloop has rolled back already): with nothing open, there is nothing
-  // to do.
-  async rollback() {
-    const tx = this.#tx;
-    this.#tx = null;
-    await tx?.rollback();
-  }
-
-  savepoint(name) {
-    return this.#transaction().savepoint(name);
-  }
-
-  rollbackTo(name) {
-    return this.#transaction().rollbackTo(name);
-  }
-
-  release(name) {
-    return this.#transaction().release(name);
+  async #control(control) {
+    if (control === BEGIN) {
+      if (this.#tx !== null) throw new Error('offloop/kysely: this connection is already in a transaction');
+      this.#tx = await this.#db.begin({ mode: this.#mode });
+    } else if (control === COMMIT) {
+      const tx = this.#transaction();
+      this.#tx = null;
+      await tx.commit();
+    } else {
+      // Kysely rolls back after any failure, a failed COMMIT included
+      // (which offloop has rolled back already): with nothing open, there
+      // is nothing to do.
+      const tx = this.#tx;
+      this.#tx = null;
+      await tx?.rollback();
+    }
   }
 
   #transaction() {
@@ -137,10 +177,14 @@ class OffloopConnection {
 
 class OffloopDriver {
   #config;
+  #kysely;
+  #shared;
   #db = null;
 
-  constructor(config) {
+  constructor(config, kysely, shared) {
     this.#config = config;
+    this.#kysely = kysely;
+    this.#shared = shared;
   }
 
   async init() {
@@ -149,37 +193,54 @@ class OffloopDriver {
     // `new Database()` returns before it is open; its calls would wait, but
     // an open error is clearer here.
     this.#db = db.ready === undefined ? db : await db.ready;
+    this.#shared.db = this.#db;
   }
 
   // Every acquire gets its own connection object: nothing to wait for.
   async acquireConnection() {
-    return new OffloopConnection(this.#db);
+    return new OffloopConnection(this.#db, this.#config.transactionMode);
+  }
+
+  #controlQuery(sql, control) {
+    const query = this.#kysely.CompiledQuery.raw(sql);
+    CONTROL.set(query, control);
+    return query;
   }
 
   // SQLite has one isolation level and offloop one kind of write
   // transaction, so Kysely's isolation and access settings are not used.
+  // The text logged is the BEGIN offloop runs (SqliteDialect's `begin` is
+  // a deferred one).
   async beginTransaction(connection) {
-    await connection.begin(this.#config.transactionMode);
+    await connection.executeQuery(this.#controlQuery(`begin ${this.#config.transactionMode}`, BEGIN));
   }
 
   async commitTransaction(connection) {
-    await connection.commit();
+    await connection.executeQuery(this.#controlQuery('commit', COMMIT));
   }
 
   async rollbackTransaction(connection) {
-    await connection.rollback();
+    await connection.executeQuery(this.#controlQuery('rollback', ROLLBACK));
   }
 
-  async savepoint(connection, name) {
-    await connection.savepoint(name);
+  // Savepoints are SQL run inside the connection's transaction, compiled
+  // by Kysely (which quotes the name) as SqliteDialect compiles them.
+  #savepointQuery(command, name, compileQuery) {
+    const { RawNode, IdentifierNode, createQueryId } = this.#kysely;
+    const node = RawNode.createWithChildren([RawNode.createWithSql(`${command} `), IdentifierNode.create(name)]);
+    return compileQuery(node, createQueryId());
   }
 
-  async rollbackToSavepoint(connection, name) {
-    await connection.rollbackTo(name);
+  async savepoint(connection, name, compileQuery) {
+    await connection.executeQuery(this.#savepointQuery('savepoint', name, compileQuery));
   }
 
-  async releaseSavepoint(connection, name) {
-    await connection.release(name);
+  async rollbackToSavepoint(connection, name, compileQuery) {
+    await connection.executeQuery(this.#savepointQuery('rollback to', name, compileQuery));
+  }
+
+  async releaseSavepoint(connection, name, compileQuery) {
+    await connection.executeQuery(this.#savepointQuery('release', name, compileQuery));
   }
 
   async releaseConnection() {}
@@ -190,24 +251,51 @@ class OffloopDriver {
   }
 }
 
+// The migration lock of each offloop Database: the end of the last run
+// that asked for it. Kysely's SqliteDialect needs none (its one connection
+// serialises every migrator); offloop's connections run side by side.
+const migrationLocks = new WeakMap();
+
 /** The dialect classes, built on the given Kysely module. */
 function createKyselyDialect(kysely) {
   const { SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } = kysely;
 
   class OffloopAdapter extends SqliteAdapter {
+    #shared;
+    // The release of each migrator's run, by the Kysely instance it got.
+    #held = new WeakMap();
+
+    constructor(shared) {
+      super();
+      this.#shared = shared;
+    }
+
     // Kysely 0.29 serialises every query of a dialect that says false here.
     get supportsMultipleConnections() {
       return true;
     }
 
-    // SQLite's DDL is transactional: the migrator runs all pending
-    // migrations in one transaction. That transaction holds offloop's
-    // writer from BEGIN (IMMEDIATE by default) to COMMIT, which is the
-    // migration lock: a second migrator, in this process or another, reads
-    // the migration table after the first one committed. So the inherited
-    // acquireMigrationLock / releaseMigrationLock do nothing.
-    get supportsTransactionalDdl() {
-      return true;
+    // As SqliteAdapter: migrations run outside a transaction, so one can
+    // turn `PRAGMA foreign_keys` off, and a migrator given a transaction
+    // refuses it (supportsTransactionalDdl stays SqliteAdapter's false).
+    // Two migrators of one process wait for each other on this lock;
+    // migrators in two processes do not (neither do SqliteDialect's).
+    async acquireMigrationLock(db) {
+      const database = this.#shared.db;
+      const previous = migrationLocks.get(database) ?? Promise.resolve();
+      let release;
+      const held = new Promise((resolve) => {
+        release = resolve;
+      });
+      migrationLocks.set(database, previous.then(() => held));
+      this.#held.set(db, release);
+      await previous;
+    }
+
+    async releaseMigrationLock(db) {
+      const release = this.#held.get(db);
+      this.#held.delete(db);
+      release?.();
     }
   }
 
@@ -220,12 +308,15 @@ function createKyselyDialect(kysely) {
      * `config.transactionMode`: BEGIN mode of Kysely's transactions,
      * 'immediate' (default), 'deferred' or 'exclusive'.
      */
+    // The database the driver opened, for the adapter's migration lock.
+    #shared = { db: null };
+
     constructor(config) {
       this.#config = Object.freeze(readConfig(config));
     }
 
     createDriver() {
-      return new OffloopDriver(this.#config);
+      return new OffloopDriver(this.#config, kysely, this.#shared);
     }
 
     createQueryCompiler() {
@@ -233,7 +324,7 @@ function createKyselyDialect(kysely) {
     }
 
     createAdapter() {
-      return new OffloopAdapter();
+      return new OffloopAdapter(this.#shared);
     }
 
     createIntrospector(db) {

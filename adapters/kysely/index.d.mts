@@ -3,7 +3,7 @@
 // declaration file cannot reach.
 
 
-import type { DatabaseConnection, DatabaseIntrospector, Dialect, DialectAdapter, Driver, Kysely, QueryCompiler } from 'kysely';
+import type { DatabaseConnection, DatabaseIntrospector, Dialect, DialectAdapter, Driver, Kysely, MigrationLockOptions, QueryCompiler } from 'kysely';
 import type { SqliteAdapter } from 'kysely';
 
 import type { Database, TransactionMode } from '../../index.js';
@@ -24,23 +24,31 @@ export declare class OffloopDialect implements Dialect {
   createIntrospector(db: Kysely<any>): DatabaseIntrospector;
 }
 
-/** Kysely's SQLite adapter with multiple connections and transactional DDL. */
+/**
+ * Kysely's SQLite adapter with multiple connections; migrations run outside
+ * a transaction, as on SqliteAdapter, and migrators of one process take
+ * turns on a lock per offloop Database.
+ */
 export declare class OffloopAdapter extends SqliteAdapter {
   get supportsMultipleConnections(): boolean;
-  get supportsTransactionalDdl(): boolean;
+  acquireMigrationLock(db: Kysely<any>, options: MigrationLockOptions): Promise<void>;
+  releaseMigrationLock(db: Kysely<any>, options: MigrationLockOptions): Promise<void>;
 }
 
-/** The driver OffloopDialect creates: one connection object per acquire, no lock. */
+/**
+ * The driver OffloopDialect creates: one connection object per acquire, no
+ * lock. Transaction control goes through the connection's executeQuery, so
+ * Kysely's log sees it.
+ */
 export declare class OffloopDriver implements Driver {
-  constructor(config: OffloopDialectConfig);
   init(): Promise<void>;
   acquireConnection(): Promise<DatabaseConnection>;
   beginTransaction(connection: DatabaseConnection): Promise<void>;
   commitTransaction(connection: DatabaseConnection): Promise<void>;
   rollbackTransaction(connection: DatabaseConnection): Promise<void>;
-  savepoint(connection: DatabaseConnection, name: string): Promise<void>;
-  rollbackToSavepoint(connection: DatabaseConnection, name: string): Promise<void>;
-  releaseSavepoint(connection: DatabaseConnection, name: string): Promise<void>;
+  savepoint(connection: DatabaseConnection, name: string, compileQuery: QueryCompiler['compileQuery']): Promise<void>;
+  rollbackToSavepoint(connection: DatabaseConnection, name: string, compileQuery: QueryCompiler['compileQuery']): Promise<void>;
+  releaseSavepoint(connection: DatabaseConnection, name: string, compileQuery: QueryCompiler['compileQuery']): Promise<void>;
   releaseConnection(): Promise<void>;
   destroy(): Promise<void>;
 }

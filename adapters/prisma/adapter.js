@@ -100,30 +100,44 @@ function createPrismaAdapter({ ColumnTypeEnum: T, DriverAdapterError }) {
     return bindable(query.args.map((value, i) => argument(value, query.argTypes?.[i])));
   }
 
-  /** The fields named in `UNIQUE constraint failed: t.a, t.b`. */
-  function failedFields(message) {
-    const list = message.split('constraint failed: ')[1];
-    return list === undefined ? undefined : list.split(', ').map((f) => f.slice(f.lastIndexOf('.') + 1));
+  /** The columns named in `UNIQUE constraint failed: t.a, t.b`. */
+  function failedColumns(message) {
+    return message.split('constraint failed: ')[1]?.split(', ');
   }
 
-  /** Prisma's mapped error for an offloop SQLite error. */
+  /** The fields of those columns. */
+  function failedFields(columns) {
+    return columns?.map((c) => c.slice(c.lastIndexOf('.') + 1));
+  }
+
+  /**
+   * Prisma's mapped error for an offloop SQLite error, as Prisma's own
+   * SQLite adapters (better-sqlite3, libsql) map theirs.
+   */
   function mapped(err) {
     const { sqliteCode, message } = err;
     switch (sqliteCode) {
       case 'SQLITE_CONSTRAINT_UNIQUE':
       case 'SQLITE_CONSTRAINT_PRIMARYKEY': {
-        const fields = failedFields(message);
-        return { kind: 'UniqueConstraintViolation', constraint: fields && { fields } };
+        const columns = failedColumns(message);
+        const fields = failedFields(columns);
+        const first = columns?.[0];
+        const table = first === undefined ? undefined : first.slice(0, Math.max(first.lastIndexOf('.'), 0)) || undefined;
+        return { kind: 'UniqueConstraintViolation', constraint: fields && { fields }, table };
       }
       case 'SQLITE_CONSTRAINT_NOTNULL': {
-        const fields = failedFields(message);
+        const fields = failedFields(failedColumns(message));
         return { kind: 'NullConstraintViolation', constraint: fields && { fields } };
       }
       case 'SQLITE_CONSTRAINT_FOREIGNKEY':
+      case 'SQLITE_CONSTRAINT_TRIGGER':
         return { kind: 'ForeignKeyConstraintViolation', constraint: { foreignKey: {} } };
       default:
         break;
     }
+    // SQLITE_BUSY and its extended codes: another process held the lock
+    // for longer than `timeout`.
+    if ((err.errcode & 0xff) === 5) return { kind: 'SocketTimeout' };
     if (message.startsWith('no such table: ')) return { kind: 'TableDoesNotExist', table: message.slice('no such table: '.length) };
     if (message.startsWith('no such column: ')) return { kind: 'ColumnNotFound', column: message.slice('no such column: '.length) };
     const named = message.indexOf('has no column named ');
