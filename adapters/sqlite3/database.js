@@ -432,7 +432,8 @@ class Database {
   }
 
   removeAllListeners(event) {
-    EventEmitter.prototype.removeAllListeners.call(this, event);
+    // With no argument, every event's listeners go (an explicit undefined would not do that).
+    EventEmitter.prototype.removeAllListeners.apply(this, arguments);
     for (const name of ['trace', 'profile']) if (event === undefined || event === name) this.configure(name, false);
     return this;
   }
