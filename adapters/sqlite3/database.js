@@ -21,6 +21,8 @@ const { done, emit, invoke, report, work } = require('./callback.js');
 
 // sqlite3 gives every connection a busy timeout of one second.
 const BUSY_TIMEOUT_MS = 1000;
+// SQL texts whose offloop statement a database keeps (the oldest goes first).
+const STATEMENT_CACHE_SIZE = 256;
 // The events whose listeners turn on one of SQLite's hooks.
 const HOOKED = new Set(['trace', 'profile', 'change']);
 
@@ -64,6 +66,8 @@ class State {
     // interrupt() aborts this signal; each call made before it carries it.
     this.interrupts = new AbortController();
     this.hooks = { trace: false, profile: false, change: false };
+    this.statements = new Map();
+    this.withSignal = new WeakMap();
   }
 
   /**
@@ -108,6 +112,32 @@ class State {
   /** The signal that interrupt() aborts, for a call starting now. */
   get signal() {
     return this.interrupts.signal;
+  }
+
+  /**
+   * The offloop statement for `sql`, shared by the calls that prepare and
+   * run at once (db.run(), db.get() ...): offloop statements hold no
+   * SQLite object and take calls side by side, so one per SQL text does.
+   */
+  statement(sql, options) {
+    let ost = this.statements.get(sql);
+    if (ost === undefined) {
+      ost = this.odb.prepare(sql, options);
+      if (this.statements.size >= STATEMENT_CACHE_SIZE) this.statements.delete(this.statements.keys().next().value);
+      this.statements.set(sql, ost);
+    }
+    return ost;
+  }
+
+  /** `ost` carrying the signal interrupt() aborts now (made once per statement and signal). */
+  signalled(ost) {
+    const signal = this.interrupts.signal;
+    let entry = this.withSignal.get(ost);
+    if (entry === undefined || entry.signal !== signal) {
+      entry = { signal, ost: ost.withOptions({ signal }) };
+      this.withSignal.set(ost, entry);
+    }
+    return entry.ost;
   }
 }
 

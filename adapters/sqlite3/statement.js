@@ -35,8 +35,6 @@ class Statement {
   #db;
   #state;
   #ost = null;
-  #signal = null;
-  #signalled = null;
   #prepared = false;
   #finalized = false;
   #locked = false;
@@ -75,7 +73,10 @@ class Statement {
       this.#fusedFail = callback;
       this.#state.schedule(() => {
         this.#prepareResource = work('sqlite3.Statement.Prepare');
-        this.#ost = this.#state.odb.prepare(sql, STATEMENT_OPTIONS);
+        // With 'trace' listeners, a statement of its own: trace reads back the
+        // values of the statement's last call.
+        const state = this.#state;
+        this.#ost = state.hooks.trace ? state.odb.prepare(sql, STATEMENT_OPTIONS) : state.statement(sql, STATEMENT_OPTIONS);
         this.#prepared = true;
         this.#process();
       }, fail);
@@ -177,12 +178,7 @@ class Statement {
 
   /** The offloop statement, carrying the signal interrupt() aborts now. */
   #target() {
-    const signal = this.#state.signal;
-    if (this.#signal !== signal) {
-      this.#signal = signal;
-      this.#signalled = this.#ost.withOptions({ signal });
-    }
-    return this.#signalled;
+    return this.#state.signalled(this.#ost);
   }
 
   /**
