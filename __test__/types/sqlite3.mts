@@ -34,6 +34,10 @@ backup.step(-1, function (err, completed: boolean) {
 });
 console.log(db.stats().readers.length, db.offloop.isOpen, db.open, sqlite3.VERSION, sqlite3.VERSION_NUMBER, sqlite3.SOURCE_ID);
 sqlite3.verbose().cached.Database('app.db');
+const tuned = sqlite3.withOptions({ readers: 2 });
+new tuned.Database('app.db').close();
+// @ts-expect-error withOptions() takes offloop's options
+sqlite3.withOptions({ readers: 'many' });
 db.close();
 withMode.close();
 withOptions.close();

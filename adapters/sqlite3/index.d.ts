@@ -235,12 +235,16 @@ export declare class Backup extends EventEmitter {
 
 export declare function verbose(): sqlite3;
 
+/** The module with `options` under every Database it opens (Sequelize's dialectModule, TypeORM's driver). */
+export declare function withOptions(options: OffloopOptions): sqlite3;
+
 export interface sqlite3 {
   Database: typeof Database;
   Statement: typeof Statement;
   Backup: typeof Backup;
   cached: typeof cached;
   verbose(): this;
+  withOptions(options: OffloopOptions): sqlite3;
   OPEN_READONLY: number;
   OPEN_READWRITE: number;
   OPEN_CREATE: number;
