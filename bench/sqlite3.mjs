@@ -294,8 +294,22 @@ function chartSpec(report) {
     width: 260,
     height: { step: 22 },
     layer: [
-      { mark: 'bar', encoding: { y: { field: 'label', type: 'nominal', sort: labels, title: null, axis: { labelLimit: 320 } }, x: { field: 'value', type: 'quantitative', title: null }, color: { field: 'label', type: 'nominal', sort: labels, legend: null } } },
-      { mark: { type: 'text', align: 'left', dx: 3, fontSize: 10 }, encoding: { y: { field: 'label', type: 'nominal', sort: labels }, x: { field: 'value', type: 'quantitative' }, text: { field: 'value', type: 'quantitative', format } } },
+      {
+        mark: 'bar',
+        encoding: {
+          y: { field: 'label', type: 'nominal', sort: labels, title: null, axis: { labelLimit: 320 } },
+          x: { field: 'value', type: 'quantitative', title: null },
+          color: { field: 'label', type: 'nominal', sort: labels, legend: null },
+        },
+      },
+      {
+        mark: { type: 'text', align: 'left', dx: 3, fontSize: 10 },
+        encoding: {
+          y: { field: 'label', type: 'nominal', sort: labels },
+          x: { field: 'value', type: 'quantitative' },
+          text: { field: 'value', type: 'quantitative', format },
+        },
+      },
     ],
   });
   return {
