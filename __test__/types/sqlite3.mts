@@ -3,6 +3,7 @@
 
 import knex from 'knex';
 import OffloopClient from 'offloop/knex';
+import { Database as OffloopDatabase } from 'offloop';
 import sqlite3, { Database, OPEN_READONLY, type RunResult, type SqliteError } from 'offloop/sqlite3';
 
 const db = new Database(':memory:', (err: SqliteError | null) => {
@@ -34,6 +35,8 @@ backup.step(-1, function (err, completed: boolean) {
 });
 console.log(db.stats().readers.length, db.offloop.isOpen, db.open, sqlite3.VERSION, sqlite3.VERSION_NUMBER, sqlite3.SOURCE_ID);
 sqlite3.verbose().cached.Database('app.db');
+const sourceId: string = OffloopDatabase.sqliteSourceId;
+console.log(sourceId);
 const tuned = sqlite3.withOptions({ readers: 2 });
 new tuned.Database('app.db').close();
 // @ts-expect-error withOptions() takes offloop's options
