@@ -415,6 +415,8 @@ export declare class Database {
   constructor(path: string | Uint8Array | URL, options?: DatabaseOptions);
   static open(path: string | Uint8Array | URL, options?: DatabaseOptions): Promise<Database>;
   static readonly sqliteVersion: string;
+  /** The check-in the bundled SQLite was built from, as sqlite_source_id() returns it. */
+  static readonly sqliteSourceId: string;
   /** Restores a replica into a new database file; refuses to overwrite unless asked. */
   static restore(url: string, path: string | Uint8Array | URL, options?: RestoreOptions): Promise<ReplicaResult>;
   /** What the bundled SQLite was compiled with (PRAGMA compile_options). */

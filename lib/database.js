@@ -208,6 +208,11 @@ class Database {
     return native.sqliteVersion();
   }
 
+  /** The check-in the bundled SQLite was built from (`sqlite_source_id()`). */
+  static get sqliteSourceId() {
+    return native.sqliteSourceId();
+  }
+
   /** What the bundled SQLite was compiled with (`PRAGMA compile_options`). */
   static compileOptions() {
     return native.compileOptions();

@@ -22,11 +22,19 @@ test('package.json napi.targets lists exactly the targets the scripts build', ()
   );
 });
 
-test('npm/ holds one package per target and nothing else', () => {
+// Beside them, offloop-sqlite3: the stand-in for the sqlite3 package
+// (__test__/package-sqlite3-standin.test.mjs).
+test('npm/ holds one package per target, the sqlite3 stand-in, and nothing else', () => {
   assert.deepEqual(
     fs.readdirSync(path.join(ROOT, 'npm')).sort(),
-    TARGETS.map((t) => t.platform).sort(),
+    [...TARGETS.map((t) => t.platform), 'offloop-sqlite3'].sort(),
   );
+});
+
+test('the sqlite3 stand-in is versioned with offloop and depends on that exact version', () => {
+  const manifest = readJson(path.join('npm', 'offloop-sqlite3', 'package.json'));
+  assert.equal(manifest.version, rootManifest.version);
+  assert.deepEqual(manifest.dependencies, { [rootManifest.name]: rootManifest.version });
 });
 
 test('each platform package is named, versioned and restricted for its platform, holding only its addon', () => {

@@ -7,7 +7,9 @@
 // A peer is a driver (better-sqlite3, node:sqlite, offloop), or a query
 // builder on one (kysely+offloop against Kysely's own SQLite dialect on
 // better-sqlite3, drizzle+offloop against Drizzle's better-sqlite3 driver),
-// which builds the same two queries.
+// which builds the same two queries. knex+sqlite3 and sequelize+sqlite3
+// run Knex and Sequelize on the sqlite3 package; knex+offloop and
+// sequelize+offloop the same libraries on offloop/sqlite3.
 //
 // Routes:
 //   /read    a query that costs about a millisecond of SQLite CPU (a LIKE
@@ -191,6 +193,62 @@ Object.assign(adapters, {
     const { drizzle } = createDrizzle({ orm: benchRequire('drizzle-orm'), sqlite: benchRequire('drizzle-orm/sqlite-core') });
     const database = await offloopDatabase();
     return drizzlePeer(drizzle(database), `drizzle-orm ${versionOf('drizzle-orm')}`, () => database.close());
+  },
+});
+
+// Knex and Sequelize, on sqlite3 or offloop/sqlite3. sqlite3 gets the
+// settings offloop has by default (WAL, synchronous NORMAL) and both the
+// cache size the other peers use.
+const SQLITE3_PRAGMAS = ['PRAGMA journal_mode = WAL', 'PRAGMA synchronous = NORMAL', `PRAGMA cache_size = ${CACHE_SIZE}`];
+const offloopSqlite3 = () => offloopAdapter('sqlite3/index.js');
+const offloopOptions = () => ({ cacheSize: CACHE_SIZE, threadNice: Number(opts['thread-nice']) });
+
+function knexPeer(client, connection, pool) {
+  const knex = benchRequire('knex')({ client, connection: { filename: opts.file, ...connection }, useNullAsDefault: true, pool });
+  return {
+    version: `knex ${versionOf('knex')}`,
+    read: (p) => knex('t').select(knex.raw('count(*) AS n'), knex.raw('sum(length(text)) AS bytes')).where('text', 'like', p).first(),
+    write: async () => ({ lastInsertRowid: (await knex('w').insert(WRITE_VALUES))[0] }),
+    close: () => knex.destroy(),
+  };
+}
+
+async function sequelizePeer(dialectModule, pragmas) {
+  const { DataTypes, QueryTypes, Sequelize } = benchRequire('sequelize');
+  const sequelize = new Sequelize({ dialect: 'sqlite', storage: opts.file, dialectModule, logging: false });
+  for (const pragma of pragmas) await sequelize.query(pragma);
+  const W = sequelize.define(
+    'w',
+    { nul: DataTypes.INTEGER, integer: DataTypes.INTEGER, real: DataTypes.REAL, text: DataTypes.TEXT, blob: DataTypes.BLOB },
+    { tableName: 'w', timestamps: false },
+  );
+  W.removeAttribute('id');
+  const READ_BOUND = 'SELECT count(*) AS n, sum(length(text)) AS bytes FROM t WHERE text LIKE $p';
+  return {
+    version: `sequelize ${versionOf('sequelize')}`,
+    read: (p) => sequelize.query(READ_BOUND, { bind: { p }, type: QueryTypes.SELECT, plain: true }),
+    write: async () => {
+      await W.create(WRITE_VALUES);
+      return { lastInsertRowid: 0 };
+    },
+    close: () => sequelize.close(),
+  };
+}
+
+Object.assign(adapters, {
+  async 'knex+sqlite3'() {
+    const afterCreate = (conn, done) => conn.exec(SQLITE3_PRAGMAS.join('; '), done);
+    return knexPeer('sqlite3', {}, { afterCreate });
+  },
+  async 'knex+offloop'() {
+    const { createKnexClient } = offloopAdapter('knex/client.js');
+    return knexPeer(createKnexClient(benchRequire('knex/lib/dialects/sqlite3')), { offloop: offloopOptions() });
+  },
+  async 'sequelize+sqlite3'() {
+    return sequelizePeer(benchRequire('sqlite3'), SQLITE3_PRAGMAS);
+  },
+  async 'sequelize+offloop'() {
+    return sequelizePeer(offloopSqlite3().withOptions(offloopOptions()), []);
   },
 });
 

@@ -71,6 +71,11 @@ pub fn sqlite_version() -> String {
     offloop_engine::sqlite_version().to_string()
 }
 
+#[napi(catch_unwind)]
+pub fn sqlite_source_id() -> String {
+    offloop_engine::sqlite_source_id().to_string()
+}
+
 /// The first statement of a SQL text, as a prepared statement reports its
 /// own SQL (`stmt.sourceSQL`). Reads the text only.
 #[napi(catch_unwind)]

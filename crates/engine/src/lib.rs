@@ -92,3 +92,12 @@ pub use wal::{CheckpointMode, CheckpointStats};
 pub fn sqlite_version() -> &'static str {
     rusqlite::version()
 }
+
+/// The check-in the bundled SQLite was built from (`sqlite_source_id()`).
+pub fn sqlite_source_id() -> &'static str {
+    // SAFETY: sqlite3_sourceid() returns a pointer to a NUL-terminated
+    // string constant compiled into the library; it lives as long as the
+    // process and is never written.
+    let id = unsafe { std::ffi::CStr::from_ptr(rusqlite::ffi::sqlite3_sourceid()) };
+    id.to_str().unwrap_or("")
+}

@@ -1,0 +1,187 @@
+// offloop/sqlite3's own behaviour, beyond what the differential test
+// compares with sqlite3: where the work runs (readers, writer, never the
+// libuv pool), offloop's options in sqlite3's signature, and the places
+// where it deliberately differs (docs/sqlite3.md).
+
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { after, test } from 'node:test';
+
+import sqlite3, { Database } from 'offloop/sqlite3';
+
+import { COUNT_TO, ROOT, readerExecuted, tempDir } from '../engine-helpers.mjs';
+
+const require = createRequire(import.meta.url);
+const tmp = tempDir('sqlite3');
+after(() => tmp.cleanup());
+
+/** `fn(cb)` as a promise of the callback's `{ self, args }`. */
+const step = (fn) =>
+  new Promise((resolve) =>
+    fn(function (...args) {
+      resolve({ self: this, args });
+    }),
+  );
+
+const close = (db) => step((cb) => db.close(cb));
+
+test('reads run on the reader threads and writes on the writer', async () => {
+  const db = new Database(tmp.file());
+  try {
+    await step((cb) => db.run('CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT)', cb));
+    await step((cb) => db.run('INSERT INTO t(v) VALUES (?)', 'a', cb));
+    await step((cb) => db.get('SELECT v FROM t WHERE id = ?', 1, cb)); // classified on the writer once
+    const before = db.stats();
+    const rows = await Promise.all(Array.from({ length: 50 }, () => step((cb) => db.get('SELECT v FROM t WHERE id = ?', 1, cb))));
+    rows.forEach(({ args }) => assert.deepEqual(args, [null, { v: 'a' }]));
+    const after = db.stats();
+    assert.equal(readerExecuted(after) - readerExecuted(before), 50);
+    assert.equal(after.writer.executed, before.writer.executed);
+    await step((cb) => db.run('INSERT INTO t(v) VALUES (?)', 'b', cb));
+    assert.equal(db.stats().writer.executed, after.writer.executed + 1);
+    assert.equal(readerExecuted(db.stats()), readerExecuted(after));
+  } finally {
+    await close(db);
+  }
+});
+
+test(':memory: has no reader threads; each :memory: database is its own', async () => {
+  const a = new Database(':memory:');
+  const b = new Database(':memory:');
+  try {
+    await step((cb) => a.run('CREATE TABLE only_in_a(x)', cb));
+    assert.deepEqual((await step((cb) => b.all("SELECT name FROM sqlite_master WHERE name = 'only_in_a'", cb))).args, [null, []]);
+    assert.equal(a.stats().readers.length, 0);
+  } finally {
+    await close(a);
+    await close(b);
+  }
+});
+
+test("offloop's options go in place of the mode or after it, and the callback still comes last", async () => {
+  const opened = [];
+  const a = await new Promise((resolve) => {
+    const db = new Database(tmp.file(), { readers: 2 }, (err) => {
+      opened.push(err);
+      resolve(db);
+    });
+  });
+  const b = await new Promise((resolve) => {
+    const db = new Database(tmp.file(), sqlite3.OPEN_READWRITE | sqlite3.OPEN_CREATE, { readers: 1 }, (err) => {
+      opened.push(err);
+      resolve(db);
+    });
+  });
+  try {
+    assert.deepEqual(opened, [null, null]);
+    assert.equal(a.stats().readers.length, 2);
+    assert.equal(b.stats().readers.length, 1);
+    assert.equal(b.mode, sqlite3.OPEN_READWRITE | sqlite3.OPEN_CREATE);
+    assert.equal(a.offloop.isOpen, true);
+  } finally {
+    await close(a);
+    await close(b);
+  }
+});
+
+test('an option offloop refuses fails the open through the callback', async () => {
+  const { self, args } = await step((cb) => new Database(tmp.file(), { readers: -1 }, cb));
+  assert.equal(args[0].code, 'SQLITE_ERROR');
+  assert.match(args[0].message, /^SQLITE_ERROR: .*readers/);
+  assert.equal(self.open, false);
+});
+
+test('withOptions() gives a module whose databases open with those options, under what each open adds', async () => {
+  const module = sqlite3.withOptions({ readers: 3, timeout: 2000 });
+  assert.equal(module.OPEN_READWRITE, sqlite3.OPEN_READWRITE);
+  const a = await new Promise((resolve) => {
+    const db = new module.Database(tmp.file(), () => resolve(db));
+  });
+  const b = await new Promise((resolve) => {
+    const db = new module.Database(tmp.file(), sqlite3.OPEN_READWRITE | sqlite3.OPEN_CREATE, { readers: 1 }, () => resolve(db));
+  });
+  try {
+    assert.ok(a instanceof Database);
+    assert.equal(a.stats().readers.length, 3);
+    assert.equal(b.stats().readers.length, 1);
+    const settings = await b.offloop.settings();
+    assert.equal(settings.writer.busyTimeout, 2000);
+  } finally {
+    await close(a);
+    await close(b);
+  }
+});
+
+test('queries in flight never hold up the libuv thread pool', () => {
+  // One pool thread: with sqlite3, a slow query on it keeps fs.readFile
+  // waiting until the query ends. Here the file is read first.
+  const script = `
+    const fs = require('node:fs');
+    const sqlite3 = require(${JSON.stringify(`${ROOT}/adapters/sqlite3/index.js`)});
+    const db = new sqlite3.Database(':memory:');
+    const order = [];
+    db.get(${JSON.stringify(COUNT_TO)}, 3000000, (err, row) => {
+      order.push(err ? err.message : 'query');
+      db.close(() => console.log(JSON.stringify(order)));
+    });
+    setTimeout(() => fs.readFile(__filename, () => order.push('readFile')), 20);
+  `;
+  const child = spawnSync(process.execPath, ['-e', script], {
+    env: { ...process.env, UV_THREADPOOL_SIZE: '1' },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  assert.equal(child.status, 0, child.stderr);
+  assert.deepEqual(JSON.parse(child.stdout), ['readFile', 'query']);
+});
+
+test("a 'change' listener is refused: offloop has no update hook yet", async () => {
+  const db = new Database(':memory:');
+  try {
+    assert.throws(() => db.on('change', () => {}), /update hook/);
+  } finally {
+    await close(db);
+  }
+});
+
+test('the Statement constructor refuses bad arguments with TypeErrors (sqlite3 crashes)', async () => {
+  const db = new Database(':memory:');
+  try {
+    assert.throws(() => new sqlite3.Statement(), { name: 'TypeError', message: 'Database object expected' });
+    assert.throws(() => new sqlite3.Statement(db), { name: 'TypeError', message: 'SQL query expected' });
+    assert.throws(() => new sqlite3.Statement(db, 'SELECT 1', 5), { name: 'TypeError', message: 'Callback expected' });
+  } finally {
+    await close(db);
+  }
+});
+
+test('a backup from a file into the database is refused', async () => {
+  const db = new Database(':memory:');
+  try {
+    const { args } = await step((cb) => db.backup(tmp.file(), 'main', 'main', false, cb));
+    assert.equal(args[0].code, 'SQLITE_ERROR');
+    assert.match(args[0].message, /filenameIsDest/);
+  } finally {
+    await close(db);
+  }
+});
+
+test("VERSION, VERSION_NUMBER and SOURCE_ID are the bundled SQLite's", async () => {
+  const db = new Database(':memory:');
+  try {
+    const { args } = await step((cb) => db.get('SELECT sqlite_version() AS version, sqlite_source_id() AS id', cb));
+    assert.equal(sqlite3.VERSION, args[1].version);
+    assert.equal(sqlite3.SOURCE_ID, args[1].id);
+    const [major, minor, patch] = sqlite3.VERSION.split('.').map(Number);
+    assert.equal(sqlite3.VERSION_NUMBER, major * 1e6 + minor * 1e3 + patch);
+  } finally {
+    await close(db);
+  }
+});
+
+test('CommonJS and ES modules get the same module', () => {
+  const cjs = require('offloop/sqlite3');
+  assert.equal(cjs, sqlite3);
+  assert.equal(cjs.Database, Database);
+});

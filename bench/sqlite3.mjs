@@ -1,0 +1,346 @@
+// SQLITE3 — the drop-in (docs/performance.md). Two measurements, each peer
+// beside the others in one run on the same machine:
+//
+// 1. W3 (bench/workloads/w3-server.mjs) through Knex and through Sequelize,
+//    on the sqlite3 package and on offloop/sqlite3: /read + /write per
+//    second under 32 connections, and the /health p99 of a light probe.
+// 2. The libuv-pool starvation (bench/workloads/sqlite3-starvation.mjs):
+//    fs.readFile p99 with four slow queries in flight, on sqlite3, on
+//    offloop/sqlite3 and with no queries.
+//
+//   npm run bench -- sqlite3 [--duration S] [--connections N] [--only <text>] [--max-load X]
+//
+// Writes bench/results/sqlite3.{json,md,svg}; the options other than
+// --max-load make a quick partial run (.tmp files, ignored by git).
+
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+
+import { runChild } from './lib/child.mjs';
+import { startBenchmark } from './lib/harness.mjs';
+import { describeMachine } from './lib/machine.mjs';
+import { BENCH, nodes } from './lib/paths.mjs';
+import { markdownTable, publish } from './lib/results.mjs';
+import { round } from './lib/stats.mjs';
+
+const COMMAND = 'npm run bench -- sqlite3';
+const SERVER = path.join(BENCH, 'workloads', 'w3-server.mjs');
+const LOAD = path.join(BENCH, 'workloads', 'w3-load.mjs');
+const STARVATION = path.join(BENCH, 'workloads', 'sqlite3-starvation.mjs');
+const ROWS = 10_000;
+const WARMUP_S = 2;
+// As bench/server.mjs: a light /health probe, and the load at nice 5 so
+// that it yields to the server and the probe on 2 cores.
+const PROBE_RATE = 100;
+const PROBE_CONNECTIONS = 4;
+const LOAD_NICE = 5;
+const GOAL = { healthP99Factor: 5, throughputFactor: 1.0, fileReadP99FactorOfNone: 2 };
+
+const { values: opts } = parseArgs({
+  options: {
+    duration: { type: 'string' },
+    connections: { type: 'string' },
+    only: { type: 'string' },
+    'max-load': { type: 'string', default: '1.0' },
+  },
+});
+const partial = Boolean(opts.duration || opts.connections || opts.only);
+const DURATION_S = Number(opts.duration ?? 10);
+const CONNECTIONS = Number(opts.connections ?? 32);
+// Each ORM on sqlite3, on offloop/sqlite3, and on offloop/sqlite3 with its
+// SQLite threads at nice 10 (`threadNice`), so that the event loop gets a
+// core first.
+const PEERS = [
+  ['knex+sqlite3', 0],
+  ['knex+offloop', 0],
+  ['knex+offloop', 10],
+  ['sequelize+sqlite3', 0],
+  ['sequelize+offloop', 0],
+  ['sequelize+offloop', 10],
+].filter(([p]) => !opts.only || p.includes(opts.only));
+// offloop twice: with its defaults, and with its SQLite threads at nice 10.
+const STARVED = [
+  ['none', 0],
+  ['sqlite3', 0],
+  ['offloop', 0],
+  ['offloop', 10],
+];
+
+/** The W3 tables (bench/server.mjs's seed): t with 10,000 rows, w empty. */
+function buildSeed(file) {
+  const Database = createRequire(path.join(BENCH, 'package.json'))('better-sqlite3');
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.exec('CREATE TABLE t(nul, integer INTEGER, real REAL, text TEXT, blob BLOB); CREATE TABLE w(nul, integer INTEGER, real REAL, text TEXT, blob BLOB)');
+  const insert = db.prepare('INSERT INTO t VALUES (?, ?, ?, ?, ?)');
+  db.transaction(() => {
+    for (let i = 0; i < ROWS; i++) {
+      insert.run(null, (i * 1000003) % 2147483647, i * 0.3333, `The quick brown fox jumps over the lazy dog ${i}`, Buffer.alloc(16, i & 0xff));
+    }
+  })();
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  db.close();
+}
+
+function startServer(peer, threadNice, file, offloopDir) {
+  const { host } = nodes();
+  return new Promise((resolve, reject) => {
+    const args = [SERVER, '--peer', peer, '--file', file, '--offloop', offloopDir, '--thread-nice', String(threadNice)];
+    const child = spawn(host.bin, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`the server did not start\n${stderr}`));
+    }, 30_000);
+    createInterface({ input: child.stdout }).once('line', (line) => {
+      clearTimeout(timer);
+      resolve({ child, port: JSON.parse(line).port });
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the server exited with ${code}\n${stderr}`));
+    });
+  });
+}
+
+function stopServer(child) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+function load(base, paths, { connections, duration, rate = 0 }) {
+  const { host } = nodes();
+  const args = [LOAD, '--url', base, '--paths', paths, '--connections', String(connections), '--duration', String(duration), '--rate', String(rate)];
+  const [bin, argv] = rate > 0 ? [host.bin, args] : ['nice', ['-n', String(LOAD_NICE), host.bin, ...args]];
+  return runChild(bin, argv, { timeoutMs: (duration + 60) * 1000 }).then((r) => r.result);
+}
+
+async function runServer([peer, threadNice], seed, dir, offloopDir) {
+  const file = path.join(dir, `${peer.replace('+', '-')}-${threadNice}.db`);
+  fs.copyFileSync(seed, file);
+  process.stderr.write(`  W3 ${peer}${threadNice ? ` threadNice ${threadNice}` : ''} ... `);
+  let server;
+  try {
+    server = await startServer(peer, threadNice, file, offloopDir);
+    const base = `http://127.0.0.1:${server.port}`;
+    await load(base, '/read,/write', { connections: CONNECTIONS, duration: WARMUP_S });
+    await (await fetch(`${base}/stats?reset`)).json();
+    const [mixed, health] = await Promise.all([
+      load(base, '/read,/write', { connections: CONNECTIONS, duration: DURATION_S }),
+      load(base, '/health', { connections: PROBE_CONNECTIONS, duration: DURATION_S, rate: PROBE_RATE }),
+    ]);
+    const stats = await (await fetch(`${base}/stats`)).json();
+    const run = {
+      peer,
+      threadNice,
+      version: stats.version,
+      node: stats.node,
+      readWritePerSecond: round(((stats.counts.read + stats.counts.write) / stats.wallMs) * 1000, 1),
+      errors: mixed.errors + mixed.non2xx + mixed.timeouts + health.errors + health.non2xx + stats.counts.errors,
+      health: health.latencyMs,
+      load: mixed.latencyMs,
+      processCores: round(stats.processCpuMs / stats.wallMs, 2),
+      jsThreadCores: stats.jsThreadCpuMs === null ? null : round(stats.jsThreadCpuMs / stats.wallMs, 2),
+    };
+    process.stderr.write(`${Math.round(run.readWritePerSecond)} read+write/s, /health p99 ${run.health.p99} ms, errors ${run.errors}\n`);
+    return run;
+  } catch (err) {
+    process.stderr.write(`FAILED: ${err.message}\n`);
+    return { peer, threadNice, error: err.message };
+  } finally {
+    if (server) await stopServer(server.child);
+    for (const f of fs.readdirSync(dir)) if (f.startsWith(path.basename(file))) fs.rmSync(path.join(dir, f));
+  }
+}
+
+async function runStarvation([peer, threadNice], dir, offloopDir) {
+  const { host } = nodes();
+  const file = path.join(dir, 'starvation.db');
+  process.stderr.write(`  starvation ${peer}${threadNice ? ` threadNice ${threadNice}` : ''} ... `);
+  try {
+    const args = [STARVATION, '--peer', peer, '--file', file, '--duration', String(DURATION_S), '--offloop', offloopDir, '--thread-nice', String(threadNice)];
+    const { result } = await runChild(host.bin, args, { timeoutMs: 120_000 });
+    process.stderr.write(`fs.readFile p99 ${result.readMs.p99} ms over ${result.reads} reads, ${result.queries} queries\n`);
+    return result;
+  } catch (err) {
+    process.stderr.write(`FAILED: ${err.message}\n`);
+    return { peer, threadNice, error: err.message };
+  } finally {
+    for (const f of fs.readdirSync(dir)) if (f.startsWith('starvation.db')) fs.rmSync(path.join(dir, f));
+  }
+}
+
+const fix = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '—');
+const int = (x) => (Number.isFinite(x) ? Math.round(x).toLocaleString('en-US') : '—');
+
+function goals(report) {
+  const out = [];
+  for (const orm of ['knex', 'sequelize']) {
+    const base = report.servers.find((r) => r.peer === `${orm}+sqlite3` && !r.error);
+    if (!base) continue;
+    for (const ours of report.servers.filter((r) => r.peer === `${orm}+offloop` && !r.error)) {
+      const tput = ours.readWritePerSecond / base.readWritePerSecond;
+      const health = base.health.p99 / ours.health.p99;
+      out.push(
+        `- ${orm} on offloop/sqlite3${ours.threadNice ? ` (\`threadNice: ${ours.threadNice}\`)` : ''}: throughput ${fix(tput, 2)}× sqlite3's (goal ≥ ${GOAL.throughputFactor}×: ${tput >= GOAL.throughputFactor ? 'met' : '**not met**'}); ` +
+          `/health p99 ${fix(health)}× lower (goal ≥ ${GOAL.healthP99Factor}×: ${health >= GOAL.healthP99Factor ? 'met' : '**not met**'})`,
+      );
+    }
+  }
+  const none = report.starvation.find((r) => r.peer === 'none' && !r.error);
+  for (const r of report.starvation.filter((x) => x.peer !== 'none' && !x.error)) {
+    if (!none) break;
+    const factor = r.readMs.p99 / none.readMs.p99;
+    const line = `- fs.readFile p99 with four slow queries on ${starvedLabel(r)}: ${fix(factor)}× the p99 with none`;
+    out.push(r.peer === 'offloop' ? `${line} (goal ≤ ${GOAL.fileReadP99FactorOfNone}×: ${factor <= GOAL.fileReadP99FactorOfNone ? 'met' : '**not met**'})` : line);
+  }
+  return out.join('\n');
+}
+
+function starvedLabel(r) {
+  if (r.peer === 'none') return 'none';
+  if (r.peer === 'sqlite3') return 'sqlite3';
+  return r.threadNice ? `offloop/sqlite3, \`threadNice: ${r.threadNice}\`` : 'offloop/sqlite3';
+}
+
+function markdown(report) {
+  const { machine: m, offloop: o } = report;
+  const serverTable = markdownTable(
+    [
+      { title: 'Library', align: 'left' },
+      { title: 'driver', align: 'left' },
+      { title: '/read + /write per s', align: 'right' },
+      { title: '/health p50 ms', align: 'right' },
+      { title: '/health p99 ms', align: 'right' },
+      { title: 'load p99 ms', align: 'right' },
+      { title: 'errors', align: 'right' },
+      { title: 'server CPU (cores)', align: 'right' },
+      { title: 'JS thread CPU (cores)', align: 'right' },
+    ],
+    report.servers.map((r) => {
+      const [orm, driver] = r.peer.split('+');
+      const label = driver === 'offloop' ? `offloop/sqlite3${r.threadNice ? `, \`threadNice: ${r.threadNice}\`` : ''}` : `sqlite3 ${report.sqlite3Version}`;
+      if (r.error) return [orm, label, `failed: ${r.error.split('\n')[0]}`, '', '', '', '', '', ''];
+      return [r.version, label, int(r.readWritePerSecond), fix(r.health.p50, 2), fix(r.health.p99, 2), fix(r.load.p99), String(r.errors), fix(r.processCores, 2), fix(r.jsThreadCores, 2)];
+    }),
+  );
+  const starvationTable = markdownTable(
+    [
+      { title: 'slow queries in flight', align: 'left' },
+      { title: 'fs.readFile calls', align: 'right' },
+      { title: 'p50 ms', align: 'right' },
+      { title: 'p99 ms', align: 'right' },
+      { title: 'max ms', align: 'right' },
+      { title: 'queries done', align: 'right' },
+    ],
+    report.starvation.map((r) => {
+      const label = r.peer === 'none' ? 'none' : `4 on ${starvedLabel(r)}`;
+      if (r.error) return [label, `failed: ${r.error.split('\n')[0]}`, '', '', '', ''];
+      return [label, int(r.reads), fix(r.readMs.p50, 3), fix(r.readMs.p99, 3), fix(r.readMs.max), int(r.queries)];
+    }),
+  );
+  return [
+    '## SQLITE3 — the drop-in',
+    '',
+    `Command: \`${COMMAND}\` (${report.date}). Measured on a shared machine: ${describeMachine(m)}; load average ${m.loadAverageAtStart.join(' ')} at the start, ${m.loadAverageAtEnd?.join(' ') ?? '?'} at the end.`,
+    `offloop ${o.version} at ${o.commit}${o.uncommittedChanges ? ' with uncommitted changes' : ''}; ${report.servers.find((r) => r.node)?.node ?? ''}.`,
+    '',
+    `W3 (\`bench/workloads/w3-server.mjs\`) through Knex and Sequelize: ${CONNECTIONS} connections send \`/read\` (a LIKE over ${ROWS.toLocaleString('en-US')} rows) and \`/write\` (one insert)`,
+    `in turn for ${DURATION_S} s after ${WARMUP_S} s of warm-up, while \`/health\` is probed at ${PROBE_RATE}/s. sqlite3 runs with WAL, synchronous NORMAL and the`,
+    'same cache size offloop is given. Knex uses its sqlite3 pool (one connection) on both drivers.',
+    '',
+    serverTable,
+    '',
+    'The libuv-pool starvation (`bench/workloads/sqlite3-starvation.mjs`): four slow queries (a recursive count of 300,000 rows) kept in',
+    `flight for ${DURATION_S} s while \`fs.readFile\` of a 512-byte file runs in a loop, one read at a time, with libuv's default pool of 4 threads.`,
+    '',
+    starvationTable,
+    '',
+    '### Against the goals',
+    '',
+    goals(report),
+    '',
+  ].join('\n');
+}
+
+function chartSpec(report) {
+  const values = [];
+  for (const r of report.servers) {
+    if (r.error) continue;
+    const label = `${r.peer.replace('+offloop', ' + offloop/sqlite3').replace('+sqlite3', ' + sqlite3')}${r.threadNice ? `, threadNice ${r.threadNice}` : ''}`;
+    values.push({ label, metric: '/read + /write per second', value: r.readWritePerSecond });
+    values.push({ label, metric: '/health p99 latency, ms', value: r.health.p99 });
+  }
+  for (const r of report.starvation) {
+    if (r.error) continue;
+    values.push({ label: `fs.readFile beside ${r.peer === 'none' ? 'no queries' : starvedLabel(r).replaceAll('`', '')}`, metric: 'fs.readFile p99, ms', value: r.readMs.p99 });
+  }
+  const labels = [...new Set(values.map((v) => v.label))];
+  const panel = (metric, format) => ({
+    title: { text: metric, fontSize: 12 },
+    transform: [{ filter: { field: 'metric', equal: metric } }],
+    width: 260,
+    height: { step: 22 },
+    layer: [
+      {
+        mark: 'bar',
+        encoding: {
+          y: { field: 'label', type: 'nominal', sort: labels, title: null, axis: { labelLimit: 320 } },
+          x: { field: 'value', type: 'quantitative', title: null },
+          color: { field: 'label', type: 'nominal', sort: labels, legend: null },
+        },
+      },
+      {
+        mark: { type: 'text', align: 'left', dx: 3, fontSize: 10 },
+        encoding: {
+          y: { field: 'label', type: 'nominal', sort: labels },
+          x: { field: 'value', type: 'quantitative' },
+          text: { field: 'value', type: 'quantitative', format },
+        },
+      },
+    ],
+  });
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: { text: 'sqlite3 against offloop/sqlite3', subtitle: [`${COMMAND} (${report.date}), shared 2-core machine`], anchor: 'start' },
+    data: { values },
+    vconcat: [panel('/read + /write per second', ',.0f'), panel('/health p99 latency, ms', '.1f'), panel('fs.readFile p99, ms', '.2f')],
+    config: { view: { stroke: null }, axis: { labelFontSize: 10, titleFontSize: 10 } },
+  };
+}
+
+console.error(`SQLITE3: ${PEERS.length} servers × ${DURATION_S} s, then the starvation on ${STARVED.length} peers`);
+const bench = await startBenchmark({ label: 'sqlite3', maxLoad: Number(opts['max-load']), tmpName: 'sqlite3' });
+const { offloop, dir } = bench;
+const report = {
+  benchmark: 'SQLITE3 — the drop-in',
+  command: COMMAND,
+  ...bench.header,
+  sqlite3Version: JSON.parse(fs.readFileSync(createRequire(path.join(BENCH, 'package.json')).resolve('sqlite3/package.json'), 'utf8')).version,
+  workload: { rows: ROWS, connections: CONNECTIONS, durationS: DURATION_S, warmupS: WARMUP_S, probeRate: PROBE_RATE },
+  goal: GOAL,
+  servers: [],
+  starvation: [],
+};
+try {
+  const seed = path.join(dir, 'seed.db');
+  buildSeed(seed);
+  for (const peer of PEERS) report.servers.push(await runServer(peer, seed, dir, offloop.dir));
+  for (const peer of STARVED) report.starvation.push(await runStarvation(peer, dir, offloop.dir));
+} finally {
+  bench.finish(report);
+}
+
+await publish('sqlite3', report, markdown(report), chartSpec(report), partial);
