@@ -94,11 +94,15 @@ fn an_observer_hears_where_the_database_opened_and_each_commit() {
         let events = recorder.events();
         events.iter().filter(|e| **e == Event::Committed).count()
     };
-    wait_until("three commits heard", || commits() == 3);
+    wait_until("three commits heard", || commits() >= 3);
     let path = db.location("main").expect("a file database");
     assert_eq!(recorder.events()[0], Event::Opened(path));
     run(&db, "SELECT 1", vec![]);
-    assert_eq!(commits(), 3, "a job that commits nothing is not heard");
+    assert_eq!(
+        commits(),
+        3,
+        "one notification per commit; none for a job that commits nothing"
+    );
 }
 
 #[test]
@@ -138,13 +142,24 @@ fn the_checkpointers_passes_ask_the_observer_with_writes_concurrent() {
 fn an_observer_installed_on_an_open_database_hears_where_it_opened_at_once() {
     let db = open_file_with(1, quiet);
     exec(&db, "CREATE TABLE t(v)");
+    // The writer tells the observer of a commit after the job, which may be
+    // after its caller heard back: an observer installed then hears of the
+    // CREATE too. A job after it puts the writer past that notification.
+    run(&db, "SELECT 1", vec![]);
     let recorder = Arc::new(Recorder::default());
     db.set_observer(Some(Arc::new(Observer(recorder.clone()))));
     let path = db.location("main").expect("a file database");
-    assert_eq!(recorder.events(), vec![Event::Opened(path)]);
+    assert_eq!(recorder.events(), vec![Event::Opened(path.clone())]);
     run(&db, "INSERT INTO t VALUES (1)", vec![]);
-    wait_until("the commit heard", || recorder.events().len() == 2);
-    assert_eq!(recorder.events().last(), Some(&Event::Committed));
+    wait_until("the commit heard", || {
+        recorder.events().contains(&Event::Committed)
+    });
+    run(&db, "SELECT 1", vec![]);
+    assert_eq!(
+        recorder.events(),
+        vec![Event::Opened(path), Event::Committed],
+        "where it opened once, then the one commit"
+    );
 
     db.set_observer(None);
     run(&db, "INSERT INTO t VALUES (2)", vec![]);
