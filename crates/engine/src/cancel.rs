@@ -61,6 +61,15 @@ impl CancelToken {
         }
     }
 
+    /// Whether the call runs now: started on a connection, where `cancel`
+    /// would interrupt it, and not finished.
+    pub fn is_running(&self) -> bool {
+        matches!(
+            *self.state.lock().unwrap_or_else(|e| e.into_inner()),
+            State::Running(_)
+        )
+    }
+
     pub fn is_cancelled(&self) -> bool {
         matches!(
             *self.state.lock().unwrap_or_else(|e| e.into_inner()),
