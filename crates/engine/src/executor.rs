@@ -123,6 +123,10 @@ impl Executor {
         &self.conn
     }
 
+    pub fn connection_mut(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
+
     fn handle(&self) -> *mut ffi::sqlite3 {
         // SAFETY: the handle is only used on this thread while `self.conn`
         // lives; rusqlite keeps ownership.

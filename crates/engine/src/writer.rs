@@ -103,6 +103,9 @@ impl WriterThread {
                 if job.cursor().is_none() && executor.has_live_cursors() {
                     executor.park_cursors();
                 }
+                if let Some(wal) = &mut wal {
+                    wal.before_job(executor.connection_mut());
+                }
                 // Published before the completion, so a read issued after a
                 // BEGIN (or COMMIT) resolved is routed by the new state.
                 run_job_then(&mut executor, job, &self.counters, |executor| {

@@ -202,3 +202,38 @@ fn with_an_observer_a_stopped_checkpointer_leaves_checkpoints_to_the_writer_whic
     );
     assert!(recorder.permits(CheckpointWrites::Excluded) > 0);
 }
+
+#[test]
+fn an_observer_installed_after_the_checkpointer_stopped_hears_each_commit_and_is_asked_before_each_checkpoint(
+) {
+    let db = open_file_with(1, quiet);
+    exec(&db, "CREATE TABLE t(v)");
+    assert_eq!(call(&db, Request::StopCheckpointer), Ok(Outcome::Done));
+    wait_until("the checkpointer is inactive", || {
+        !db.stats().checkpoint.active
+    });
+    // Without an observer the writer hands automatic checkpoints back to
+    // SQLite, between two jobs.
+    run(&db, "INSERT INTO t VALUES (1)", vec![]);
+    assert_eq!(scalar(&db, "PRAGMA wal_autocheckpoint"), 1000);
+
+    let recorder = Arc::new(Recorder::default());
+    db.set_observer(Some(Arc::new(Observer(recorder.clone()))));
+    // About 1,300 frames in one commit: past SQLite's automatic-checkpoint
+    // threshold, which would checkpoint inside the commit unasked.
+    run(&db, "INSERT INTO t VALUES (zeroblob(5000000))", vec![]);
+    // A job after the insert: the writer is past the insert's notification.
+    run(&db, "SELECT 1", vec![]);
+    let events = recorder.events();
+    assert!(events.contains(&Event::Committed), "{events:?}");
+    assert!(
+        recorder.permits(CheckpointWrites::Excluded) > 0,
+        "the WAL past 1,000 frames was checkpointed without asking: {events:?}"
+    );
+    assert_ne!(scalar(&db, "PRAGMA wal_autocheckpoint"), 1000);
+
+    // Removed again, the observer leaves automatic checkpoints to SQLite.
+    db.set_observer(None);
+    run(&db, "INSERT INTO t VALUES (2)", vec![]);
+    assert_eq!(scalar(&db, "PRAGMA wal_autocheckpoint"), 1000);
+}
