@@ -277,8 +277,13 @@ test('a replica that goes down during the fill: local pages answer, missing ones
 });
 
 test('killed during the fill, the next open carries on and the result equals the source', { skip }, async () => {
-  const { expected } = sources.get('large');
+  const { expected, bytes } = sources.get('large');
   const link = await startLink({ target: s3.endpoint, latencyMs: 5, bytesPerSecond: 8e6 });
+  // The fill's first ranged reads (1 MiB of the snapshot each at most) pass,
+  // enough for about half the pages; the rest are held, so the kill lands
+  // during the fill however slowly this process sees the child's progress.
+  let fillReads = 0;
+  link.hold((req) => fillRead(req) && ++fillReads > Math.ceil((0.5 * bytes) / 2 ** 20));
   const file = path.join(tempDir(), 'app.db');
   try {
     const child = spawn(process.execPath, [path.join(HERE, 'replication-paged-child.mjs'), file, JSON.stringify(replica('large', link.url))], {
