@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::authorizer::{self, Failure};
 use crate::cache::{StatementCache, STATEMENT_CACHE_CAPACITY};
+use crate::cancel::CancelToken;
 use crate::changes::{Applied, Change, Changes};
 use crate::cursor::Cursors;
 use crate::error::{Error, Result};
@@ -26,6 +27,11 @@ use crate::statement::RawStatement;
 use crate::steps::{all_rows, column_info, query_rows, read_row, run_to_end, step_rows};
 use crate::value::RowSet;
 use crate::wal::checkpoint;
+
+/// How often (in SQLite VM instructions) a cancellable job's connection
+/// checks its token: a few microseconds of work between checks, each far
+/// cheaper than the instructions between them.
+const CANCEL_CHECK_OPS: std::os::raw::c_int = 1000;
 
 pub struct Executor {
     // Field order is drop order: statements are finalized before the
@@ -125,6 +131,21 @@ impl Executor {
 
     pub fn connection_mut(&mut self) -> &mut Connection {
         &mut self.conn
+    }
+
+    /// While a cancellable job runs (`Some`), its statements check the token
+    /// every `CANCEL_CHECK_OPS` instructions and stop once it is cancelled.
+    /// The token's interrupt alone is not enough: SQLite clears an interrupt
+    /// when a statement starts with none other running, so one that lands
+    /// while the job prepares or binds would be dropped. If the handler
+    /// cannot be set, the interrupt still stops a running statement.
+    pub fn watch(&mut self, token: Option<Arc<CancelToken>>) {
+        let _ = match token {
+            Some(token) => self
+                .conn
+                .progress_handler(CANCEL_CHECK_OPS, Some(move || token.is_cancelled())),
+            None => self.conn.progress_handler(0, None::<fn() -> bool>),
+        };
     }
 
     fn handle(&self) -> *mut ffi::sqlite3 {

@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use offloop_engine::{CancelToken, Cancelled, Database, Error, Outcome, Request};
+use offloop_engine::{CancelToken, Cancelled, Database, Error, Outcome, Request, Value};
 
 const COUNT: &str = "SELECT count(*) FROM t";
 
@@ -101,4 +101,25 @@ fn cancelling_after_the_call_finished_does_nothing() {
     assert_eq!(scalar(&db, COUNT), 1);
     run(&db, "INSERT INTO t(v) VALUES (2)", vec![]);
     assert_eq!(scalar(&db, COUNT), 2);
+}
+
+#[test]
+fn a_cancel_that_lands_before_the_querys_first_step_still_interrupts_it() {
+    // SQLite clears an interrupt when a statement starts stepping with none
+    // other running, so one that lands while the job binds its parameters
+    // (copying 64 MiB here) would be dropped, and the query would run on.
+    let db = open_file(0);
+    create_numbers(&db, 0);
+    let sql = "WITH RECURSIVE c(x) AS (SELECT length(?) UNION ALL SELECT x + 1 FROM c \
+               WHERE x < 1000000000000) SELECT count(*) FROM c";
+    for _ in 0..5 {
+        let token = CancelToken::new();
+        let blob = Value::Blob(vec![7; 64 << 20]);
+        let endless = submit_cancellable(&db, Request::All(stmt(&db, sql, vec![blob])), &token);
+        wait_until("the query starts", || token.is_running());
+        assert_eq!(token.cancel(), Cancelled::WhileRunning);
+        assert_aborted(endless.wait());
+    }
+    run(&db, "INSERT INTO t(v) VALUES (1)", vec![]);
+    assert_eq!(scalar(&db, COUNT), 1);
 }
