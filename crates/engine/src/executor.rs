@@ -4,6 +4,7 @@
 
 use std::ffi::CString;
 use std::sync::Arc;
+use std::time::Duration;
 
 use rusqlite::{ffi, Connection};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,7 +27,7 @@ use crate::sql::Sql;
 use crate::statement::RawStatement;
 use crate::steps::{all_rows, column_info, query_rows, read_row, run_to_end, step_rows};
 use crate::value::RowSet;
-use crate::wal::checkpoint;
+use crate::wal::checkpoint_waiting;
 
 /// How often (in SQLite VM instructions) a cancellable job's connection
 /// checks its token: a few microseconds of work between checks, each far
@@ -53,6 +54,9 @@ pub struct Executor {
     snapshot: bool,
     /// Writer only: asked before a requested checkpoint.
     observer: Option<Arc<ObserverSlot>>,
+    /// Writer only: how long a requested checkpoint waits for another
+    /// connection's checkpoint to end.
+    busy_timeout: Duration,
     /// Writer only: the sessions recording its changes (deleted before
     /// the connection closes, as SQLite requires).
     sessions: Sessions,
@@ -98,6 +102,7 @@ impl Executor {
             changes: Applied::new(changes),
             snapshot: false,
             observer: None,
+            busy_timeout: Duration::ZERO,
             sessions: Sessions::default(),
             auth_failure,
             conn,
@@ -119,9 +124,12 @@ impl Executor {
             .flatten()
     }
 
-    /// The writer's session asks `observer` before checkpoints it runs.
-    pub fn with_observer(mut self, observer: Arc<ObserverSlot>) -> Self {
+    /// The writer's session asks `observer` before checkpoints it runs,
+    /// and waits up to `busy_timeout` for another connection's checkpoint
+    /// to end.
+    pub fn with_observer(mut self, observer: Arc<ObserverSlot>, busy_timeout: Duration) -> Self {
         self.observer = Some(observer);
+        self.busy_timeout = busy_timeout;
         self
     }
 
@@ -228,7 +236,9 @@ impl Executor {
                     .observer
                     .as_ref()
                     .map(|o| o.before_checkpoint(CheckpointWrites::Excluded));
-                let counts = checkpoint(&self.conn, Some(mode))?;
+                // The checkpointer may be counting frames or running a
+                // pass of its own meanwhile.
+                let counts = checkpoint_waiting(&self.conn, mode, self.busy_timeout)?;
                 Ok(Outcome::Checkpoint {
                     log_frames: counts.log_frames,
                     checkpointed_frames: counts.checkpointed_frames,

@@ -17,18 +17,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rusqlite::{ffi, Connection};
+use rusqlite::Connection;
 
-use crate::error::Error;
 use crate::observer::{CheckpointWrites, ObserverSlot};
-use crate::wal::{checkpoint, CheckpointMode, Nudge, WalControl};
+use crate::wal::{checkpoint, checkpoint_waiting, CheckpointMode, Nudge, WalControl};
 
 /// SQLite's default `wal_autocheckpoint`, restored when the checkpointer
 /// stops so the WAL stays bounded without it.
 const SQLITE_DEFAULT_AUTOCHECKPOINT: i64 = 1000;
-
-/// Between retries of a backstop checkpoint that found another one running.
-const BACKSTOP_RETRY: Duration = Duration::from_millis(1);
 
 pub struct WriterWal {
     nudge: Nudge,
@@ -127,19 +123,8 @@ impl WriterWal {
     fn backstop(&self, conn: &Connection) {
         let started = Instant::now();
         let _permit = self.observer.before_checkpoint(CheckpointWrites::Excluded);
-        loop {
-            match checkpoint(conn, Some(CheckpointMode::Passive)) {
-                Ok(_) => {
-                    self.control.record_backstop(started.elapsed());
-                    return;
-                }
-                Err(Error::Sqlite { code, .. })
-                    if code & 0xff == ffi::SQLITE_BUSY && started.elapsed() < self.busy_timeout =>
-                {
-                    std::thread::sleep(BACKSTOP_RETRY);
-                }
-                Err(_) => return,
-            }
+        if checkpoint_waiting(conn, CheckpointMode::Passive, self.busy_timeout).is_ok() {
+            self.control.record_backstop(started.elapsed());
         }
     }
 }

@@ -237,3 +237,41 @@ fn an_observer_installed_after_the_checkpointer_stopped_hears_each_commit_and_is
     run(&db, "INSERT INTO t VALUES (2)", vec![]);
     assert_eq!(scalar(&db, "PRAGMA wal_autocheckpoint"), 1000);
 }
+
+#[test]
+fn a_requested_checkpoint_waits_for_another_connections_checkpoint_to_end() {
+    // With an observer the request runs on the writer, beside the
+    // checkpointer's own passes and counts. SQLite answers BUSY at once,
+    // without the busy handler, while another connection checkpoints.
+    let (db, _recorder) = observed(quiet);
+    exec(&db, "CREATE TABLE t(v)");
+    run(&db, "INSERT INTO t VALUES (1)", vec![]);
+    // Another connection's TRUNCATE waits, holding the checkpoint lock,
+    // for a reader to end; its busy handler says when it waits.
+    let reader = rusqlite::Connection::open(&db.path).unwrap();
+    reader
+        .execute_batch("BEGIN; SELECT count(*) FROM t;")
+        .unwrap();
+    let (waiting, waits) = std::sync::mpsc::channel();
+    let mut other = rusqlite::Connection::open(&db.path).unwrap();
+    let holding = Duration::from_millis(300);
+    let started = std::time::Instant::now();
+    other
+        .busy_handler(Some(move |_| {
+            let _ = waiting.send(());
+            std::thread::sleep(Duration::from_millis(5));
+            started.elapsed() < holding
+        }))
+        .unwrap();
+    let truncate = std::thread::spawn(move || {
+        other.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+    });
+    waits.recv().unwrap();
+    let result = call(&db, Request::Checkpoint(CheckpointMode::Passive));
+    assert!(
+        matches!(result, Ok(Outcome::Checkpoint { .. })),
+        "{result:?}"
+    );
+    truncate.join().unwrap().unwrap();
+    reader.execute_batch("COMMIT").unwrap();
+}
