@@ -19,6 +19,7 @@ const {
   readReplicaOptions,
   readReplicaUrl,
   readRestoreOptions,
+  whyNotReplicable,
 } = require('./options.js');
 const { decodeBatch, decodeCheckpoint } = require('./rows.js');
 const { defineAggregate, defineFunction } = require('./functions.js');
@@ -488,6 +489,8 @@ class Database {
     if (this.#core.state === OPENING) return this.ready.then(() => this.replicate(options));
     if (this.#core.closing) return Promise.reject(notOpen());
     const replica = readReplicaOptions(options, 'options.');
+    const why = whyNotReplicable(this.#options);
+    if (why !== null) return Promise.reject(nodeError(Error, 'ERR_INVALID_STATE', `db.replicate() ${why}`));
     if (this.#core.native.replicaStats() != null) {
       return Promise.reject(nodeError(Error, 'ERR_INVALID_STATE', 'the database replicates already'));
     }

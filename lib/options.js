@@ -257,10 +257,7 @@ function readOptions(options) {
   out.restore = readRestoreMode(options);
   out.replica = options.replica === undefined ? undefined : readReplicaOptions(options.replica);
   if (out.replica !== undefined) {
-    let why = null;
-    if (out.readOnly) why = 'cannot replicate a read-only database.';
-    else if (!out.checkpoint.enabled) why = 'needs the checkpointer (options.checkpoint must not be false).';
-    else if (out.journalMode !== undefined && out.journalMode !== 'wal') why = "needs journalMode 'wal'.";
+    const why = whyNotReplicable(out);
     if (why !== null) throw invalidValue('options.replica', why);
   }
   if (out.restore !== undefined && out.replica === undefined) {
@@ -294,6 +291,18 @@ const MANAGED_PRAGMAS = {
 };
 
 const PRAGMA_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * Why a database opened with `options` (as readOptions returns them) cannot
+ * replicate, or null: the replicator hears commits and is asked before
+ * checkpoints only through the checkpointer's WAL hook on the writer.
+ */
+function whyNotReplicable(options) {
+  if (options.readOnly) return 'cannot replicate a read-only database.';
+  if (!options.checkpoint.enabled) return 'needs the checkpointer (options.checkpoint must not be false).';
+  if (options.journalMode !== undefined && options.journalMode !== 'wal') return "needs journalMode 'wal'.";
+  return null;
+}
 
 function invalidValue(name, message) {
   return nodeError(TypeError, 'ERR_INVALID_ARG_VALUE', `The property '${name}' ${message}`);
@@ -462,4 +471,5 @@ module.exports = {
   readCallOptions,
   readPath,
   flagsOf,
+  whyNotReplicable,
 };

@@ -226,7 +226,7 @@ test('a busy timeout makes a write wait for a held lock and succeed once it is r
     );
     // The writer counts a job when it starts it; from then it is inside
     // SQLite, waiting for the lock.
-    await until(() => waiter.stats().writer.executed === base + 1, 'the waiting write started');
+    await until(() => waiter.stats().writer.executed > base, 'the waiting write started');
     await new Promise((r) => setTimeout(r, 50));
     assert.equal(settled, false, 'the write waits while the lock is held');
     await holder.exec('COMMIT');

@@ -178,6 +178,41 @@ test('replicate() starts replicating an open database and stopReplicating() ship
   assert.deepEqual(restored.tables, expected);
 });
 
+test('replicate() refuses a database opened so that it could not replicate from its open', async () => {
+  const dir = tempDir();
+  const url = `file://${dir}/replica`;
+  const file = path.join(dir, 'app.db');
+  const writable = await Database.open(file, { checkpoint: false });
+  await writable.exec('CREATE TABLE t(v)');
+  await assert.rejects(writable.replicate({ url }), (err) => err.code === 'ERR_INVALID_STATE' && /checkpointer/.test(err.message));
+  assert.equal(writable.stats().replica, null);
+  await writable.close();
+  const readOnly = await Database.open(file, { readOnly: true });
+  await assert.rejects(readOnly.replicate({ url }), (err) => err.code === 'ERR_INVALID_STATE' && /read-only/.test(err.message));
+  await readOnly.close();
+  assert.equal(fs.existsSync(`${dir}/replica`), false, 'nothing was replicated');
+});
+
+test('replicate() after stopCheckpointer() takes automatic checkpoints back from SQLite until stopReplicating()', async () => {
+  const dir = tempDir();
+  const db = await Database.open(path.join(dir, 'app.db'));
+  const autocheckpoint = async () => (await db.prepare('PRAGMA wal_autocheckpoint').get()).wal_autocheckpoint;
+  try {
+    await db.exec('CREATE TABLE t(v)');
+    await db.stopCheckpointer();
+    await db.exec('INSERT INTO t VALUES (1)');
+    assert.equal(await autocheckpoint(), 1000);
+    await db.replicate({ url: `file://${dir}/replica` });
+    await db.exec('INSERT INTO t VALUES (2)');
+    assert.equal(await autocheckpoint(), 0);
+    await db.stopReplicating();
+    await db.exec('INSERT INTO t VALUES (3)');
+    assert.equal(await autocheckpoint(), 1000);
+  } finally {
+    await db.close();
+  }
+});
+
 test('a replica that can never work fails the open with a clear error', async () => {
   const dir = tempDir();
   const notAFolder = path.join(dir, 'file');

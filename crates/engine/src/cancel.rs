@@ -7,7 +7,10 @@
 //! token's lock, and `cancel` interrupts under the same lock. An interrupt
 //! that lands after the job's statement ended but before `finish` leaves
 //! SQLite's flag set with no statement active, and SQLite clears it when
-//! the next statement starts, so the next job is never hit.
+//! the next statement starts, so the next job is never hit. The same
+//! clearing would drop an interrupt that lands before the job's first
+//! statement starts (while it prepares or binds), so while the job runs its
+//! connection also checks the token itself (`Executor::watch`).
 
 use std::sync::{Arc, Mutex};
 
@@ -59,6 +62,15 @@ impl CancelToken {
             }
             State::Finished | State::Cancelled => Cancelled::TooLate,
         }
+    }
+
+    /// Whether the call runs now: started on a connection, where `cancel`
+    /// would interrupt it, and not finished.
+    pub fn is_running(&self) -> bool {
+        matches!(
+            *self.state.lock().unwrap_or_else(|e| e.into_inner()),
+            State::Running(_)
+        )
     }
 
     pub fn is_cancelled(&self) -> bool {

@@ -4,12 +4,14 @@
 
 use std::ffi::CString;
 use std::sync::Arc;
+use std::time::Duration;
 
 use rusqlite::{ffi, Connection};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::authorizer::{self, Failure};
 use crate::cache::{StatementCache, STATEMENT_CACHE_CAPACITY};
+use crate::cancel::CancelToken;
 use crate::changes::{Applied, Change, Changes};
 use crate::cursor::Cursors;
 use crate::error::{Error, Result};
@@ -25,7 +27,12 @@ use crate::sql::Sql;
 use crate::statement::RawStatement;
 use crate::steps::{all_rows, column_info, query_rows, read_row, run_to_end, step_rows};
 use crate::value::RowSet;
-use crate::wal::checkpoint;
+use crate::wal::checkpoint_waiting;
+
+/// How often (in SQLite VM instructions) a cancellable job's connection
+/// checks its token: a few microseconds of work between checks, each far
+/// cheaper than the instructions between them.
+const CANCEL_CHECK_OPS: std::os::raw::c_int = 1000;
 
 pub struct Executor {
     // Field order is drop order: statements are finalized before the
@@ -47,6 +54,9 @@ pub struct Executor {
     snapshot: bool,
     /// Writer only: asked before a requested checkpoint.
     observer: Option<Arc<ObserverSlot>>,
+    /// Writer only: how long a requested checkpoint waits for another
+    /// connection's checkpoint to end.
+    busy_timeout: Duration,
     /// Writer only: the sessions recording its changes (deleted before
     /// the connection closes, as SQLite requires).
     sessions: Sessions,
@@ -92,6 +102,7 @@ impl Executor {
             changes: Applied::new(changes),
             snapshot: false,
             observer: None,
+            busy_timeout: Duration::ZERO,
             sessions: Sessions::default(),
             auth_failure,
             conn,
@@ -113,14 +124,36 @@ impl Executor {
             .flatten()
     }
 
-    /// The writer's session asks `observer` before checkpoints it runs.
-    pub fn with_observer(mut self, observer: Arc<ObserverSlot>) -> Self {
+    /// The writer's session asks `observer` before checkpoints it runs,
+    /// and waits up to `busy_timeout` for another connection's checkpoint
+    /// to end.
+    pub fn with_observer(mut self, observer: Arc<ObserverSlot>, busy_timeout: Duration) -> Self {
         self.observer = Some(observer);
+        self.busy_timeout = busy_timeout;
         self
     }
 
     pub fn connection(&self) -> &Connection {
         &self.conn
+    }
+
+    pub fn connection_mut(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
+
+    /// While a cancellable job runs (`Some`), its statements check the token
+    /// every `CANCEL_CHECK_OPS` instructions and stop once it is cancelled.
+    /// The token's interrupt alone is not enough: SQLite clears an interrupt
+    /// when a statement starts with none other running, so one that lands
+    /// while the job prepares or binds would be dropped. If the handler
+    /// cannot be set, the interrupt still stops a running statement.
+    pub fn watch(&mut self, token: Option<Arc<CancelToken>>) {
+        let _ = match token {
+            Some(token) => self
+                .conn
+                .progress_handler(CANCEL_CHECK_OPS, Some(move || token.is_cancelled())),
+            None => self.conn.progress_handler(0, None::<fn() -> bool>),
+        };
     }
 
     fn handle(&self) -> *mut ffi::sqlite3 {
@@ -203,7 +236,9 @@ impl Executor {
                     .observer
                     .as_ref()
                     .map(|o| o.before_checkpoint(CheckpointWrites::Excluded));
-                let counts = checkpoint(&self.conn, Some(mode))?;
+                // The checkpointer may be counting frames or running a
+                // pass of its own meanwhile.
+                let counts = checkpoint_waiting(&self.conn, mode, self.busy_timeout)?;
                 Ok(Outcome::Checkpoint {
                     log_frames: counts.log_frames,
                     checkpointed_frames: counts.checkpointed_frames,

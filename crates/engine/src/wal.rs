@@ -8,7 +8,7 @@
 use std::os::raw::c_int;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, TrySendError};
 use rusqlite::{ffi, Connection};
@@ -64,6 +64,32 @@ pub fn checkpoint(conn: &Connection, mode: Option<CheckpointMode>) -> Result<Wal
         log_frames: log.max(0) as u64,
         checkpointed_frames: done.max(0) as u64,
     })
+}
+
+/// Between retries of a checkpoint that found another one running.
+const CHECKPOINT_RETRY: Duration = Duration::from_millis(1);
+
+/// A checkpoint in `mode`, retried while another connection's checkpoint
+/// (a checkpointer pass, or just its frame count) holds the checkpoint
+/// lock: SQLite answers BUSY at once then, without calling the busy
+/// handler. Gives up once `patience` has passed, counting the busy
+/// handler's own wait for readers.
+pub fn checkpoint_waiting(
+    conn: &Connection,
+    mode: CheckpointMode,
+    patience: Duration,
+) -> Result<WalCounts> {
+    let started = Instant::now();
+    loop {
+        match checkpoint(conn, Some(mode)) {
+            Err(Error::Sqlite { code, .. })
+                if code & 0xff == ffi::SQLITE_BUSY && started.elapsed() < patience =>
+            {
+                std::thread::sleep(CHECKPOINT_RETRY);
+            }
+            other => return other,
+        }
+    }
 }
 
 /// `WalControl::catch_up` values. The checkpointer asks (IDLE → REQUESTED);

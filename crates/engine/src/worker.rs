@@ -49,9 +49,13 @@ pub fn run_job_then(
         settled(executor);
         return;
     }
+    if let Some(token) = &token {
+        executor.watch(Some(token.clone()));
+    }
     let mut result = catch_unwind(AssertUnwindSafe(|| executor.execute(request)))
         .unwrap_or_else(|panic| Err(panic_error(panic)));
     if let Some(token) = &token {
+        executor.watch(None);
         if token.finish() && result.is_err() {
             result = Err(aborted());
         }

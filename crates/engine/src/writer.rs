@@ -89,7 +89,7 @@ impl WriterThread {
             self.settings.registrations.clone(),
             self.settings.changes.clone(),
         )
-        .with_observer(self.settings.observer.clone());
+        .with_observer(self.settings.observer.clone(), self.settings.busy_timeout);
         // Each job runs under its own catch_unwind; this one catches a panic
         // that escapes them (in the loop itself), which leaves the
         // connection in an unknown state.
@@ -102,6 +102,9 @@ impl WriterThread {
                 // transaction commits only when the last active statement ends.
                 if job.cursor().is_none() && executor.has_live_cursors() {
                     executor.park_cursors();
+                }
+                if let Some(wal) = &mut wal {
+                    wal.before_job(executor.connection_mut());
                 }
                 // Published before the completion, so a read issued after a
                 // BEGIN (or COMMIT) resolved is routed by the new state.

@@ -8,24 +8,23 @@
 //! - when the WAL has outgrown the backstop anyway (the disk cannot keep up
 //!   with the writes), waits for a checkpoint of its own: backpressure on
 //!   the writer thread, never on the event loop;
-//! - hands automatic checkpoints back to SQLite if the checkpointer stops.
+//! - hands automatic checkpoints back to SQLite if the checkpointer stops,
+//!   and takes them back before the next job once an observer is installed
+//!   (SQLite's would checkpoint inside a commit, where no observer is
+//!   asked, and its hook replaces the one that hears commits).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rusqlite::{ffi, Connection};
+use rusqlite::Connection;
 
-use crate::error::Error;
 use crate::observer::{CheckpointWrites, ObserverSlot};
-use crate::wal::{checkpoint, CheckpointMode, Nudge, WalControl};
+use crate::wal::{checkpoint, checkpoint_waiting, CheckpointMode, Nudge, WalControl};
 
 /// SQLite's default `wal_autocheckpoint`, restored when the checkpointer
 /// stops so the WAL stays bounded without it.
 const SQLITE_DEFAULT_AUTOCHECKPOINT: i64 = 1000;
-
-/// Between retries of a backstop checkpoint that found another one running.
-const BACKSTOP_RETRY: Duration = Duration::from_millis(1);
 
 pub struct WriterWal {
     nudge: Nudge,
@@ -51,13 +50,7 @@ impl WriterWal {
         observer: Arc<ObserverSlot>,
     ) -> crate::error::Result<Self> {
         let committed_frames = Arc::new(AtomicU64::new(0));
-        let hook_frames = committed_frames.clone();
-        conn.wal_hook(Some(
-            move |_: &mut rusqlite::hooks::Wal, frames: std::os::raw::c_int| {
-                hook_frames.store(frames.max(1) as u64, Ordering::Relaxed);
-                Ok(())
-            },
-        ))?;
+        record_commits(conn, &committed_frames)?;
         Ok(WriterWal {
             nudge,
             control,
@@ -67,6 +60,18 @@ impl WriterWal {
             handed_back: false,
             observer,
         })
+    }
+
+    /// Runs before every job: an observer installed since automatic
+    /// checkpoints went back to SQLite hears this job's commit and is asked
+    /// before its checkpoints.
+    pub fn before_job(&mut self, conn: &mut Connection) {
+        if self.handed_back
+            && self.observer.is_set()
+            && record_commits(conn, &self.committed_frames).is_ok()
+        {
+            self.handed_back = false;
+        }
     }
 
     /// Runs after every job. `idle_connection` is false while a cursor holds
@@ -118,19 +123,22 @@ impl WriterWal {
     fn backstop(&self, conn: &Connection) {
         let started = Instant::now();
         let _permit = self.observer.before_checkpoint(CheckpointWrites::Excluded);
-        loop {
-            match checkpoint(conn, Some(CheckpointMode::Passive)) {
-                Ok(_) => {
-                    self.control.record_backstop(started.elapsed());
-                    return;
-                }
-                Err(Error::Sqlite { code, .. })
-                    if code & 0xff == ffi::SQLITE_BUSY && started.elapsed() < self.busy_timeout =>
-                {
-                    std::thread::sleep(BACKSTOP_RETRY);
-                }
-                Err(_) => return,
-            }
+        if checkpoint_waiting(conn, CheckpointMode::Passive, self.busy_timeout).is_ok() {
+            self.control.record_backstop(started.elapsed());
         }
     }
+}
+
+/// Installs the WAL hook that records the WAL length after each commit in
+/// `frames`. It replaces SQLite's automatic checkpoint, which is a WAL hook
+/// too.
+fn record_commits(conn: &mut Connection, frames: &Arc<AtomicU64>) -> crate::error::Result<()> {
+    let frames = frames.clone();
+    conn.wal_hook(Some(
+        move |_: &mut rusqlite::hooks::Wal, committed: std::os::raw::c_int| {
+            frames.store(committed.max(1) as u64, Ordering::Relaxed);
+            Ok(())
+        },
+    ))?;
+    Ok(())
 }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::*;
-use offloop_engine::{Database, Done, Outcome, Request, ScopeKind};
+use offloop_engine::{Database, Done, Outcome, Request, ScopeKind, TransactionMode};
 
 const COUNT: &str = "SELECT count(*) FROM t";
 const VALUES: &str = "SELECT v FROM t ORDER BY id";
@@ -182,8 +182,23 @@ fn a_batch_inside_a_nested_transaction_nests_one_level_deeper() {
 #[test]
 fn an_idle_transaction_rolls_back_and_its_later_statements_fail_with_the_idle_error() {
     let db = setup(1);
-    let mut tx = begin_write(&db, Duration::from_millis(100));
-    assert!(call_in(&db, &mut tx, insert(&db, "abandoned")).is_ok());
+    // While another transaction holds the writer, the insert waits in the
+    // idle one's queue before its BEGIN runs: the idle time then starts
+    // after the insert, however long this thread takes to send it.
+    let mut holder = begin_write(&db, NEVER_IDLE);
+    let (begun, began) = callback();
+    let mut tx = db.begin_scope(
+        ScopeKind::Write(TransactionMode::Immediate),
+        Duration::from_millis(100),
+        begun,
+    );
+    let abandoned = submit_in(&db, &mut tx, insert(&db, "abandoned"));
+    assert_eq!(
+        call_in(&db, &mut holder, Request::Commit),
+        Ok(Outcome::Done)
+    );
+    assert_eq!(began.wait(), Ok(Outcome::Done));
+    assert!(abandoned.wait().is_ok());
     // Runs once the transaction has given the writer up.
     run(&db, "INSERT INTO t(v) VALUES ('after')", vec![]);
 
