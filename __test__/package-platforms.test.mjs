@@ -25,9 +25,13 @@ const { Database } = createRequire(import.meta.url)('../index.js');
 // Under qemu-user the subset runs some ten times slower than natively.
 const SUBSET_TIMEOUT_MS = 300_000;
 
-/** The compile options, less the compiler's name (gcc here, clang in zig). */
+/**
+ * The compile options, less the compiler's name (gcc here, clang in zig)
+ * and the mutexes, which are the platform's own threads (MUTEX_PTHREADS on
+ * Unix, MUTEX_W32 on Windows).
+ */
 function sqliteOptions(options) {
-  return options.filter((o) => !o.startsWith('COMPILER=')).sort();
+  return options.filter((o) => !o.startsWith('COMPILER=') && !o.startsWith('MUTEX_')).sort();
 }
 
 for (const target of TARGETS) {
@@ -41,11 +45,15 @@ for (const target of TARGETS) {
   test(`the ${platform} package installs and passes the subset under a ${platform} Node`, { skip }, () => {
     const installed = install(platform);
     try {
-      const run = runSubset(installed.dir, runner.node, { timeoutMs: SUBSET_TIMEOUT_MS });
+      const run = runSubset(installed.dir, runner.node, {
+        timeoutMs: SUBSET_TIMEOUT_MS,
+        env: runner.env,
+        outputToFile: runner.outputToFile,
+      });
       assert.equal(run.status, 0, run.output);
       assert.equal(run.facts.arch, target.cpu);
       if (target.libc) assert.equal(run.facts.glibc === null, target.libc === 'musl', `glibc: ${run.facts.glibc}`);
-      assert.deepEqual(run.facts.addons, [path.join('node_modules', `offloop-${platform}`, addonName(platform))]);
+      assert.deepEqual(run.facts.addons, [path.posix.join('node_modules', `offloop-${platform}`, addonName(platform))]);
       assert.equal(run.facts.sqliteVersion, Database.sqliteVersion);
       assert.deepEqual(sqliteOptions(run.facts.compileOptions), sqliteOptions(Database.compileOptions()));
     } finally {
