@@ -6,7 +6,8 @@
 // Linux targets are built on any Linux or macOS host with cargo-zigbuild
 // (zig as the C compiler and linker), which links the glibc builds against
 // glibc 2.17 and the musl builds against musl. On a Linux host, the macOS
-// targets are built with cargo-zigbuild too, and Windows with MinGW-w64
+// targets are built with cargo-zigbuild too (given a macOS SDK in SDKROOT:
+// the addon links two system frameworks), and Windows with MinGW-w64
 // (Rust's x86_64-pc-windows-gnu target, see windows-gnu.mjs); on their own
 // machines (the release workflow) they are built natively. SQLite gets the
 // compile flags of every other build of this repository
@@ -50,6 +51,13 @@ const GLIBC_LIBRARIES = new Set([
 ]);
 // musl's dynamic linker serves every name starting with `libc.` itself.
 const MUSL_LIBRARY = /^libc\.(so|musl-[a-z0-9_]+\.so\.1)$/;
+
+// Why a macOS build on Linux needs SDKROOT: zig brings libSystem's stubs,
+// not the frameworks.
+export const MACOS_SDK_NEEDED =
+  'the addon links Security and CoreFoundation (the S3 client\'s TLS certificate verifier), ' +
+  'which only a macOS SDK holds; zig has none ("unable to find framework \'Security\'"). ' +
+  'Set SDKROOT to a macOS SDK, or build on macOS';
 
 function run(command, args, options = {}) {
   const result = spawnSync(command, args, { stdio: 'inherit', ...options });
@@ -168,6 +176,7 @@ export function buildTarget(platform) {
   } else if (process.platform === target.os) {
     args.push('--target', target.triple);
   } else if (target.os === 'darwin' && process.platform === 'linux') {
+    if (!env.SDKROOT) throw new Error(`${platform} on Linux: ${MACOS_SDK_NEEDED}`);
     env.PATH = `${ensureZigTools()}${path.delimiter}${env.PATH}`;
     args.push('--cross-compile', '--target', target.triple);
   } else if (target.os === 'win32' && process.platform === 'linux') {

@@ -63,13 +63,19 @@ const CPU_TYPES = { x64: 0x01000007, arm64: 0x0100000c };
 const MH_DYLIB = 6;
 const MH_BUNDLE = 8;
 const LIBSYSTEM = '/usr/lib/libSystem.B.dylib';
+// The two system frameworks the S3 client's TLS verifier uses (the
+// keychain), part of every macOS.
+const FRAMEWORKS = new Map([
+  ['/System/Library/Frameworks/Security.framework/Versions/A/Security', 'Security'],
+  ['/System/Library/Frameworks/CoreFoundation.framework/Versions/A/CoreFoundation', 'CoreFoundation'],
+]);
 // What the addon leaves to the host process: Node-API and libuv.
 const FROM_NODE = /^_(napi_|uv_)/;
 
 /**
  * Throws unless `file` is a Mach-O library for `cpu` ('x64' or 'arm64')
- * that exports the module entry, links only libSystem, and leaves to the
- * host nothing but Node-API and libuv.
+ * that exports the module entry, links only libSystem and the two system
+ * frameworks above, and leaves to the host nothing but Node-API and libuv.
  */
 export function checkMacAddon(file, cpu) {
   const header = Buffer.alloc(16);
@@ -94,8 +100,9 @@ export function checkMacAddon(file, cpu) {
     .slice(1)
     .map((line) => line.trim().replace(/ \(compatibility version.*$/, ''))
     .filter(Boolean);
-  const linked = dylibs.filter((lib) => lib !== LIBSYSTEM);
+  const linked = dylibs.filter((lib) => lib !== LIBSYSTEM && !FRAMEWORKS.has(lib));
   if (linked.length) throw new Error(`${file} links libraries beyond libSystem: ${linked.join(', ')}`);
+  const fromSystem = new Set(['from libSystem', ...[...FRAMEWORKS.values()].map((name) => `from ${name}`)]);
 
   // `llvm-nm -m` says where each undefined symbol is bound: "(from
   // libSystem)" or, for what the host provides, "(dynamically looked up)".
@@ -106,7 +113,7 @@ export function checkMacAddon(file, cpu) {
     .filter(Boolean)
     .map(([, name, from]) => ({ name, from: from ?? '' }));
   const stray = undefinedSymbols.filter(
-    ({ name, from }) => from !== 'from libSystem' && !(from === 'dynamically looked up' && FROM_NODE.test(name)),
+    ({ name, from }) => !fromSystem.has(from) && !(from === 'dynamically looked up' && FROM_NODE.test(name)),
   );
   if (stray.length) {
     throw new Error(`${file} needs symbols from outside Node-API, libuv and libSystem: ${stray.map((s) => `${s.name} (${s.from})`).join(', ')}`);

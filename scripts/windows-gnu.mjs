@@ -59,7 +59,7 @@ export function checkWindows() {
   });
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   if (process.argv[2] !== 'check') {
     console.error('usage: node scripts/windows-gnu.mjs check');
     process.exit(2);
