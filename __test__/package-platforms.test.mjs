@@ -3,8 +3,8 @@
 // picking it by os, cpu and libc) and passes the platform subset
 // (platform/subset.mjs) under a Node of its own platform: the host's own
 // natively, the arm64 builds under qemu-user with an arm64 Node, the musl
-// builds with a musl Node. Its SQLite has the compile options of the build
-// from source.
+// builds with a musl Node, the Windows build under Wine with the Windows
+// Node 22. Its SQLite has the compile options of the build from source.
 //
 // A target that was not built (CI builds them only with OFFLOOP_CROSS=1), or
 // whose Node this machine has no way to run (.ci/platform-tools), is skipped
@@ -38,7 +38,10 @@ for (const target of TARGETS) {
   const { platform } = target;
   const runner = runnerFor(platform);
   let skip = false;
-  const build = target.os === 'linux' ? 'npm run build:all' : `node scripts/build-target.mjs ${platform}, on ${target.os}`;
+  const build =
+    target.os === 'darwin'
+      ? `node scripts/build-target.mjs ${platform}, on macOS or on Linux with a macOS SDK in SDKROOT`
+      : 'npm run build:all';
   if (!fs.existsSync(packagedAddon(platform))) skip = `npm/${platform}/ holds no build (${build})`;
   else if (runner.missing) skip = `cannot run a ${platform} Node here: ${runner.missing}`;
 
