@@ -170,6 +170,26 @@ if (!isMainThread) {
     await db.close();
   });
 
+  test('after a clean close, the next open carries on from the replica without a full image', async () => {
+    const folder = path.join(tmp, 'resumed');
+    const url = pathToFileURL(folder).href;
+    const file = path.join(tmp, 'resumed.db');
+    let db = await Database.open(file, { replica: { url } });
+    await db.exec('CREATE TABLE p(pad BLOB)');
+    const ins = db.prepare('INSERT INTO p VALUES (randomblob(4000))');
+    await Promise.all(Array.from({ length: 100 }, () => ins.run()));
+    const before = await db.syncReplica();
+    await db.close();
+    db = await Database.open(file, { replica: { url } });
+    await db.prepare("INSERT INTO p VALUES (x'01')").run();
+    const resumed = await db.syncReplica();
+    await db.close();
+    assert.equal(resumed.txid, before.txid + 1);
+    const txid = resumed.txid.toString(16).padStart(16, '0');
+    const { size } = fs.statSync(path.join(folder, 'ltx', '0', `${txid}-${txid}.ltx`));
+    assert.ok(size < 20_000, `the next file holds the change only (${size} bytes), not the 400 kB database`);
+  });
+
   test('workers and the main thread use the addon at once', async () => {
     const tags = ['w1', 'w2', 'main-concurrent'];
     const results = await Promise.all(
