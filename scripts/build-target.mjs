@@ -5,11 +5,17 @@
 //
 // Linux targets are built on any Linux or macOS host with cargo-zigbuild
 // (zig as the C compiler and linker), which links the glibc builds against
-// glibc 2.17 and the musl builds against musl; macOS and Windows targets are
-// built natively on their own machines. SQLite gets the compile flags of
-// every other build of this repository (.cargo/config.toml), and each result
-// is checked before it is kept: right CPU, no glibc symbol newer than the
-// floor, no library a stock system lacks. A failed check fails the build.
+// glibc 2.17 and the musl builds against musl. On a Linux host, the macOS
+// targets are built with cargo-zigbuild too (given a macOS SDK in SDKROOT:
+// the addon links two system frameworks), and Windows with MinGW-w64
+// (Rust's x86_64-pc-windows-gnu target, see windows-gnu.mjs); on their own
+// machines (the release workflow) they are built natively. SQLite gets the
+// compile flags of every other build of this repository
+// (.cargo/config.toml), and each result is checked before it is kept: right
+// CPU, no glibc symbol newer than the floor, no library a stock system
+// lacks, and for Windows and macOS the module entry exported and nothing
+// imported beyond the system's and Node's (foreign-binaries.mjs). A failed
+// check fails the build.
 //
 // It never installs anything outside this repository: zig and
 // cargo-zigbuild go into .tools/venv (a Python virtual environment, ignored
@@ -21,7 +27,9 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
+import { checkMacAddon, checkWindowsAddon } from './foreign-binaries.mjs';
 import { ROOT, addonName, packagedAddon, targetOf } from './targets.mjs';
+import { WINDOWS_GNU, windowsGnuEnv } from './windows-gnu.mjs';
 
 // Pinned so that every machine links with the same zig and the same glibc
 // stubs. Both come from PyPI.
@@ -43,6 +51,13 @@ const GLIBC_LIBRARIES = new Set([
 ]);
 // musl's dynamic linker serves every name starting with `libc.` itself.
 const MUSL_LIBRARY = /^libc\.(so|musl-[a-z0-9_]+\.so\.1)$/;
+
+// Why a macOS build on Linux needs SDKROOT: zig brings libSystem's stubs,
+// not the frameworks.
+export const MACOS_SDK_NEEDED =
+  'the addon links Security and CoreFoundation (the S3 client\'s TLS certificate verifier), ' +
+  'which only a macOS SDK holds; zig has none ("unable to find framework \'Security\'"). ' +
+  'Set SDKROOT to a macOS SDK, or build on macOS';
 
 function run(command, args, options = {}) {
   const result = spawnSync(command, args, { stdio: 'inherit', ...options });
@@ -148,23 +163,39 @@ export function buildTarget(platform) {
   const outDir = path.join(ROOT, 'target', 'napi-out', platform);
   fs.rmSync(outDir, { recursive: true, force: true });
   const args = [napiCli(), 'build', '--platform', '--release', '--no-js', '--output-dir', outDir];
-  const env = { ...process.env };
-  ensureRustTarget(target.triple);
+  let env = { ...process.env };
+  // The triple built, and the platform name napi gives its output.
+  let triple = target.triple;
+  let builtPlatform = platform;
   if (target.os === 'linux') {
     if (process.platform === 'win32') throw new Error('Linux targets are built on a Linux or macOS host');
     env.PATH = `${ensureZigTools()}${path.delimiter}${env.PATH}`;
     // cargo-zigbuild reads a `.<version>` suffix on a gnu triple as the
     // glibc to link against.
     args.push('--cross-compile', '--target', target.glibc ? `${target.triple}.${target.glibc}` : target.triple);
-  } else {
-    if (process.platform !== target.os) throw new Error(`${platform} is built on ${target.os}, not ${process.platform}`);
+  } else if (process.platform === target.os) {
     args.push('--target', target.triple);
+  } else if (target.os === 'darwin' && process.platform === 'linux') {
+    if (!env.SDKROOT) throw new Error(`${platform} on Linux: ${MACOS_SDK_NEEDED}`);
+    env.PATH = `${ensureZigTools()}${path.delimiter}${env.PATH}`;
+    args.push('--cross-compile', '--target', target.triple);
+  } else if (target.os === 'win32' && process.platform === 'linux') {
+    triple = WINDOWS_GNU;
+    builtPlatform = `${target.os}-${target.cpu}-gnu`;
+    env = windowsGnuEnv(env);
+    args.push('--target', triple);
+  } else {
+    throw new Error(`${platform} is built on ${target.os} or Linux, not ${process.platform}`);
   }
+  ensureRustTarget(triple);
   run(process.execPath, args, { cwd: ROOT, env });
 
-  const built = path.join(outDir, addonName(platform));
+  const built = path.join(outDir, addonName(builtPlatform));
   if (!fs.existsSync(built)) throw new Error(`napi build left no ${built}`);
-  const report = target.os === 'linux' ? checkLinuxAddon(target, built) : {};
+  let report = {};
+  if (target.os === 'linux') report = checkLinuxAddon(target, built);
+  else if (process.platform === 'linux' && target.os === 'win32') report = checkWindowsAddon(built);
+  else if (process.platform === 'linux' && target.os === 'darwin') report = checkMacAddon(built, target.cpu);
   const dest = packagedAddon(platform);
   fs.copyFileSync(built, dest);
   const { size } = fs.statSync(dest);

@@ -79,7 +79,7 @@ test('npm installs only the platform package that matches this machine', () => {
 test('the installed package passes the platform subset, loading the addon from the platform package', () => {
   const run = runSubset(installed.dir, [process.execPath], { timeoutMs: SUBSET_TIMEOUT_MS });
   assert.equal(run.status, 0, run.output);
-  assert.deepEqual(run.facts.addons, [path.join('node_modules', `offloop-${platform}`, addonName(platform))]);
+  assert.deepEqual(run.facts.addons, [path.posix.join('node_modules', `offloop-${platform}`, addonName(platform))]);
 });
 
 /** Runs `code` with Node in the install folder; returns its exit status and output. */

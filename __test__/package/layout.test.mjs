@@ -2,7 +2,8 @@
 // the scripts build (scripts/targets.mjs), package.json `napi.targets`, the
 // npm/<platform>/ packages, and the loader's list (native.js). And the
 // build's own check keeps the glibc floor: it refuses an addon that needs a
-// newer glibc, and every addon in npm/ passes it.
+// newer glibc, and every addon in npm/ passes it; the Windows and macOS
+// addons in npm/ pass theirs (format, CPU, export, imports).
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -10,6 +11,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 
 import { checkLinuxAddon } from '../../scripts/build-target.mjs';
+import { checkMacAddon, checkWindowsAddon } from '../../scripts/foreign-binaries.mjs';
 import { LINUX_TARGETS, ROOT, TARGETS, addonName, hostPlatform, packagedAddon } from '../../scripts/targets.mjs';
 
 const readJson = (file) => JSON.parse(fs.readFileSync(path.join(ROOT, file), 'utf8'));
@@ -96,3 +98,38 @@ for (const target of LINUX_TARGETS) {
     },
   );
 }
+
+// The checks read binaries with tools from Debian (MinGW's objdump, LLVM).
+const foreignSkip = (platform) => {
+  if (process.platform !== 'linux') return 'the Windows and macOS checks run on a Linux host';
+  return fs.existsSync(packagedAddon(platform)) ? false : `npm/${platform}/ holds no build (npm run build:all)`;
+};
+const windows = TARGETS.find((t) => t.os === 'win32');
+test(
+  'the win32 addon in npm/ is an x86-64 DLL that exports the module entry and imports only system DLLs',
+  { skip: foreignSkip(windows.platform) },
+  () => {
+    const { dlls } = checkWindowsAddon(packagedAddon(windows.platform));
+    assert.ok(dlls.some((dll) => dll.toLowerCase() === 'kernel32.dll'), dlls.join(', '));
+  },
+);
+
+for (const target of TARGETS.filter((t) => t.os === 'darwin')) {
+  test(
+    `the ${target.platform} addon in npm/ is a Mach-O library for its CPU that needs only libSystem, Node-API and libuv`,
+    { skip: foreignSkip(target.platform) },
+    () => {
+      const { fromHost } = checkMacAddon(packagedAddon(target.platform), target.cpu);
+      assert.ok(fromHost > 0, 'Node-API and libuv are looked up in the host');
+    },
+  );
+}
+
+test(
+  'the Windows and macOS checks refuse a binary of another format',
+  { skip: hostGnu ? false : 'the host is not a glibc Linux target' },
+  () => {
+    assert.throws(() => checkWindowsAddon(sourceBuild), /is not an x86-64 PE file/);
+    assert.throws(() => checkMacAddon(sourceBuild, 'arm64'), /is not a 64-bit Mach-O file/);
+  },
+);

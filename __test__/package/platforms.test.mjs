@@ -3,8 +3,8 @@
 // picking it by os, cpu and libc) and passes the platform subset
 // (platform/subset.mjs) under a Node of its own platform: the host's own
 // natively, the arm64 builds under qemu-user with an arm64 Node, the musl
-// builds with a musl Node. Its SQLite has the compile options of the build
-// from source.
+// builds with a musl Node, the Windows build under Wine with the Windows
+// Node 22. Its SQLite has the compile options of the build from source.
 //
 // A target that was not built (CI builds them only with OFFLOOP_CROSS=1), or
 // whose Node this machine has no way to run (.ci/platform-tools), is skipped
@@ -25,27 +25,38 @@ const { Database } = createRequire(import.meta.url)('../../index.js');
 // Under qemu-user the subset runs some ten times slower than natively.
 const SUBSET_TIMEOUT_MS = 300_000;
 
-/** The compile options, less the compiler's name (gcc here, clang in zig). */
+/**
+ * The compile options, less the compiler's name (gcc here, clang in zig)
+ * and the mutexes, which are the platform's own threads (MUTEX_PTHREADS on
+ * Unix, MUTEX_W32 on Windows).
+ */
 function sqliteOptions(options) {
-  return options.filter((o) => !o.startsWith('COMPILER=')).sort();
+  return options.filter((o) => !o.startsWith('COMPILER=') && !o.startsWith('MUTEX_')).sort();
 }
 
 for (const target of TARGETS) {
   const { platform } = target;
   const runner = runnerFor(platform);
   let skip = false;
-  const build = target.os === 'linux' ? 'npm run build:all' : `node scripts/build-target.mjs ${platform}, on ${target.os}`;
+  const build =
+    target.os === 'darwin'
+      ? `node scripts/build-target.mjs ${platform}, on macOS or on Linux with a macOS SDK in SDKROOT`
+      : 'npm run build:all';
   if (!fs.existsSync(packagedAddon(platform))) skip = `npm/${platform}/ holds no build (${build})`;
   else if (runner.missing) skip = `cannot run a ${platform} Node here: ${runner.missing}`;
 
   test(`the ${platform} package installs and passes the subset under a ${platform} Node`, { skip }, () => {
     const installed = install(platform);
     try {
-      const run = runSubset(installed.dir, runner.node, { timeoutMs: SUBSET_TIMEOUT_MS });
+      const run = runSubset(installed.dir, runner.node, {
+        timeoutMs: SUBSET_TIMEOUT_MS,
+        env: runner.env,
+        outputToFile: runner.outputToFile,
+      });
       assert.equal(run.status, 0, run.output);
       assert.equal(run.facts.arch, target.cpu);
       if (target.libc) assert.equal(run.facts.glibc === null, target.libc === 'musl', `glibc: ${run.facts.glibc}`);
-      assert.deepEqual(run.facts.addons, [path.join('node_modules', `offloop-${platform}`, addonName(platform))]);
+      assert.deepEqual(run.facts.addons, [path.posix.join('node_modules', `offloop-${platform}`, addonName(platform))]);
       assert.equal(run.facts.sqliteVersion, Database.sqliteVersion);
       assert.deepEqual(sqliteOptions(run.facts.compileOptions), sqliteOptions(Database.compileOptions()));
     } finally {

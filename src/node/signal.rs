@@ -59,6 +59,7 @@ impl Signal {
         if status != sys::Status::napi_ok || event_loop.is_null() {
             return Err(Error::new(Status::GenericFailure, "no event loop"));
         }
+        uv::load().map_err(|why| Error::new(Status::GenericFailure, why))?;
         let layout = layout();
         // SAFETY: a non-zero size (see `layout`).
         let handle = unsafe { alloc_zeroed(layout) } as uv::Handle;

@@ -1,12 +1,18 @@
-//! The few libuv functions the completion signal uses, declared by hand:
-//! napi-rs exposes no libuv, and Node exports libuv's symbols to the addons
-//! it loads (C addons call them directly; the dynamic linker resolves these
-//! declarations against the `node` executable when the addon is loaded).
-//! Every one of them is in libuv's stable 1.x ABI, unchanged from the libuv
-//! of Node 20 (1.46) to that of Node 24 (1.51): `uv_async_init`,
-//! `uv_async_send`, `uv_close`, `uv_ref` and `uv_unref` since 1.0, and
-//! `uv_handle_size`, `uv_handle_get_data` and `uv_handle_set_data` (1.19),
-//! which let this code allocate and use a handle without knowing its layout.
+//! The few libuv functions the completion signal uses: napi-rs exposes no
+//! libuv, and Node exports libuv's symbols to the addons it loads (C addons
+//! call them directly). Every one of them is in libuv's stable 1.x ABI,
+//! unchanged from the libuv of Node 20 (1.46) to that of Node 24 (1.51):
+//! `uv_async_init`, `uv_async_send`, `uv_close`, `uv_ref` and `uv_unref`
+//! since 1.0, and `uv_handle_size`, `uv_handle_get_data` and
+//! `uv_handle_set_data` (1.19), which let this code allocate and use a
+//! handle without knowing its layout.
+//!
+//! How they are found differs. On Unix they are declared here and the
+//! dynamic linker resolves them against the `node` executable when the
+//! addon is loaded. A Windows DLL cannot leave a symbol unresolved, so on
+//! Windows [`load`] looks each one up in the process's main module
+//! (`node.exe`) at run time, as napi-sys does for Node-API, and the
+//! functions here call what it found.
 //!
 //! This file only names the functions; `signal` owns the one handle.
 
@@ -25,20 +31,118 @@ pub type Handle = *mut c_void;
 pub type AsyncCallback = unsafe extern "C" fn(handle: Handle);
 pub type CloseCallback = unsafe extern "C" fn(handle: Handle);
 
-extern "C" {
+/// The declarations, used as they are on Unix; on Windows the same
+/// signatures become the fields of the table `load` fills.
+macro_rules! libuv {
+    ($($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)? = $failed:expr;)*) => {
+        #[cfg(not(windows))]
+        extern "C" {
+            $($(#[$doc])* pub fn $name($($arg: $ty),*) $(-> $ret)?;)*
+        }
+
+        /// Finds libuv's functions: nothing to do where the dynamic linker
+        /// did it.
+        #[cfg(not(windows))]
+        pub fn load() -> Result<(), String> {
+            Ok(())
+        }
+
+        #[cfg(windows)]
+        #[allow(non_snake_case)]
+        struct Functions {
+            $($name: unsafe extern "C" fn($($ty),*) $(-> $ret)?,)*
+        }
+
+        #[cfg(windows)]
+        static FUNCTIONS: std::sync::OnceLock<Result<Functions, String>> = std::sync::OnceLock::new();
+
+        /// Looks every function up in the process's main module, once;
+        /// the error names the first one missing.
+        #[cfg(windows)]
+        pub fn load() -> Result<(), String> {
+            let found = FUNCTIONS.get_or_init(|| {
+                Ok(Functions {
+                    $($name: {
+                        let address = host::main_module_symbol(concat!(stringify!($name), "\0"))?;
+                        // SAFETY: the executable's export of this name is
+                        // libuv's function of the signature declared here
+                        // (libuv's stable ABI; the C and system calling
+                        // conventions are one on x86-64 Windows).
+                        unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn($($ty),*) $(-> $ret)?>(address) }
+                    },)*
+                })
+            });
+            found.as_ref().map(|_| ()).map_err(Clone::clone)
+        }
+
+        $(
+            $(#[$doc])*
+            /// Before a successful `load`, the call fails (or does nothing).
+            ///
+            /// # Safety
+            /// As for the libuv function of this name.
+            #[cfg(windows)]
+            pub unsafe fn $name($($arg: $ty),*) $(-> $ret)? {
+                match FUNCTIONS.get() {
+                    // SAFETY: per the caller, as the libuv function.
+                    Some(Ok(functions)) => unsafe { (functions.$name)($($arg),*) },
+                    _ => $failed,
+                }
+            }
+        )*
+    };
+}
+
+/// `UV_EINVAL` (on Windows libuv's error codes are fixed negative
+/// numbers): what a call made before `load` succeeded returns.
+#[cfg(windows)]
+const UV_EINVAL: c_int = -4071;
+
+libuv! {
     /// The size of a handle of type `kind`.
-    pub fn uv_handle_size(kind: c_int) -> usize;
+    fn uv_handle_size(kind: c_int) -> usize = 0;
     /// Initialises an async handle on `event_loop`; loop thread only.
-    pub fn uv_async_init(event_loop: *mut uv_loop_s, handle: Handle, cb: AsyncCallback) -> c_int;
+    fn uv_async_init(event_loop: *mut uv_loop_s, handle: Handle, cb: AsyncCallback) -> c_int = UV_EINVAL;
     /// Makes the loop call the handle's callback soon; any thread. Sends
     /// made before the callback runs are coalesced into one call.
-    pub fn uv_async_send(handle: Handle) -> c_int;
+    fn uv_async_send(handle: Handle) -> c_int = UV_EINVAL;
     /// Starts closing a handle; `cb` runs on a later loop iteration, after
     /// which the handle's memory may be freed. Loop thread only.
-    pub fn uv_close(handle: Handle, cb: Option<CloseCallback>);
+    fn uv_close(handle: Handle, cb: Option<CloseCallback>) = ();
     /// A referenced active handle keeps its loop running; loop thread only.
-    pub fn uv_ref(handle: Handle);
-    pub fn uv_unref(handle: Handle);
-    pub fn uv_handle_get_data(handle: Handle) -> *mut c_void;
-    pub fn uv_handle_set_data(handle: Handle, data: *mut c_void);
+    fn uv_ref(handle: Handle) = ();
+    fn uv_unref(handle: Handle) = ();
+    fn uv_handle_get_data(handle: Handle) -> *mut c_void = std::ptr::null_mut();
+    fn uv_handle_set_data(handle: Handle, data: *mut c_void) = ();
+}
+
+/// The process's own exports, through kernel32.
+#[cfg(windows)]
+mod host {
+    use std::ffi::c_void;
+    use std::os::raw::c_char;
+
+    #[link(name = "kernel32")]
+    extern "system" {
+        fn GetModuleHandleW(name: *const u16) -> *mut c_void;
+        fn GetProcAddress(module: *mut c_void, name: *const c_char) -> *mut c_void;
+    }
+
+    /// The address of the export `name` (NUL-terminated) of the process's
+    /// main module.
+    pub fn main_module_symbol(name: &'static str) -> Result<*mut c_void, String> {
+        let shown = name.trim_end_matches('\0');
+        // SAFETY: a null name asks for the main module, which lives as
+        // long as the process; the handle needs no release.
+        let main = unsafe { GetModuleHandleW(std::ptr::null()) };
+        if main.is_null() {
+            return Err(format!("no main module to find {shown} in"));
+        }
+        // SAFETY: `main` is a live module and `name` is NUL-terminated.
+        let address = unsafe { GetProcAddress(main, name.as_ptr() as *const c_char) };
+        if address.is_null() {
+            return Err(format!("the host executable exports no {shown} (libuv)"));
+        }
+        Ok(address)
+    }
 }

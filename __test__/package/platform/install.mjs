@@ -95,8 +95,8 @@ export function install(platform, { addon } = {}) {
  * PATH, and without what `node --test` tells its own children (subset.mjs
  * is a test file run directly, not a child of this runner).
  */
-function subsetEnv() {
-  const env = { ...process.env, PATH: pathWithoutToolchain() };
+function subsetEnv(extra) {
+  const env = { ...process.env, PATH: pathWithoutToolchain(), ...extra };
   delete env.NODE_TEST_CONTEXT;
   delete env.NODE_OPTIONS;
   return env;
@@ -104,19 +104,30 @@ function subsetEnv() {
 
 /**
  * Runs `args` in `dir` with `node` (an argv: a Node binary, possibly behind
- * an emulator). Returns `{ status, output }`.
+ * an emulator), with `env` added to the environment, and its output in a
+ * file instead of a pipe if `outputToFile`. Returns `{ status, output }`.
  */
-export function runNode(dir, node, args, { timeoutMs }) {
+export function runNode(dir, node, args, { timeoutMs, env, outputToFile = false }) {
   const [command, ...prefix] = node;
-  const result = spawnSync(command, [...prefix, ...args], {
-    cwd: dir,
-    encoding: 'utf8',
-    timeout: timeoutMs,
-    env: subsetEnv(),
-  });
+  const options = { cwd: dir, encoding: 'utf8', timeout: timeoutMs, env: subsetEnv(env) };
+  if (!outputToFile) {
+    const result = spawnSync(command, [...prefix, ...args], options);
+    return {
+      status: result.status,
+      output: `${result.error ? `${result.error.message}\n` : ''}${result.stdout}${result.stderr}`,
+    };
+  }
+  const file = path.join(dir, 'output.txt');
+  const fd = fs.openSync(file, 'w');
+  let result;
+  try {
+    result = spawnSync(command, [...prefix, ...args], { ...options, stdio: ['ignore', fd, fd] });
+  } finally {
+    fs.closeSync(fd);
+  }
   return {
     status: result.status,
-    output: `${result.error ? `${result.error.message}\n` : ''}${result.stdout}${result.stderr}`,
+    output: `${result.error ? `${result.error.message}\n` : ''}${fs.readFileSync(file, 'utf8')}`,
   };
 }
 

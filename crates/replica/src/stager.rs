@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, File};
-use std::io;
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use offloop_file::PositionedIo;
@@ -154,8 +154,12 @@ impl Stager {
         b.extend_from_slice(&size.to_be_bytes());
         b.extend_from_slice(&crc.to_be_bytes());
         let temp = dir.join(format!("{CLEAN}.tmp"));
-        fs::write(&temp, &b)?;
-        File::open(&temp)?.sync_all()?;
+        // Synced through the handle that wrote it: Windows syncs only a
+        // handle open for writing.
+        let mut file = File::create(&temp)?;
+        file.write_all(&b)?;
+        file.sync_all()?;
+        drop(file);
         fs::rename(&temp, dir.join(CLEAN))?;
         Ok(true)
     }
