@@ -53,11 +53,17 @@ fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
+/// The replica's LTX files. A Litestream stopped mid-write leaves a
+/// temporary file beside them, under a name that is not an LTX name.
 fn ltx_files(root: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for level in std::fs::read_dir(root.join("ltx")).unwrap() {
         for f in std::fs::read_dir(level.unwrap().path()).unwrap() {
-            out.push(f.unwrap().path());
+            let path = f.unwrap().path();
+            let name = path.file_name().and_then(|n| n.to_str());
+            if name.and_then(parse_file_name).is_some() {
+                out.push(path);
+            }
         }
     }
     out.sort();
