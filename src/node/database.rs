@@ -14,14 +14,14 @@ use napi_derive::napi;
 use offloop_engine::{
     self as engine, Cancelled, CheckpointMode, Request, ScopeKind, Sql, TransactionMode,
 };
-use offloop_replica::Replicator;
+use offloop_replica::{Replicator, RestoreAtOpen};
 
 use super::dispatch::{
     cursor_ref, done_for, queue, Cancel, Dispatcher, Hold, ScopeCell, ITERATE_CHUNK_ROWS,
 };
 use super::js::{Cx, Js};
 use super::open::OpenOptions;
-use super::paged::Restore;
+use super::paged;
 use super::params::Args;
 use super::protocol;
 use super::replica::{self, ReplicaOptions, ReplicaStats};
@@ -33,7 +33,7 @@ pub struct NativeDatabase {
     /// The replicator, while the database replicates.
     replicator: RefCell<Option<Arc<Replicator>>>,
     /// The `restore` open option's work: a paged restore's fill.
-    restore: Restore,
+    restore: RestoreAtOpen,
 }
 
 impl NativeDatabase {
@@ -42,7 +42,7 @@ impl NativeDatabase {
         &self.dispatcher.db
     }
 
-    pub(super) fn restore(&self) -> &Restore {
+    pub(super) fn restore(&self) -> &RestoreAtOpen {
         &self.restore
     }
 }
@@ -58,7 +58,7 @@ impl NativeDatabase {
         let replica_options = options.replica.take();
         let restore_mode = options.restore.take();
         let mut settings = options.into_settings(path.clone())?;
-        let restore = Restore::setup(
+        let restore = paged::setup(
             &path,
             restore_mode.as_deref(),
             replica_options.as_ref(),

@@ -1,62 +1,17 @@
-//! The `restore` open option across the boundary: a database file that is
-//! missing (or a paged restore that has not finished) is put in place by
-//! the replica before the first connection opens, on the writer's thread
-//! (the engine's `before_open`); `'paged'` then fills the rest in the
-//! background while the database answers; `db.filled` and
-//! `stats().restore` read how far it got.
+//! The `restore` open option across the boundary: the options become a
+//! `RestoreAtOpen` (crates/replica), which puts a missing file in place
+//! before the first connection opens and fills a paged restore in the
+//! background; `stats().restore` is its `FillStats` as a JS object.
 //!
-//! Nothing here runs on the JS thread but bookkeeping: listing the
-//! replica, reading page indexes, fetching pages and the fill all run on
-//! offloop's threads.
-
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-use std::thread::JoinHandle;
+//! Nothing here touches a file or the replica: the restore runs on the
+//! writer's thread, the fill on a thread of its own.
 
 use napi::{Error, Result, Status};
 use napi_derive::napi;
 use offloop_engine as engine;
-use offloop_replica::{
-    continue_after_restore, restore, PagedGate, PagedReplica, ReplicaStore, Reply, RestoreOptions,
-    S3Options, Target,
-};
-use offloop_vfs::{install, is_installed, map_path, read_map, uninstall, Paged};
+use offloop_replica::{FillStats, RestoreAtOpen, RestoreMode, RestoreSource};
 
 use super::replica::{self, replica_error, ReplicaOptions};
-
-/// What a map file's tag starts with; the restored TXID and the replica's
-/// URL follow.
-const TAG: &[u8] = b"offloop-paged\0";
-
-/// A file being filled and where its pages come from.
-type Filling = (Arc<Paged>, Arc<PagedReplica>);
-
-/// How the file is put in place when it is missing.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Mode {
-    Paged,
-    Full,
-}
-
-/// What the fill has come to.
-enum FillState {
-    /// Who waits for the fill, before the open has resolved.
-    NotStarted(Vec<Reply>),
-    Running(Vec<Reply>),
-    /// The restored TXID, or why the fill ended without every page.
-    Done(std::result::Result<u64, String>),
-}
-
-/// One database's restore: the file being filled (once the writer's
-/// thread put it in place) and its fill.
-pub struct Restore {
-    gate: PagedGate,
-    source: Arc<OnceLock<Arc<PagedReplica>>>,
-    state: Arc<Mutex<FillState>>,
-    stop: Arc<AtomicBool>,
-}
 
 #[napi(object)]
 pub struct RestoreStats {
@@ -68,296 +23,59 @@ pub struct RestoreStats {
     pub last_error: Option<String>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
+impl From<FillStats> for RestoreStats {
+    fn from(s: FillStats) -> Self {
+        RestoreStats {
+            pages_local: f64::from(s.pages_local),
+            pages_total: f64::from(s.pages_total),
+            bytes_fetched: s.bytes_fetched as f64,
+            requests: s.requests as f64,
+            filled: s.filled,
+            last_error: s.last_error,
+        }
+    }
 }
 
-/// Fill threads by database path: a reopen waits for the last one to end
-/// before it touches the same file.
-static FILLS: Mutex<Option<HashMap<PathBuf, JoinHandle<()>>>> = Mutex::new(None);
-
-fn error(message: impl Into<String>) -> engine::Error {
-    replica_error(message.into())
-}
-
-impl Restore {
-    /// Sets up `settings` for the database at `path`: with `restore`
-    /// ('paged' or 'full', validated by lib/options.js), the work that puts
-    /// a missing file in place from `replica` before the first connection
-    /// opens; without it, a check that refuses a file a paged restore left
-    /// unfinished (its missing pages would read as zeros).
-    pub fn setup(
-        path: &str,
-        restore: Option<&str>,
-        replica: Option<&ReplicaOptions>,
-        settings: &mut engine::Settings,
-    ) -> Result<Restore> {
-        let this = Restore {
-            gate: PagedGate::default(),
-            source: Arc::default(),
-            state: Arc::new(Mutex::new(FillState::NotStarted(Vec::new()))),
-            stop: Arc::new(AtomicBool::new(false)),
-        };
-        let db = PathBuf::from(path);
-        let mode = match restore {
-            None => {
-                // Nothing to fill: `db.filled` resolves at once.
-                *lock(&this.state) = FillState::Done(Ok(0));
-                settings.before_open = Some(engine::BeforeOpen(Arc::new(move || {
-                    if map_path(&db).exists() {
-                        return Err(error(format!(
-                            "{} is a paged restore that has not finished: open it with \
-                             `restore: 'paged'` (or 'full') and its replica",
-                            db.display()
-                        )));
-                    }
-                    Ok(())
-                })));
-                return Ok(this);
-            }
-            Some("full") => Mode::Full,
-            Some(_) => Mode::Paged,
-        };
-        let Some(replica) = replica else {
+/// Sets up `settings` for the database at `path` with `restore` ('paged'
+/// or 'full', validated by lib/options.js) from `replica`.
+pub fn setup(
+    path: &str,
+    restore: Option<&str>,
+    replica: Option<&ReplicaOptions>,
+    settings: &mut engine::Settings,
+) -> Result<RestoreAtOpen> {
+    let source = match (restore, replica) {
+        (None, _) => None,
+        (Some(_), None) => {
             return Err(Error::new(
                 Status::InvalidArg,
                 "`restore` needs the `replica` option".to_string(),
-            ));
-        };
-        if path.is_empty() || path == ":memory:" || path.starts_with("file:") {
-            return Err(Error::new(
-                Status::InvalidArg,
-                format!("`restore` needs a database file's path, not '{path}'"),
-            ));
+            ))
         }
-        offloop_vfs::register().map_err(|e| Error::new(Status::GenericFailure, e))?;
-        settings.vfs = Some(offloop_vfs::VFS_NAME.to_string());
-        let url = replica.url.clone();
-        let s3 = replica::s3_options!(replica);
-        let (gate, source) = (this.gate.clone(), this.source.clone());
-        settings.before_open = Some(engine::BeforeOpen(Arc::new(move || {
-            let put = || prepare(&db, mode, &url, &s3);
-            let prepared = std::panic::catch_unwind(std::panic::AssertUnwindSafe(put))
-                .unwrap_or_else(|_| Err("offloop internal error: the restore panicked".into()))
-                .map_err(error)?;
-            if let Some((paged, replica)) = prepared {
-                let _ = gate.0.set(paged);
-                let _ = source.set(replica);
-            }
-            Ok(())
-        })));
-        Ok(this)
-    }
-
-    /// What the replicator waits on before it reads the whole file.
-    pub fn gate(&self) -> PagedGate {
-        self.gate.clone()
-    }
-
-    fn paged(&self) -> Option<Filling> {
-        Some((self.gate.0.get()?.clone(), self.source.get()?.clone()))
-    }
-
-    /// Calls `reply` when every page is local (at once when the file was
-    /// never paged), or with why the fill ended without them.
-    pub fn wait(&self, reply: Reply) {
-        match &mut *lock(&self.state) {
-            FillState::NotStarted(waiters) | FillState::Running(waiters) => waiters.push(reply),
-            FillState::Done(result) => reply(result.clone()),
-        }
-    }
-
-    /// `stats().restore`: `None` when the database was not opened paged.
-    pub fn stats(&self) -> Option<RestoreStats> {
-        let (paged, source) = self.paged()?;
-        let s = paged.stats();
-        Some(RestoreStats {
-            pages_local: f64::from(s.pages_local),
-            pages_total: f64::from(s.pages_total),
-            bytes_fetched: source.bytes_fetched() as f64,
-            requests: source.requests() as f64,
-            filled: s.filled,
-            last_error: s.last_error,
-        })
-    }
-
-    /// Starts the background fill, once; nothing to do when the file was
-    /// not paged or is whole.
-    pub fn start(&self) -> Result<()> {
-        let mut state = lock(&self.state);
-        let FillState::NotStarted(waiters) = &mut *state else {
-            return Ok(());
-        };
-        let waiters = std::mem::take(waiters);
-        let Some((paged, source)) = self.paged() else {
-            *state = FillState::Running(waiters);
-            drop(state);
-            finish(&self.state, Ok(0));
-            return Ok(());
-        };
-        *state = FillState::Running(waiters);
-        drop(state);
-        let (shared, stop) = (self.state.clone(), self.stop.clone());
-        let path = paged.db_path().to_path_buf();
-        let run = move || {
-            let fill = || source.fill(&paged, &stop).map_err(|e| e.to_string());
-            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(fill))
-                .unwrap_or_else(|_| Err("offloop internal error: the fill panicked".into()));
-            // What arrived stays: a reopen does not fetch it again.
-            let _ = paged.save();
-            let result = match result {
-                Ok(()) if paged.is_filled() => Ok(source.txid()),
-                Ok(()) => Err("the database closed before every page was local".to_string()),
-                Err(e) => Err(format!("the paged restore failed: {e}")),
-            };
-            finish(&shared, result);
-        };
-        let handle = std::thread::Builder::new()
-            .name("offloop-fill".into())
-            .spawn(run)
-            .map_err(|e| {
-                Error::new(
-                    Status::GenericFailure,
-                    format!("could not start the fill thread: {e}"),
-                )
-            })?;
-        lock(&FILLS)
-            .get_or_insert_with(HashMap::new)
-            .insert(path, handle);
-        Ok(())
-    }
-
-    /// Stops the fill (the database closes); what arrived is kept. Those
-    /// waiting on `filled` hear why it did not finish.
-    pub fn stop(&self) {
-        self.stop.store(true, Ordering::Release);
-        if let Some((paged, _)) = self.paged() {
-            uninstall(&paged);
-        }
-        let not_started = matches!(*lock(&self.state), FillState::NotStarted(_));
-        if not_started {
-            let why = match self.paged() {
-                Some(_) => Err("the database closed before the fill began".to_string()),
-                None => Ok(0),
-            };
-            finish(&self.state, why);
-        }
-    }
-}
-
-/// Completes the fill: every waiter hears `result`.
-fn finish(state: &Mutex<FillState>, result: std::result::Result<u64, String>) {
-    let waiters = match std::mem::replace(&mut *lock(state), FillState::Done(result.clone())) {
-        FillState::NotStarted(waiters) | FillState::Running(waiters) => waiters,
-        FillState::Done(_) => Vec::new(),
+        (Some(mode), Some(replica)) => Some(RestoreSource {
+            mode: if mode == "full" {
+                RestoreMode::Full
+            } else {
+                RestoreMode::Paged
+            },
+            url: replica.url.clone(),
+            s3: replica::s3_options!(replica),
+        }),
     };
-    for reply in waiters {
-        reply(result.clone());
-    }
+    RestoreAtOpen::setup(path, source, replica_error, settings).map_err(|e| match e {
+        offloop_replica::Error::Config(m) => Error::new(Status::InvalidArg, m),
+        e => Error::new(Status::GenericFailure, e.to_string()),
+    })
 }
 
-/// The tag a map file carries: which replica, at which TXID.
-fn tag(txid: u64, url: &str) -> Vec<u8> {
-    let mut t = TAG.to_vec();
-    t.extend_from_slice(&txid.to_be_bytes());
-    t.extend_from_slice(url.as_bytes());
-    t
+/// `stats().restore`: `None` when the database was not opened paged.
+pub fn stats(restore: &RestoreAtOpen) -> Option<RestoreStats> {
+    restore.stats().map(RestoreStats::from)
 }
 
-fn untag(tag: &[u8]) -> Option<(u64, &str)> {
-    let rest = tag.strip_prefix(TAG)?;
-    let txid = u64::from_be_bytes(rest.get(..8)?.try_into().ok()?);
-    Some((txid, std::str::from_utf8(&rest[8..]).ok()?))
-}
-
-/// Puts the file at `db` in place when it must be: restored whole
-/// (`Full`), or created empty with its pages to come (`Paged`), or a paged
-/// restore a previous process left carried on. Returns the file being
-/// filled and where its pages come from, if any.
-fn prepare(
-    db: &Path,
-    mode: Mode,
-    url: &str,
-    s3: &S3Options,
-) -> std::result::Result<Option<Filling>, String> {
-    if is_installed(db) {
-        return Err(format!(
-            "{} is being restored by another open database in this process",
-            db.display()
-        ));
-    }
-    // The fill of an earlier open of this file in this process (closed
-    // since, so told to stop) ends first.
-    let previous = lock(&FILLS).as_mut().and_then(|m| m.remove(db));
-    if let Some(handle) = previous {
-        let _ = handle.join();
-    }
-    let map = map_path(db);
-    let record = read_map(&map).map_err(|e| e.to_string())?;
-    let exists = db.exists();
-    if exists && record.is_none() {
-        // An ordinary database: opened as it is (see docs/replication.md
-        // for one that is behind its replica).
-        return Ok(None);
-    }
-    let store = Arc::new(ReplicaStore::open(url, s3).map_err(|e| e.to_string())?);
-    let (paged, source) = match record.filter(|_| exists) {
-        Some(record) => {
-            let (txid, from) = untag(&record.tag)
-                .ok_or_else(|| format!("{} was not written by offloop", map.display()))?;
-            if from != url {
-                return Err(format!(
-                    "{} is being restored from {from}, not {url}",
-                    db.display()
-                ));
-            }
-            let source = Arc::new(PagedReplica::open(store, Target::Txid(txid)).map_err(|e| {
-                format!(
-                    "cannot carry on restoring {} at TXID {txid}: {e}",
-                    db.display()
-                )
-            })?);
-            if source.page_size() != record.page_size || source.page_count() != record.local.pages()
-            {
-                return Err(format!(
-                    "the replica's TXID {txid} does not match the half-restored {}",
-                    db.display()
-                ));
-            }
-            let paged = Paged::resume(db, record, source.clone()).map_err(|e| e.to_string())?;
-            (paged, source)
-        }
-        None => {
-            // A map without its database: a crash before the file was made.
-            let _ = std::fs::remove_file(&map);
-            if mode == Mode::Full {
-                let report =
-                    restore(&store, db, &RestoreOptions::default()).map_err(|e| e.to_string())?;
-                continue_after_restore(db, report.txid, report.page_size, report.pages)
-                    .map_err(|e| format!("cannot record the restored state: {e}"))?;
-                return Ok(None);
-            }
-            let source =
-                Arc::new(PagedReplica::open(store, Target::Latest).map_err(|e| e.to_string())?);
-            continue_after_restore(db, source.txid(), source.page_size(), source.page_count())
-                .map_err(|e| format!("cannot record the restored state: {e}"))?;
-            let paged = Paged::create(
-                db,
-                source.page_size(),
-                source.page_count(),
-                tag(source.txid(), url),
-                source.clone(),
-            )
-            .map_err(|e| format!("cannot create {}: {e}", db.display()))?;
-            (paged, source)
-        }
-    };
-    if mode == Mode::Full {
-        // A paged restore left unfinished, asked for whole: finish it now.
-        let never = AtomicBool::new(false);
-        source.fill(&paged, &never).map_err(|e| e.to_string())?;
-        return Ok(None);
-    }
-    install(&paged)?;
-    Ok(Some((paged, source)))
+/// Starts the background fill, once.
+pub fn start(restore: &RestoreAtOpen) -> Result<()> {
+    restore
+        .start()
+        .map_err(|e| Error::new(Status::GenericFailure, e.to_string()))
 }

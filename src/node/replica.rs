@@ -16,7 +16,7 @@ use napi::{Error, Result, Status};
 use napi_derive::napi;
 use offloop_engine as engine;
 use offloop_replica::{
-    restore, PagedGate, Remote, RemoteError, ReplicaSettings, ReplicaStore, Replicator, Reply,
+    restore, PagedGate, ReplicaSettings, ReplicaStore, Replicator, Reply, Store, Txid,
 };
 
 use super::completion::CompletionQueue;
@@ -122,9 +122,7 @@ pub fn start(options: ReplicaOptions, paged: PagedGate) -> Result<Arc<Replicator
     let s3 = s3_options!(options);
     let url = options.url;
     let connect = Box::new(move || {
-        ReplicaStore::open(&url, &s3)
-            .map(|store| Arc::new(store) as Arc<dyn Remote>)
-            .map_err(RemoteError::from)
+        ReplicaStore::open(&url, &s3).map(|store| Arc::new(store) as Arc<dyn Store>)
     });
     Replicator::start(settings, connect).map_err(|e| {
         Error::new(
@@ -164,7 +162,7 @@ pub fn restore_replica(id: f64, url: String, path: String, options: RestoreOptio
     let reply = reply_to(&queue, id);
     let s3 = s3_options!(options);
     let opts = offloop_replica::RestoreOptions {
-        txid: options.txid.map(|t| t as u64),
+        txid: options.txid.and_then(|t| Txid::new(t as u64)),
         timestamp: options.timestamp_ms.map(|ms| ms as i64),
         overwrite: options.overwrite,
         ..Default::default()
@@ -173,7 +171,7 @@ pub fn restore_replica(id: f64, url: String, path: String, options: RestoreOptio
         let run = || -> std::result::Result<u64, String> {
             let store = ReplicaStore::open(&url, &s3).map_err(|e| e.to_string())?;
             restore(&store, &PathBuf::from(&path), &opts)
-                .map(|report| report.txid)
+                .map(|report| report.txid.get())
                 .map_err(|e| e.to_string())
         };
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run))

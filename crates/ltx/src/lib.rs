@@ -34,6 +34,7 @@ mod error;
 mod frame;
 mod header;
 mod index;
+mod txid;
 
 pub use checksum::{crc64, crc64_combine, page_checksum, Crc64, DatabaseChecksum, CHECKSUM_FLAG};
 pub use decoder::{
@@ -48,3 +49,4 @@ pub use header::{
     HEADER_FLAG_NO_CHECKSUM, HEADER_SIZE, MAGIC, PAGE_FLAG_SIZE, PAGE_HEADER_SIZE, TRAILER_SIZE,
 };
 pub use index::{decode_tail, tail_size, IndexEntry, PageIndex, Tail, TAIL_FETCH_SIZE};
+pub use txid::Txid;

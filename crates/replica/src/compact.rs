@@ -4,49 +4,41 @@
 //! than the retention window goes, keeping everything a restore inside the
 //! window needs.
 //!
-//! It works on the replica through `Remote` only, on the caller's thread
+//! It works on the replica through its `Store` only, on the caller's thread
 //! (the replicator's); it never touches the database, its WAL or the
 //! capture log.
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{BufReader, BufWriter, Write};
 use std::path::Path;
 use std::time::Duration;
 
-use offloop_ltx::{Decoder, Encoder, Header, HEADER_FLAG_NO_CHECKSUM};
+use offloop_ltx::{Decoder, Encoder, Header, Txid, HEADER_FLAG_NO_CHECKSUM};
 
-use crate::remote::{Remote, RemoteError, RemoteFile, RemoteResult};
-use crate::store::SNAPSHOT_LEVEL;
+use crate::error::{Error, Result};
+use crate::store::{LtxFile, Store, Timestamps, WriteMode, SNAPSHOT_LEVEL};
 
 /// Merges the files of level `level - 1` that follow level `level`'s last
 /// file into one file at `level`, and uploads it. Stops at a gap in the
 /// TXIDs (the files after it wait for the next round). Returns the new
 /// file, or `None` when there was nothing to compact. `scratch` is a folder
 /// for the merged file while it uploads.
-pub fn compact_level(
-    remote: &dyn Remote,
-    level: u8,
-    scratch: &Path,
-) -> RemoteResult<Option<RemoteFile>> {
-    let done = remote
-        .list(level)?
+pub fn compact_level(store: &dyn Store, level: u8, scratch: &Path) -> Result<Option<LtxFile>> {
+    let done = store
+        .list(level, Txid::FIRST, Timestamps::Listed)?
         .iter()
         .map(|f| f.max_txid)
-        .max()
-        .unwrap_or(0);
-    let mut sources: Vec<RemoteFile> = remote
-        .list(level - 1)?
-        .into_iter()
-        .filter(|f| f.min_txid > done)
-        .collect();
+        .max();
+    let from = done.map_or(Txid::FIRST, Txid::next);
+    let mut sources: Vec<LtxFile> = store.list(level - 1, from, Timestamps::Listed)?;
     sources.sort_by_key(|f| (f.min_txid, f.max_txid));
     // A contiguous run only; the first file may start anywhere (the level
     // below may begin with a full image).
-    let mut run: Vec<RemoteFile> = Vec::new();
+    let mut run: Vec<LtxFile> = Vec::new();
     for file in sources {
         match run.last() {
-            Some(last) if file.min_txid != last.max_txid + 1 => break,
+            Some(last) if file.min_txid != last.max_txid.next() => break,
             _ => run.push(file),
         }
     }
@@ -56,8 +48,9 @@ pub fn compact_level(
     let mut pages: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
     let mut header: Option<Header> = None;
     for file in &run {
-        let bytes = remote.get(file)?;
-        let mut decoder = Decoder::new(bytes.as_slice()).map_err(corrupt(file))?;
+        let stream = store.open(file, 0..file.size)?;
+        let mut decoder =
+            Decoder::new(BufReader::with_capacity(1 << 20, stream)).map_err(corrupt(file))?;
         let h = *decoder.header();
         let mut page = vec![0u8; h.page_size as usize];
         while let Some(pgno) = decoder.next_page(&mut page).map_err(corrupt(file))? {
@@ -73,8 +66,8 @@ pub fn compact_level(
         flags: HEADER_FLAG_NO_CHECKSUM,
         page_size: h.page_size,
         commit: h.commit,
-        min_txid: first.min_txid,
-        max_txid: last.max_txid,
+        min_txid: first.min_txid.get(),
+        max_txid: last.max_txid.get(),
         timestamp: h.timestamp,
         pre_apply_checksum: 0,
         wal_offset: 0,
@@ -83,20 +76,17 @@ pub fn compact_level(
         wal_salt2: 0,
         node_id: 0,
     };
-    let path = scratch.join(format!(
-        "{level}-{:016x}-{:016x}.ltx",
-        first.min_txid, last.max_txid
-    ));
+    let path = scratch.join(format!("{level}-{}-{}.ltx", first.min_txid, last.max_txid));
     let size = write_pages(&path, merged, &pages)
-        .map_err(|e| RemoteError::transient(format!("cannot write a compacted file: {e}")))?;
-    let file = RemoteFile {
+        .map_err(|e| Error::io("cannot write a compacted file", e))?;
+    let file = LtxFile {
         level,
         min_txid: first.min_txid,
         max_txid: last.max_txid,
         size,
         timestamp_ms: h.timestamp,
     };
-    let put = remote.put(&file, &path);
+    let put = store.write(&file, &path, WriteMode::Overwrite);
     let _ = std::fs::remove_file(&path);
     put?;
     Ok(Some(file))
@@ -119,12 +109,10 @@ fn write_pages(
     Ok(encoded.size)
 }
 
-fn corrupt(file: &RemoteFile) -> impl Fn(offloop_ltx::Error) -> RemoteError + '_ {
-    move |e| {
-        RemoteError::transient(format!(
-            "replica file L{} {:016x}-{:016x} is unreadable: {e}",
-            file.level, file.min_txid, file.max_txid
-        ))
+fn corrupt(file: &LtxFile) -> impl Fn(offloop_ltx::Error) -> Error + '_ {
+    move |source| Error::Ltx {
+        file: file.label(),
+        source,
     }
 }
 
@@ -135,39 +123,45 @@ fn corrupt(file: &RemoteFile) -> impl Fn(offloop_ltx::Error) -> RemoteError + '_
 /// covers them and they are older than `l0_retention`, or once the base
 /// covers them.
 pub fn enforce_retention(
-    remote: &dyn Remote,
+    store: &dyn Store,
     now_ms: i64,
     retention: Duration,
     l0_retention: Duration,
-) -> RemoteResult<()> {
-    let files = remote.list_all()?;
+) -> Result<()> {
+    let files: Vec<LtxFile> = store
+        .list_all(Timestamps::Listed)?
+        .into_iter()
+        .flatten()
+        .collect();
     let window_start = now_ms - retention.as_millis() as i64;
-    let mut snapshots: Vec<&RemoteFile> =
-        files.iter().filter(|f| f.level == SNAPSHOT_LEVEL).collect();
+    let mut snapshots: Vec<&LtxFile> = files.iter().filter(|f| f.level == SNAPSHOT_LEVEL).collect();
     snapshots.sort_by_key(|f| f.max_txid);
     let base = snapshots
         .iter()
         .rev()
         .find(|f| f.timestamp_ms <= window_start)
-        .map_or(0, |f| f.max_txid);
+        .map(|f| f.max_txid);
     let l1_max = files
         .iter()
         .filter(|f| f.level == 1)
         .map(|f| f.max_txid)
-        .max()
-        .unwrap_or(0);
+        .max();
     let l0_cutoff = now_ms - l0_retention.as_millis() as i64;
-    let doomed: Vec<RemoteFile> = files
+    // `None` (no such file) is below every TXID.
+    let doomed: Vec<LtxFile> = files
         .iter()
         .filter(|f| match f.level {
-            SNAPSHOT_LEVEL => f.max_txid < base,
-            0 => f.max_txid <= base || (f.max_txid <= l1_max && f.timestamp_ms < l0_cutoff),
-            _ => f.max_txid <= base,
+            SNAPSHOT_LEVEL => Some(f.max_txid) < base,
+            0 => {
+                Some(f.max_txid) <= base
+                    || (Some(f.max_txid) <= l1_max && f.timestamp_ms < l0_cutoff)
+            }
+            _ => Some(f.max_txid) <= base,
         })
         .copied()
         .collect();
     if doomed.is_empty() {
         return Ok(());
     }
-    remote.delete(&doomed)
+    store.delete(&doomed)
 }

@@ -20,10 +20,10 @@ use offloop_ltx::{Header, HEADER_FLAG_NO_CHECKSUM};
 
 use crate::capture::{CaptureLog, CaptureStart};
 use crate::page_io::{
-    database_page_size, file_crc, open_optional, read_db_page, remote_file, write_ltx,
+    database_page_size, file_crc, open_optional, read_db_page, staged_file, write_ltx,
 };
 use crate::pending::{Outbox, Staged};
-use crate::store::SNAPSHOT_LEVEL;
+use crate::store::{LtxFile, SNAPSHOT_LEVEL};
 use crate::wal::{continues_at, read_committed, WalHeader, WalPosition, WAL_HEADER_SIZE};
 
 /// A position before any WAL generation: the next header seen starts the
@@ -341,7 +341,8 @@ impl Follower {
             node_id: 0,
         };
         let db = open_optional(&self.db_path)?;
-        let temp = self.outbox.temp_path(0, txid, txid);
+        let file = staged_file(0, txid, txid, 0, timestamp_ms)?;
+        let temp = self.outbox.temp_path(0, file.min_txid, file.max_txid);
         let size = write_ltx(&temp, header, pgnos.into_iter(), |pgno, page| {
             if !log.read_page(pgno, page)? {
                 read_db_page(db.as_ref(), pgno, page)?;
@@ -349,9 +350,7 @@ impl Follower {
             Ok(())
         })?;
         let oldest = self.oldest_captured_ms.unwrap_or(timestamp_ms);
-        let staged = self
-            .outbox
-            .commit(remote_file(0, txid, txid, size, timestamp_ms), oldest)?;
+        let staged = self.outbox.commit(LtxFile { size, ..file }, oldest)?;
         log.reset(CaptureStart {
             page_size,
             base_commit: commit,
@@ -462,10 +461,11 @@ impl Follower {
                 wal_salt2: if in_wal { end.salt2 } else { 0 },
                 node_id: 0,
             };
-            let temp = self.outbox.temp_path(level, min, txid);
+            let file = staged_file(level, min, txid, 0, timestamp_ms)?;
+            let temp = self.outbox.temp_path(level, file.min_txid, file.max_txid);
             let pages = (1..=commit).filter(|&p| p != lock);
             let size = write_ltx(&temp, header, pages, read)?;
-            written.push((temp, remote_file(level, min, txid, size, timestamp_ms)));
+            written.push((temp, LtxFile { size, ..file }));
         }
         // The WAL frames read above stay put only while the WAL keeps its
         // generation: a restart meanwhile may have overwritten some with

@@ -9,14 +9,15 @@
 use std::time::Instant;
 
 use crate::compact::{compact_level, enforce_retention};
+use crate::error::{Error, Result};
 use crate::follower::{now_ms, Chain};
-use crate::remote::RemoteError;
+use crate::upload::unavailable;
 use crate::worker::Worker;
 
 impl Worker {
     /// After a clean upload round: compaction per level, an L9 snapshot
     /// when due, retention.
-    pub(crate) fn housekeeping(&mut self) -> Result<(), RemoteError> {
+    pub(crate) fn housekeeping(&mut self) -> Result<()> {
         let shared = self.shared.clone();
         let settings = &shared.settings;
         let now = now_ms();
@@ -28,8 +29,8 @@ impl Worker {
             self.last_compaction[i] = Instant::now();
             let dir = shared
                 .with_follower(|f| f.scratch_dir())
-                .ok_or_else(|| RemoteError::permanent("replication state is unavailable"))?;
-            compact_level(self.remote()?.as_ref(), (i + 1) as u8, &dir)?;
+                .ok_or_else(unavailable)?;
+            compact_level(self.store()?.as_ref(), (i + 1) as u8, &dir)?;
             compacted = true;
         }
         // A database still being filled is snapshotted once it is whole.
@@ -56,17 +57,13 @@ impl Worker {
                     self.last_snapshot_ms = now;
                     self.upload_round()?;
                 }
-                Some(Err(e)) => {
-                    return Err(RemoteError::transient(format!(
-                        "cannot stage a snapshot: {e}"
-                    )))
-                }
+                Some(Err(e)) => return Err(Error::io("cannot stage a snapshot", e)),
                 _ => {}
             }
         }
         if compacted {
             enforce_retention(
-                self.remote()?.as_ref(),
+                self.store()?.as_ref(),
                 now,
                 settings.retention,
                 settings.l0_retention,

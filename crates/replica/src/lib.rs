@@ -5,8 +5,8 @@
 //! # Design
 //!
 //! Data types sit below threads: [`store`] is the only module that talks to
-//! the replica (through `object_store`, on a small tokio runtime of its
-//! own, behind a blocking API), [`plan`] is pure arithmetic over listings,
+//! the replica (its [`Store`] interface; `object_store` on a small tokio
+//! runtime of its own behind it, blocking to its callers), [`plan`] is pure arithmetic over listings,
 //! and [`restore`] runs plain threads that decode LTX files (the format
 //! lives in `offloop-ltx`) into a database file. Nothing here is async to
 //! its callers and nothing knows of Node.
@@ -14,7 +14,7 @@
 //! The [`Replicator`] is the engine's WAL observer and runs on a thread of
 //! its own: woken by commits, it copies committed WAL frames into a capture
 //! log ([`wal`], [`capture`]), turns them into LTX files each sync interval
-//! ([`follower`], [`pending`]) and uploads them through [`remote`], then
+//! ([`follower`], [`pending`]) and uploads them through the [`store`], then
 //! compacts and trims the replica ([`compact`]). Before every checkpoint it
 //! captures what the WAL holds, so no frame is overwritten unseen.
 
@@ -28,10 +28,10 @@ mod page_io;
 pub mod paged;
 pub mod pending;
 pub mod plan;
-pub mod remote;
 mod replica_url;
 pub mod replicator;
 pub mod restore;
+mod restore_at_open;
 pub mod settings;
 mod shared;
 pub mod store;
@@ -41,10 +41,14 @@ mod worker;
 
 pub use adopt::continue_after_restore;
 pub use error::{Error, Result};
+pub use offloop_ltx::Txid;
 pub use paged::PagedReplica;
 pub use plan::{plan_restore, restore_plan, Target};
-pub use remote::{Remote, RemoteError, RemoteFile, RemoteResult};
 pub use replicator::{state_dir, ReplicaStats, Replicator, Reply};
 pub use restore::{restore, RestoreOptions, RestoreReport};
-pub use settings::{PagedGate, ReplicaSettings, S3Settings};
-pub use store::{LtxFileInfo, ReplicaStore, S3Options, LEVELS, SNAPSHOT_LEVEL};
+pub use restore_at_open::{FillStats, RestoreAtOpen, RestoreMode, RestoreSource};
+pub use settings::{PagedGate, ReplicaSettings};
+pub use store::{
+    Fault, LtxFile, ReplicaStore, S3Options, Store, StoreError, Timestamps, WriteMode, LEVELS,
+    SNAPSHOT_LEVEL,
+};

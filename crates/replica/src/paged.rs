@@ -18,13 +18,13 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use offloop_ltx::{
-    decode_frame, decode_tail, lock_pgno, tail_size, Header, HEADER_SIZE, TAIL_FETCH_SIZE,
+    decode_frame, decode_tail, lock_pgno, tail_size, Header, Txid, HEADER_SIZE, TAIL_FETCH_SIZE,
 };
 use offloop_vfs::{PageSource, Paged};
 
 use crate::error::{Error, Result};
 use crate::plan::{restore_plan, Target};
-use crate::store::{LtxFileInfo, ReplicaStore};
+use crate::store::{LtxFile, ReplicaStore, Store, Timestamps};
 
 /// Pages after the one asked for that one on-demand read also brings in
 /// when their frames follow it in the same file: SQLite's next read is
@@ -61,11 +61,11 @@ struct Location {
 /// What a paged open learned of the replica.
 pub struct PagedReplica {
     store: Arc<ReplicaStore>,
-    plan: Vec<LtxFileInfo>,
+    plan: Vec<LtxFile>,
     /// Index: pgno - 1. `None` for the lock page.
     pages: Vec<Option<Location>>,
     page_size: u32,
-    txid: u64,
+    txid: Txid,
     requests: AtomicU64,
     bytes_fetched: AtomicU64,
 }
@@ -85,7 +85,11 @@ impl PagedReplica {
     /// Plans the restore of `store` at `target` and reads the plan's page
     /// indexes.
     pub fn open(store: Arc<ReplicaStore>, target: Target) -> Result<PagedReplica> {
-        let levels = store.list_all(matches!(target, Target::Timestamp(_)))?;
+        let timestamps = match target {
+            Target::Timestamp(_) => Timestamps::Ltx,
+            Target::Latest | Target::Txid(_) => Timestamps::Listed,
+        };
+        let levels = store.list_all(timestamps)?;
         let plan = restore_plan(&levels, target)?;
         let last = *plan
             .last()
@@ -100,7 +104,7 @@ impl PagedReplica {
             bytes_fetched: AtomicU64::new(0),
         };
         // One round: the last file's header and every file's last bytes.
-        let mut reads: Vec<(LtxFileInfo, Range<u64>)> = vec![(last, 0..HEADER_SIZE as u64)];
+        let mut reads: Vec<(LtxFile, Range<u64>)> = vec![(last, 0..HEADER_SIZE as u64)];
         reads.extend(
             plan.iter()
                 .map(|f| (*f, f.size.saturating_sub(TAIL_FETCH_SIZE)..f.size)),
@@ -170,7 +174,7 @@ impl PagedReplica {
     }
 
     /// The TXID the pages are those of.
-    pub fn txid(&self) -> u64 {
+    pub fn txid(&self) -> Txid {
         self.txid
     }
 
@@ -184,10 +188,10 @@ impl PagedReplica {
     }
 
     /// Reads `reads` all at once; results in the same order.
-    fn fetch(&self, reads: &[(LtxFileInfo, Range<u64>)]) -> Result<Vec<Bytes>> {
+    fn fetch(&self, reads: &[(LtxFile, Range<u64>)]) -> Result<Vec<Bytes>> {
         let mut out = vec![Bytes::new(); reads.len()];
         self.store
-            .fetch_ranges(reads, reads.len().min(32), |i, b| {
+            .read_ranges(reads, reads.len().min(32), &mut |i, b| {
                 self.count(&b);
                 out[i] = b;
                 Ok(())
@@ -266,7 +270,7 @@ impl PagedReplica {
     /// The ranged reads that bring in every page `paged` still lacks:
     /// runs of frames in file order, each at most `FILL_RANGE` bytes, with
     /// the pages each holds.
-    fn fill_reads(&self, paged: &Paged) -> Vec<(LtxFileInfo, Range<u64>, Vec<u32>)> {
+    fn fill_reads(&self, paged: &Paged) -> Vec<(LtxFile, Range<u64>, Vec<u32>)> {
         let mut per_file: Vec<Vec<u32>> = vec![Vec::new(); self.plan.len()];
         let mut pgno = 1;
         while let Some(p) = paged.next_missing(pgno) {
@@ -316,14 +320,14 @@ impl PagedReplica {
     /// so the link does not stand idle while the disk syncs.
     fn fill_once(&self, paged: &Paged, stop: &AtomicBool) -> Result<()> {
         let reads = self.fill_reads(paged);
-        let ranges: Vec<(LtxFileInfo, Range<u64>)> =
+        let ranges: Vec<(LtxFile, Range<u64>)> =
             reads.iter().map(|(f, r, _)| (*f, r.clone())).collect();
         let mut since_save = 0u64;
         let saving = AtomicBool::new(false);
         let save_failed: std::sync::Mutex<Option<std::io::Error>> = std::sync::Mutex::new(None);
         std::thread::scope(|scope| {
             self.store
-                .fetch_ranges(&ranges, FILL_CONCURRENCY, |i, bytes| {
+                .read_ranges(&ranges, FILL_CONCURRENCY, &mut |i, bytes| {
                     if stop.load(Ordering::Acquire) {
                         return Err(Error::Plan("the fill was stopped".into()));
                     }

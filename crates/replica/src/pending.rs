@@ -13,12 +13,14 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use crate::remote::RemoteFile;
+use offloop_ltx::Txid;
+
+use crate::store::LtxFile;
 
 /// A staged file: what it will be in the replica, and where it is now.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Staged {
-    pub file: RemoteFile,
+    pub file: LtxFile,
     pub path: PathBuf,
     /// When its oldest commit happened (ms since the epoch): the lag while
     /// it waits.
@@ -45,15 +47,15 @@ impl Outbox {
                 fs::remove_file(entry.path())?;
                 continue;
             }
-            let Some((level, min, max)) = parse(name) else {
+            let Some((level, min_txid, max_txid)) = parse(name) else {
                 continue;
             };
             let timestamp_ms = ltx_timestamp(&entry.path()).unwrap_or(0);
             staged.push(Staged {
-                file: RemoteFile {
+                file: LtxFile {
                     level,
-                    min_txid: min,
-                    max_txid: max,
+                    min_txid,
+                    max_txid,
                     size: entry.metadata()?.len(),
                     timestamp_ms,
                 },
@@ -69,12 +71,12 @@ impl Outbox {
     }
 
     /// Where a file being staged is written before `commit`.
-    pub fn temp_path(&self, level: u8, min: u64, max: u64) -> PathBuf {
+    pub fn temp_path(&self, level: u8, min: Txid, max: Txid) -> PathBuf {
         self.dir.join(format!("{}.tmp", name(level, min, max)))
     }
 
     /// Gives a fully written and synced temp file its final name.
-    pub fn commit(&mut self, file: RemoteFile, oldest_commit_ms: i64) -> io::Result<Staged> {
+    pub fn commit(&mut self, file: LtxFile, oldest_commit_ms: i64) -> io::Result<Staged> {
         let temp = self.temp_path(file.level, file.min_txid, file.max_txid);
         let path = self
             .dir
@@ -114,16 +116,16 @@ impl Outbox {
     }
 }
 
-fn name(level: u8, min: u64, max: u64) -> String {
-    format!("{level}-{min:016x}-{max:016x}.ltx")
+fn name(level: u8, min: Txid, max: Txid) -> String {
+    format!("{level}-{min}-{max}.ltx")
 }
 
-fn parse(name: &str) -> Option<(u8, u64, u64)> {
+fn parse(name: &str) -> Option<(u8, Txid, Txid)> {
     let stem = name.strip_suffix(".ltx")?;
     let mut parts = stem.split('-');
     let level = parts.next()?.parse().ok()?;
-    let min = u64::from_str_radix(parts.next()?, 16).ok()?;
-    let max = u64::from_str_radix(parts.next()?, 16).ok()?;
+    let min = Txid::from_hex(parts.next()?)?;
+    let max = Txid::from_hex(parts.next()?)?;
     parts.next().is_none().then_some((level, min, max))
 }
 

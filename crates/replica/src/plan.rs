@@ -10,7 +10,9 @@
 //! chain cannot reach is a gap, and a gap is an error.
 
 use crate::error::{Error, Result};
-use crate::store::{LtxFileInfo, ReplicaStore, SNAPSHOT_LEVEL};
+use offloop_ltx::Txid;
+
+use crate::store::{LtxFile, Store, Timestamps, SNAPSHOT_LEVEL};
 
 /// The point a restore rebuilds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -19,32 +21,36 @@ pub enum Target {
     #[default]
     Latest,
     /// Up to and including this TXID; it must end a file.
-    Txid(u64),
+    Txid(Txid),
     /// The last state written strictly before this time (ms since epoch).
     Timestamp(i64),
 }
 
 impl Target {
-    fn admits(&self, f: &LtxFileInfo) -> bool {
+    fn admits(&self, f: &LtxFile) -> bool {
         match *self {
             Target::Latest => true,
             Target::Txid(txid) => f.max_txid <= txid,
-            Target::Timestamp(ms) => f.timestamp < ms,
+            Target::Timestamp(ms) => f.timestamp_ms < ms,
         }
     }
 }
 
 /// Lists every level of `store` at once (with LTX timestamps when the
 /// target is a time) and plans the restore.
-pub fn plan_restore(store: &ReplicaStore, target: Target) -> Result<Vec<LtxFileInfo>> {
-    let levels = store.list_all(matches!(target, Target::Timestamp(_)))?;
+pub fn plan_restore(store: &dyn Store, target: Target) -> Result<Vec<LtxFile>> {
+    let timestamps = match target {
+        Target::Timestamp(_) => Timestamps::Ltx,
+        Target::Latest | Target::Txid(_) => Timestamps::Listed,
+    };
+    let levels = store.list_all(timestamps)?;
     restore_plan(&levels, target)
 }
 
 /// Plans a restore from listings, `levels[n]` holding level n's files.
-pub fn restore_plan(levels: &[Vec<LtxFileInfo>], target: Target) -> Result<Vec<LtxFileInfo>> {
+pub fn restore_plan(levels: &[Vec<LtxFile>], target: Target) -> Result<Vec<LtxFile>> {
     let snapshot_level = usize::from(SNAPSHOT_LEVEL);
-    let mut plan: Vec<LtxFileInfo> = Vec::new();
+    let mut plan: Vec<LtxFile> = Vec::new();
     let snapshot = levels
         .get(snapshot_level)
         .into_iter()
@@ -53,23 +59,25 @@ pub fn restore_plan(levels: &[Vec<LtxFileInfo>], target: Target) -> Result<Vec<L
         .max_by_key(|f| (f.max_txid, std::cmp::Reverse(f.min_txid)));
     plan.extend(snapshot);
 
-    let lower: Vec<&LtxFileInfo> = levels
+    let lower: Vec<&LtxFile> = levels
         .iter()
         .take(snapshot_level)
         .flatten()
         .filter(|f| target.admits(f))
         .collect();
-    let mut current = snapshot.map_or(0, |s| s.max_txid);
-    let reached = |current: u64| matches!(target, Target::Txid(t) if current >= t);
+    // The TXID the plan has reached; `None` before any file.
+    let mut current: Option<Txid> = snapshot.map(|s| s.max_txid);
+    let following = |current: Option<Txid>| current.map_or(Txid::FIRST, Txid::next);
+    let reached = |current: Option<Txid>| matches!(target, Target::Txid(t) if current >= Some(t));
     while !reached(current) {
         let next = lower
             .iter()
-            .filter(|f| f.min_txid <= current + 1 && f.max_txid > current)
+            .filter(|f| f.min_txid <= following(current) && Some(f.max_txid) > current)
             .copied()
             .reduce(|best, f| if better(best, f) { f } else { best });
         let Some(next) = next else { break };
         plan.push(*next);
-        current = next.max_txid;
+        current = Some(next.max_txid);
     }
 
     let Some(last) = plan.last() else {
@@ -81,14 +89,15 @@ pub fn restore_plan(levels: &[Vec<LtxFileInfo>], target: Target) -> Result<Vec<L
     if let Target::Txid(txid) = target {
         if last.max_txid != txid {
             return Err(Error::Plan(format!(
-                "TXID {txid:016x} is not available: the replica reaches {:016x} without a file ending there",
+                "TXID {txid} is not available: the replica reaches {} without a file ending there",
                 last.max_txid
             )));
         }
     }
-    if let Some(beyond) = lower.iter().find(|f| f.min_txid > current + 1) {
+    if let Some(beyond) = lower.iter().find(|f| f.min_txid > following(current)) {
+        let reached = current.map_or_else(|| "nothing".into(), |t| format!("TXID {t}"));
         return Err(Error::Plan(format!(
-            "gap in the replica: it reaches TXID {current:016x}, the next file ({} at level {}) starts at {:016x}",
+            "gap in the replica: it reaches {reached}, the next file ({} at level {}) starts at {}",
             beyond.name(),
             beyond.level,
             beyond.min_txid
@@ -98,17 +107,17 @@ pub fn restore_plan(levels: &[Vec<LtxFileInfo>], target: Target) -> Result<Vec<L
 }
 
 /// Whether `next` continues the plan better than `best`.
-fn better(best: &LtxFileInfo, next: &LtxFileInfo) -> bool {
+fn better(best: &LtxFile, next: &LtxFile) -> bool {
     (
         next.max_txid,
         std::cmp::Reverse(next.min_txid),
         next.level,
-        std::cmp::Reverse(next.timestamp),
+        std::cmp::Reverse(next.timestamp_ms),
     ) > (
         best.max_txid,
         std::cmp::Reverse(best.min_txid),
         best.level,
-        std::cmp::Reverse(best.timestamp),
+        std::cmp::Reverse(best.timestamp_ms),
     )
 }
 
@@ -116,18 +125,22 @@ fn better(best: &LtxFileInfo, next: &LtxFileInfo) -> bool {
 mod tests {
     use super::*;
 
-    fn f(level: u8, min: u64, max: u64) -> LtxFileInfo {
-        LtxFileInfo {
+    fn t(n: u64) -> Txid {
+        Txid::new(n).unwrap()
+    }
+
+    fn f(level: u8, min: u64, max: u64) -> LtxFile {
+        LtxFile {
             level,
-            min_txid: min,
-            max_txid: max,
+            min_txid: t(min),
+            max_txid: t(max),
             size: 1000,
             // One second per TXID: the file was written when its range ended.
-            timestamp: max as i64 * 1000,
+            timestamp_ms: max as i64 * 1000,
         }
     }
 
-    fn levels(files: &[LtxFileInfo]) -> Vec<Vec<LtxFileInfo>> {
+    fn levels(files: &[LtxFile]) -> Vec<Vec<LtxFile>> {
         let mut out = vec![Vec::new(); 10];
         for file in files {
             out[file.level as usize].push(*file);
@@ -135,15 +148,15 @@ mod tests {
         out
     }
 
-    fn names(plan: &[LtxFileInfo]) -> Vec<(u8, u64, u64)> {
+    fn names(plan: &[LtxFile]) -> Vec<(u8, u64, u64)> {
         plan.iter()
-            .map(|f| (f.level, f.min_txid, f.max_txid))
+            .map(|f| (f.level, f.min_txid.get(), f.max_txid.get()))
             .collect()
     }
 
     /// A replica as Litestream leaves it: a snapshot at 5, L1 compactions,
     /// L0 files for every TXID since.
-    fn replica() -> Vec<Vec<LtxFileInfo>> {
+    fn replica() -> Vec<Vec<LtxFile>> {
         let mut files = vec![f(9, 1, 5), f(1, 1, 3), f(1, 4, 6), f(1, 7, 8)];
         files.extend((1..=10).map(|t| f(0, t, t)));
         levels(&files)
@@ -160,11 +173,11 @@ mod tests {
 
     #[test]
     fn a_txid_plan_stops_at_that_txid_and_only_at_a_file_boundary() {
-        let plan = restore_plan(&replica(), Target::Txid(7)).unwrap();
+        let plan = restore_plan(&replica(), Target::Txid(t(7))).unwrap();
         assert_eq!(names(&plan), vec![(9, 1, 5), (1, 4, 6), (0, 7, 7)]);
-        let plan = restore_plan(&replica(), Target::Txid(5)).unwrap();
+        let plan = restore_plan(&replica(), Target::Txid(t(5))).unwrap();
         assert_eq!(names(&plan), vec![(9, 1, 5)]);
-        let plan = restore_plan(&replica(), Target::Txid(2)).unwrap();
+        let plan = restore_plan(&replica(), Target::Txid(t(2))).unwrap();
         assert_eq!(
             names(&plan),
             vec![(0, 1, 1), (0, 2, 2)],
@@ -172,11 +185,11 @@ mod tests {
         );
 
         let coarse = levels(&[f(9, 1, 5), f(1, 6, 9)]);
-        let e = restore_plan(&coarse, Target::Txid(7))
+        let e = restore_plan(&coarse, Target::Txid(t(7)))
             .unwrap_err()
             .to_string();
         assert!(e.contains("not available"), "{e}");
-        let e = restore_plan(&replica(), Target::Txid(11))
+        let e = restore_plan(&replica(), Target::Txid(t(11)))
             .unwrap_err()
             .to_string();
         assert!(e.contains("not available"), "{e}");
@@ -217,7 +230,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("gap"), "{e}");
-        let e = restore_plan(&gappy, Target::Txid(8))
+        let e = restore_plan(&gappy, Target::Txid(t(8)))
             .unwrap_err()
             .to_string();
         assert!(e.contains("not available"), "{e}");
@@ -226,7 +239,7 @@ mod tests {
             .to_string();
         assert!(e.contains("gap"), "{e}");
         // Before the gap, the replica is whole.
-        let plan = restore_plan(&gappy, Target::Txid(6)).unwrap();
+        let plan = restore_plan(&gappy, Target::Txid(t(6))).unwrap();
         assert_eq!(names(&plan), vec![(9, 1, 5), (0, 6, 6)]);
     }
 

@@ -79,7 +79,7 @@ impl Replicator {
         let (commands, inbox) = unbounded();
         let shared = Arc::new(Shared {
             settings,
-            remote: OnceLock::new(),
+            store: OnceLock::new(),
             local: Mutex::new(Local::Waiting),
             local_changed: Condvar::new(),
             pin: Arc::default(),

@@ -26,12 +26,12 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use offloop_ltx::{
     check_layout, decode_frames, decode_tail, verify_file_checksum, Crc64, DatabaseChecksum,
-    Header, IndexEntry, Tail, HEADER_SIZE,
+    Header, IndexEntry, Tail, Txid, HEADER_SIZE,
 };
 
 use crate::error::{Error, Result};
 use crate::plan::{plan_restore, Target};
-use crate::store::{LtxFileInfo, ReplicaStore};
+use crate::store::{LtxFile, ReplicaStore, Store};
 
 /// Frames per decoding job: small enough to spread one snapshot over every
 /// decoder thread, large enough that queueing costs nothing next to it.
@@ -42,7 +42,7 @@ const STRIPES: usize = 1024;
 #[derive(Clone, Debug)]
 pub struct RestoreOptions {
     /// Restore up to this TXID (it must end an LTX file). Not with `timestamp`.
-    pub txid: Option<u64>,
+    pub txid: Option<Txid>,
     /// Restore the last state written strictly before this time (ms since
     /// the epoch). Not with `txid`.
     pub timestamp: Option<i64>,
@@ -70,7 +70,7 @@ impl Default for RestoreOptions {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RestoreReport {
     /// The TXID the database was restored to (the last file's max TXID).
-    pub txid: u64,
+    pub txid: Txid,
     /// The last file's LTX timestamp, ms since the epoch.
     pub timestamp: i64,
     pub page_size: u32,
@@ -115,7 +115,7 @@ pub fn restore(
     let last = plan
         .last()
         .ok_or_else(|| Error::Plan("the replica holds no LTX files".into()))?;
-    let head = store.get_range(last, 0..HEADER_SIZE as u64)?;
+    let head = store.read_range(last, 0..HEADER_SIZE as u64)?;
     let final_header = Header::decode(&head).map_err(|source| Error::Ltx {
         file: last.name(),
         source,
@@ -213,7 +213,7 @@ struct Applied {
 /// Fetches, verifies and writes every file of the plan into `file`.
 fn apply(
     store: &ReplicaStore,
-    plan: &[LtxFileInfo],
+    plan: &[LtxFile],
     file: &File,
     page_size: u32,
     commit: u32,
@@ -312,7 +312,9 @@ fn apply(
 
     let mut prev: Option<&Arrived> = None;
     for (info, a) in plan.iter().zip(&arrived) {
-        let a = a.as_ref().ok_or_else(|| Error::NotFound(info.name()))?;
+        let a = a
+            .as_ref()
+            .ok_or_else(|| Error::Verify(format!("{} was never fetched", info.label())))?;
         let crcs = a
             .chunks
             .iter()
@@ -327,7 +329,7 @@ fn apply(
         if let Some(p) = prev {
             let chained = p.header.has_checksums()
                 && a.header.has_checksums()
-                && a.header.min_txid == p.header.max_txid + 1;
+                && a.header.min_txid == p.header.max_txid.saturating_add(1);
             if chained && a.header.pre_apply_checksum != p.tail.trailer.post_apply_checksum {
                 return Err(Error::Verify(format!(
                     "{} does not follow the file before it (pre-apply checksum)",
@@ -353,14 +355,10 @@ fn apply(
 }
 
 /// Reads a fetched file's header and tail and checks they fit the plan.
-fn open_file(
-    info: &LtxFileInfo,
-    bytes: &[u8],
-    page_size: u32,
-) -> offloop_ltx::Result<(Header, Tail)> {
+fn open_file(info: &LtxFile, bytes: &[u8], page_size: u32) -> offloop_ltx::Result<(Header, Tail)> {
     let bad = |m: String| offloop_ltx::Error::Format(m);
     let header = Header::decode(bytes)?;
-    if (header.min_txid, header.max_txid) != (info.min_txid, info.max_txid) {
+    if (header.min_txid, header.max_txid) != (info.min_txid.get(), info.max_txid.get()) {
         return Err(bad(format!(
             "its header covers {:016x}-{:016x}",
             header.min_txid, header.max_txid

@@ -31,23 +31,10 @@ pub const DEFAULT_L0_RETENTION: Duration = Duration::from_secs(300);
 /// happens at the cap.
 pub const DEFAULT_MAX_PENDING_BYTES: u64 = 1 << 30;
 
-/// S3 connection settings; `None` fields fall back to the usual `AWS_*`
-/// environment variables.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct S3Settings {
-    pub endpoint: Option<String>,
-    pub region: Option<String>,
-    pub access_key_id: Option<String>,
-    pub secret_access_key: Option<String>,
-    pub session_token: Option<String>,
-    pub force_path_style: Option<bool>,
-}
-
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReplicaSettings {
     /// `file:///absolute/dir` or `s3://bucket/prefix`.
     pub url: String,
-    pub s3: S3Settings,
     pub sync_interval: Duration,
     pub snapshot_interval: Duration,
     pub retention: Duration,
@@ -90,7 +77,6 @@ impl ReplicaSettings {
     pub fn new(url: impl Into<String>) -> Self {
         ReplicaSettings {
             url: url.into(),
-            s3: S3Settings::default(),
             sync_interval: DEFAULT_SYNC_INTERVAL,
             snapshot_interval: DEFAULT_SNAPSHOT_INTERVAL,
             retention: DEFAULT_RETENTION,

@@ -16,16 +16,17 @@ use crossbeam_channel::Sender;
 use offloop_engine::{CheckpointPermit, CheckpointWrites};
 use rusqlite::Connection;
 
+use crate::error::Result;
 use crate::follower::Follower;
-use crate::remote::{Remote, RemoteError};
 use crate::settings::ReplicaSettings;
+use crate::store::Store;
 
 /// Attempts at a full image while the WAL restarts under it (one restart
 /// at most can happen while the image's read transaction lasts).
 const IMAGE_TRIES: usize = 3;
 
 /// Answers to `sync` and `ready`: the replica's TXID, or why not.
-pub type Reply = Box<dyn FnOnce(Result<u64, String>) + Send>;
+pub type Reply = Box<dyn FnOnce(std::result::Result<u64, String>) + Send>;
 
 pub(crate) enum Command {
     Opened(PathBuf),
@@ -61,11 +62,11 @@ pub(crate) enum Local {
 
 /// Connects to the replica; run on the replicator's thread, so that even
 /// resolving a local folder never happens on the caller's.
-pub type Connect = Box<dyn FnOnce() -> Result<Arc<dyn Remote>, RemoteError> + Send>;
+pub type Connect = Box<dyn FnOnce() -> Result<Arc<dyn Store>> + Send>;
 
 pub(crate) struct Shared {
     pub(crate) settings: ReplicaSettings,
-    pub(crate) remote: OnceLock<Arc<dyn Remote>>,
+    pub(crate) store: OnceLock<Arc<dyn Store>>,
     pub(crate) local: Mutex<Local>,
     pub(crate) local_changed: Condvar,
     /// A read-only connection whose open read transaction pins the WAL

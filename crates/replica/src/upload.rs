@@ -11,10 +11,10 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use crate::error::{Error, Result};
 use crate::follower::{now_ms, Chain};
 use crate::pending::Staged;
-use crate::remote::{RemoteError, RemoteFile};
-use crate::store::SNAPSHOT_LEVEL;
+use crate::store::{LtxFile, Timestamps, WriteMode, SNAPSHOT_LEVEL};
 use crate::worker::{Worker, FIRST_BACKOFF};
 
 /// Retries of a replica that stays down settle at this interval: often
@@ -36,7 +36,7 @@ impl Worker {
     /// One round: capture and stage, repair the chain if it broke, upload
     /// the outbox, then compaction, snapshots and retention when due.
     /// `forced` (a `sync()` call) ignores the retry backoff.
-    pub(crate) fn sync(&mut self, forced: bool) -> Result<u64, String> {
+    pub(crate) fn sync(&mut self, forced: bool) -> std::result::Result<u64, String> {
         if let Some(why) = &self.permanent_error {
             return Err(why.clone());
         }
@@ -70,7 +70,7 @@ impl Worker {
                     None => shared.clear_error(),
                 }
                 if let Err(e) = self.housekeeping() {
-                    shared.set_error(e.message);
+                    shared.set_error(e.to_string());
                 }
                 Ok(self.txid())
             }
@@ -81,9 +81,9 @@ impl Worker {
                     .saturating_mul(1 << self.failures.min(8))
                     .min(MAX_BACKOFF);
                 self.retry_at = Some(Instant::now() + backoff);
-                let why = format!("replica {}: {}", shared.settings.url, e.message);
+                let why = format!("replica {}: {e}", shared.settings.url);
                 shared.set_error(why.clone());
-                if e.permanent && self.shared.counters.txid.load(Ordering::Relaxed) == 0 {
+                if e.is_permanent() && self.shared.counters.txid.load(Ordering::Relaxed) == 0 {
                     self.permanent_error = Some(why.clone());
                 }
                 Err(why)
@@ -126,19 +126,20 @@ impl Worker {
 
     /// Checks the replica's position if needed, starts the chain again
     /// with a full image when it must, and uploads the outbox in order.
-    pub(crate) fn upload_round(&mut self) -> Result<(), RemoteError> {
+    pub(crate) fn upload_round(&mut self) -> Result<()> {
         let shared = self.shared.clone();
         if !self.verified {
-            let files = self.remote()?.list_all()?;
-            self.reconcile(&files)?;
+            let levels = self.store()?.list_all(Timestamps::Listed)?;
+            self.reconcile(&levels.concat())?;
             self.verified = true;
         }
         self.repair_chain()?;
         let outbox = shared
             .with_follower(|f| f.outbox().staged().to_vec())
-            .ok_or_else(|| RemoteError::permanent("replication state is unavailable"))?;
+            .ok_or_else(unavailable)?;
         for staged in outbox {
-            self.remote()?.put(&staged.file, &staged.path)?;
+            self.store()?
+                .write(&staged.file, &staged.path, WriteMode::Overwrite)?;
             shared.with_follower(|f| {
                 let _ = f.outbox_mut().remove(&staged);
                 shared.publish_pending(f);
@@ -152,7 +153,8 @@ impl Worker {
         let c = &self.shared.counters;
         c.bytes_shipped
             .fetch_add(staged.file.size, Ordering::Relaxed);
-        c.txid.fetch_max(staged.file.max_txid, Ordering::Relaxed);
+        c.txid
+            .fetch_max(staged.file.max_txid.get(), Ordering::Relaxed);
         c.last_sync_at_ms.store(now_ms(), Ordering::Relaxed);
         if staged.file.level == SNAPSHOT_LEVEL {
             self.has_snapshot = true;
@@ -163,17 +165,17 @@ impl Worker {
     /// Compares the replica's files with what waits locally, and decides:
     /// the outbox continues the replica's chain (upload it), or the chain
     /// must start again with a full image at the replica's next TXID.
-    pub(crate) fn reconcile(&mut self, files: &[RemoteFile]) -> Result<(), RemoteError> {
-        let replica_max = files.iter().map(|f| f.max_txid).max().unwrap_or(0);
+    pub(crate) fn reconcile(&mut self, files: &[LtxFile]) -> Result<()> {
         // The newest file's own timestamp tells ours from someone else's.
-        let newest_ms = match files
+        let newest = files
             .iter()
-            .filter(|f| f.max_txid == replica_max)
-            .min_by_key(|f| f.level)
-        {
-            Some(newest) => Some(self.remote()?.header_timestamp(newest)?),
+            .min_by_key(|f| (std::cmp::Reverse(f.max_txid), f.level));
+        let newest_ms = match newest {
+            Some(newest) => Some(self.store()?.header_timestamp(newest)?),
             None => None,
         };
+        // 0: the replica holds nothing yet (the local chain counts from 1).
+        let replica_max = newest.map_or(0, |f| f.max_txid.get());
         let snapshots = files.iter().filter(|f| f.level == SNAPSHOT_LEVEL);
         self.has_snapshot = snapshots.clone().next().is_some();
         self.last_snapshot_ms = snapshots.map(|f| f.timestamp_ms).max().unwrap_or(0);
@@ -191,7 +193,7 @@ impl Worker {
                 let first = staged
                     .iter()
                     .filter(|s| s.file.level == 0)
-                    .map(|s| s.file.min_txid)
+                    .map(|s| s.file.min_txid.get())
                     .min()
                     .unwrap_or(next);
                 // A staged file the replica already has (a put whose answer
@@ -199,7 +201,7 @@ impl Worker {
                 let same = |txid: u64| {
                     staged
                         .iter()
-                        .find(|s| s.file.level == 0 && s.file.max_txid == txid)
+                        .find(|s| s.file.level == 0 && s.file.max_txid.get() == txid)
                         .zip(newest_ms)
                         .is_some_and(|(s, ms)| s.file.timestamp_ms == ms)
                 };
@@ -220,8 +222,8 @@ impl Worker {
                     Verdict::Continues
                 })
             })
-            .ok_or_else(|| RemoteError::permanent("replication state is unavailable"))?
-            .map_err(|e| RemoteError::permanent(format!("cannot read the outbox: {e}")))?;
+            .ok_or_else(unavailable)?
+            .map_err(|e| Error::State(format!("cannot read the outbox: {e}")))?;
         if let Verdict::Start | Verdict::Diverged(_) = &verdict {
             if let Verdict::Diverged(why) = &verdict {
                 self.notice = Some(format!(
@@ -241,7 +243,7 @@ impl Worker {
     /// L9 snapshot when the replica has none).
     /// Until a paged restore is whole the image waits (the outbox still
     /// uploads); the next round tries again.
-    pub(crate) fn repair_chain(&mut self) -> Result<(), RemoteError> {
+    pub(crate) fn repair_chain(&mut self) -> Result<()> {
         let shared = self.shared.clone();
         if !shared.database_whole() {
             return Ok(());
@@ -260,10 +262,15 @@ impl Worker {
             })
         });
         match result {
-            Some(Err(e)) => Err(RemoteError::permanent(format!(
+            Some(Err(e)) => Err(Error::State(format!(
                 "cannot stage a snapshot of the database: {e}"
             ))),
             _ => Ok(()),
         }
     }
+}
+
+/// The local state is gone (it failed to open, or the database closed).
+pub(crate) fn unavailable() -> Error {
+    Error::State("replication state is unavailable".into())
 }

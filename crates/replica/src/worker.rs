@@ -17,9 +17,10 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{select, Receiver};
 use rusqlite::{Connection, OpenFlags};
 
+use crate::error::Error;
 use crate::follower::Follower;
-use crate::remote::{Remote, RemoteError};
 use crate::shared::{Command, Connect, Local, Reply, Shared};
+use crate::store::{Store, Timestamps};
 
 /// First retry after a failed upload; doubles up to `MAX_BACKOFF`.
 pub(crate) const FIRST_BACKOFF: Duration = Duration::from_millis(500);
@@ -67,8 +68,8 @@ pub(crate) fn run(
 ) {
     let _ended = Ended(shared.clone());
     let connected = catch_unwind(AssertUnwindSafe(connect)).unwrap_or_else(|_| {
-        Err(RemoteError::permanent(
-            "offloop internal error: connecting to the replica panicked",
+        Err(Error::State(
+            "offloop internal error: connecting to the replica panicked".into(),
         ))
     });
     let mut worker = Worker {
@@ -84,11 +85,11 @@ pub(crate) fn run(
         notice: None,
     };
     match connected {
-        Ok(remote) => {
-            let _ = worker.shared.remote.set(remote);
+        Ok(store) => {
+            let _ = worker.shared.store.set(store);
         }
         Err(e) => {
-            let why = format!("replica {}: {}", worker.shared.settings.url, e.message);
+            let why = format!("replica {}: {e}", worker.shared.settings.url);
             worker.shared.set_error(why.clone());
             worker.permanent_error = Some(why);
         }
@@ -232,9 +233,9 @@ impl Worker {
             return Err(why.clone());
         }
         let contact = self
-            .remote()
-            .and_then(|remote| remote.list_all())
-            .and_then(|files| self.reconcile(&files));
+            .store()
+            .and_then(|store| store.list_all(Timestamps::Listed))
+            .and_then(|levels| self.reconcile(&levels.concat()));
         match contact {
             Ok(()) => {
                 self.verified = true;
@@ -244,9 +245,9 @@ impl Worker {
                 Ok(self.txid())
             }
             Err(e) => {
-                let why = format!("replica {}: {}", self.shared.settings.url, e.message);
+                let why = format!("replica {}: {e}", self.shared.settings.url);
                 self.shared.set_error(why.clone());
-                if e.permanent {
+                if e.is_permanent() {
                     self.permanent_error = Some(why.clone());
                     return Err(why);
                 }
@@ -262,12 +263,12 @@ impl Worker {
         }
     }
 
-    pub(crate) fn remote(&self) -> Result<Arc<dyn Remote>, RemoteError> {
+    pub(crate) fn store(&self) -> crate::Result<Arc<dyn Store>> {
         self.shared
-            .remote
+            .store
             .get()
             .cloned()
-            .ok_or_else(|| RemoteError::permanent("not connected to the replica"))
+            .ok_or_else(|| Error::State("not connected to the replica".into()))
     }
 
     pub(crate) fn txid(&self) -> u64 {

@@ -10,7 +10,9 @@ use std::time::Duration;
 use common::dump;
 use offloop_replica::compact::{compact_level, enforce_retention};
 use offloop_replica::follower::Follower;
-use offloop_replica::{restore, Remote, RemoteFile, ReplicaStore, RestoreOptions, S3Options};
+use offloop_replica::{
+    restore, LtxFile, ReplicaStore, RestoreOptions, S3Options, Store, Timestamps, Txid, WriteMode,
+};
 use rusqlite::Connection;
 
 fn store(dir: &Path) -> ReplicaStore {
@@ -38,16 +40,19 @@ fn replicate(dir: &Path, store: &ReplicaStore, timestamps: &[i64]) -> Connection
         follower.stage(ms).unwrap().unwrap();
     }
     for staged in follower.outbox().staged() {
-        Remote::put(store, &staged.file, &staged.path).unwrap();
+        store
+            .write(&staged.file, &staged.path, WriteMode::Overwrite)
+            .unwrap();
     }
     conn
 }
 
 fn files(store: &ReplicaStore, level: u8) -> Vec<(u64, u64)> {
-    Remote::list(store, level)
+    store
+        .list(level, Txid::FIRST, Timestamps::Listed)
         .unwrap()
         .iter()
-        .map(|f| (f.min_txid, f.max_txid))
+        .map(|f| (f.min_txid.get(), f.max_txid.get()))
         .collect()
 }
 
@@ -62,7 +67,7 @@ fn l0_files_merge_into_one_l1_file_that_restores_to_the_same_database() {
     let l1 = compact_level(&store, 1, &scratch)
         .unwrap()
         .expect("a new L1 file");
-    assert_eq!((l1.min_txid, l1.max_txid), (1, 5));
+    assert_eq!((l1.min_txid.get(), l1.max_txid.get()), (1, 5));
     assert_eq!(
         l1.timestamp_ms, 5000,
         "a compaction keeps the last file's time"
@@ -76,11 +81,9 @@ fn l0_files_merge_into_one_l1_file_that_restores_to_the_same_database() {
     // L1 alone restores the same database as the L0 chain.
     let from_l0 = dir.path().join("from-l0.db");
     restore(&store, &from_l0, &RestoreOptions::default()).unwrap();
-    for f in Remote::list(&store, 0).unwrap() {
-        Remote::delete(&store, &[f]).unwrap();
-    }
-    for f in Remote::list(&store, 9).unwrap() {
-        Remote::delete(&store, &[f]).unwrap();
+    for level in [0, 9] {
+        let files = store.list(level, Txid::FIRST, Timestamps::Listed).unwrap();
+        store.delete(&files).unwrap();
     }
     let from_l1 = dir.path().join("from-l1.db");
     restore(&store, &from_l1, &RestoreOptions::default()).unwrap();
@@ -93,18 +96,18 @@ fn a_gap_in_the_level_below_stops_a_compaction_at_the_gap() {
     let dir = tempfile::tempdir().unwrap();
     let store = store(dir.path());
     let _conn = replicate(dir.path(), &store, &[1000, 2000, 3000, 4000, 5000]);
-    let gone = RemoteFile {
+    let gone = LtxFile {
         level: 0,
-        min_txid: 4,
-        max_txid: 4,
+        min_txid: Txid::new(4).unwrap(),
+        max_txid: Txid::new(4).unwrap(),
         size: 0,
         timestamp_ms: 0,
     };
-    Remote::delete(&store, &[gone]).unwrap();
+    store.delete(&[gone]).unwrap();
     let scratch = dir.path().join("scratch");
     std::fs::create_dir_all(&scratch).unwrap();
     let l1 = compact_level(&store, 1, &scratch).unwrap().unwrap();
-    assert_eq!((l1.min_txid, l1.max_txid), (1, 3));
+    assert_eq!((l1.min_txid.get(), l1.max_txid.get()), (1, 3));
 }
 
 #[test]
@@ -147,14 +150,16 @@ fn retention_keeps_the_newest_snapshot_before_the_window_and_everything_after_it
         &newer,
     )
     .unwrap();
-    let snapshot = RemoteFile {
+    let snapshot = LtxFile {
         level: 9,
-        min_txid: 1,
-        max_txid: 5,
+        min_txid: Txid::FIRST,
+        max_txid: Txid::new(5).unwrap(),
         size: std::fs::metadata(&newer).unwrap().len(),
         timestamp_ms: 50 * minute,
     };
-    Remote::put(&store, &snapshot, &newer).unwrap();
+    store
+        .write(&snapshot, &newer, WriteMode::Overwrite)
+        .unwrap();
     enforce_retention(&store, 60 * minute, Duration::from_secs(120), l0_retention).unwrap();
     assert_eq!(files(&store, 9), vec![(1, 5)]);
     assert_eq!(files(&store, 1), vec![], "covered by the snapshot");

@@ -104,7 +104,7 @@ fn a_full_image_then_l0_files_rebuild_the_database_at_each_txid() {
     assert_eq!(integrity(&restored), "ok");
     let names: Vec<_> = files
         .iter()
-        .map(|s| (s.file.min_txid, s.file.max_txid))
+        .map(|s| (s.file.min_txid.get(), s.file.max_txid.get()))
         .collect();
     assert_eq!(names, vec![(1, 1), (2, 2), (3, 3)]);
 }

@@ -8,7 +8,9 @@ mod common;
 use std::path::Path;
 
 use common::{dump, integrity_ok, litestream_restore, now_ms, tool, wait_for, Moto, Replicate};
-use offloop_replica::{restore, ReplicaStore, RestoreOptions, S3Options, SNAPSHOT_LEVEL};
+use offloop_replica::{
+    restore, ReplicaStore, RestoreOptions, S3Options, Store, Timestamps, Txid, SNAPSHOT_LEVEL,
+};
 use rusqlite::Connection;
 
 type Dump = Vec<(String, Vec<String>)>;
@@ -44,7 +46,10 @@ fn write_and_sync(db_path: &Path, replicate: &Replicate, store: &ReplicaStore) -
         if i == 0 {
             // Later files then build on Litestream's first snapshot.
             wait_for("the first snapshot", || {
-                !store.list_level(SNAPSHOT_LEVEL, false).unwrap().is_empty()
+                !store
+                    .list(SNAPSHOT_LEVEL, Txid::FIRST, Timestamps::Listed)
+                    .unwrap()
+                    .is_empty()
             });
         }
         synced.push(Synced {
@@ -100,7 +105,7 @@ fn check_restores(
             store,
             &at_txid,
             &RestoreOptions {
-                txid: Some(s.txid),
+                txid: Txid::new(s.txid),
                 ..opts()
             },
         )

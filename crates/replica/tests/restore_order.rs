@@ -3,9 +3,11 @@
 //! growing and shrinking the database, restored many times on several
 //! threads with many fetches at once, is always the sequential result.
 
+mod common;
+
 use bytes::Bytes;
 use offloop_ltx::{Encoder, Header, HEADER_FLAG_NO_CHECKSUM};
-use offloop_replica::{restore, ReplicaStore, RestoreOptions, S3Options};
+use offloop_replica::{restore, ReplicaStore, RestoreOptions, S3Options, Txid, WriteMode};
 
 const PAGE: usize = 512;
 
@@ -62,7 +64,14 @@ fn many_overlapping_files_restore_to_the_sequential_result_every_time() {
         .enumerate()
         .map(|(i, d)| (i as u32 + 1, d.clone()))
         .collect();
-    store.put(9, 1, 1, encode(1, 1, 300, &snapshot), 1).unwrap();
+    common::put(
+        &store,
+        (9, 1, 1),
+        &encode(1, 1, 300, &snapshot),
+        1,
+        WriteMode::Overwrite,
+    )
+    .unwrap();
     let mut states = vec![image.concat()];
 
     for txid in 2..=60u64 {
@@ -86,15 +95,14 @@ fn many_overlapping_files_restore_to_the_sequential_result_every_time() {
                 (p, data)
             })
             .collect();
-        store
-            .put(
-                0,
-                txid,
-                txid,
-                encode(txid, txid, commit, &pages),
-                txid as i64,
-            )
-            .unwrap();
+        common::put(
+            &store,
+            (0, txid, txid),
+            &encode(txid, txid, commit, &pages),
+            txid as i64,
+            WriteMode::Overwrite,
+        )
+        .unwrap();
         states.push(image.concat());
     }
 
@@ -107,13 +115,13 @@ fn many_overlapping_files_restore_to_the_sequential_result_every_time() {
             ..RestoreOptions::default()
         };
         let report = restore(&store, &out, &opts).unwrap();
-        assert_eq!((report.txid, report.files), (60, 60));
+        assert_eq!((report.txid.get(), report.files), (60, 60));
         assert!(std::fs::read(&out).unwrap() == states[59], "round {round}");
     }
     for txid in [1u64, 2, 17, 33, 59] {
         let opts = RestoreOptions {
             overwrite: true,
-            txid: Some(txid),
+            txid: Txid::new(txid),
             threads: 4,
             fetches: 16,
             ..RestoreOptions::default()

@@ -3,49 +3,79 @@
 
 mod common;
 
+use std::io::Read;
+use std::path::Path;
+use std::sync::{Arc, Barrier};
 use std::time::UNIX_EPOCH;
 
 use bytes::Bytes;
-use common::Moto;
-use offloop_replica::{Error, LtxFileInfo, ReplicaStore, S3Options};
+use common::{put, Moto};
+use offloop_replica::{
+    Error, Fault, LtxFile, ReplicaStore, S3Options, Store, Timestamps, Txid, WriteMode,
+};
 
 const T1: i64 = 1_764_506_390_401;
 const T2: i64 = 1_764_506_391_000;
 
-fn fill(store: &ReplicaStore) -> Vec<LtxFileInfo> {
-    vec![
-        store
-            .put(0, 2, 2, Bytes::from_static(b"second"), T2)
-            .unwrap(),
-        store
-            .put(0, 1, 1, Bytes::from_static(b"first"), T1)
-            .unwrap(),
-        store
-            .put(9, 1, 2, Bytes::from_static(b"snapshot"), T2)
-            .unwrap(),
+fn txid(n: u64) -> Txid {
+    Txid::new(n).unwrap()
+}
+
+fn fill(store: &ReplicaStore) -> Vec<LtxFile> {
+    [
+        ((0, 2, 2), &b"second"[..], T2),
+        ((0, 1, 1), b"first", T1),
+        ((9, 1, 2), b"snapshot", T2),
     ]
+    .into_iter()
+    .map(|(at, bytes, ts)| put(store, at, bytes, ts, WriteMode::Overwrite).unwrap())
+    .collect()
+}
+
+fn level(store: &dyn Store, level: u8) -> Vec<LtxFile> {
+    store.list(level, Txid::FIRST, Timestamps::Ltx).unwrap()
+}
+
+fn streamed(store: &dyn Store, file: &LtxFile, range: std::ops::Range<u64>) -> Vec<u8> {
+    let mut out = Vec::new();
+    store
+        .open(file, range)
+        .unwrap()
+        .read_to_end(&mut out)
+        .unwrap();
+    out
 }
 
 fn check_round_trip(store: &ReplicaStore) {
     let put = fill(store);
-    let l0 = store.list_level(0, true).unwrap();
+    let l0 = level(store, 0);
     assert_eq!(
         l0,
         vec![put[1], put[0]],
         "sorted by TXID, with LTX timestamps"
     );
-    assert_eq!(store.list_level(1, true).unwrap(), vec![]);
+    assert_eq!(level(store, 1), vec![]);
+    assert_eq!(
+        store.list(0, txid(2), Timestamps::Ltx).unwrap(),
+        vec![put[0]],
+        "a listing from a TXID on leaves out the files before it"
+    );
+    assert_eq!(store.list(0, txid(3), Timestamps::Listed).unwrap(), vec![]);
 
-    let all = store.list_all(true).unwrap();
+    let all = store.list_all(Timestamps::Ltx).unwrap();
     assert_eq!(all.len(), 10);
     assert_eq!(all[9], vec![put[2]]);
     assert_eq!(all[0], l0);
 
     assert_eq!(store.get(&put[1]).unwrap(), Bytes::from_static(b"first"));
     assert_eq!(
-        store.get_range(&put[2], 1..4).unwrap(),
+        store.read_range(&put[2], 1..4).unwrap(),
         Bytes::from_static(b"nap")
     );
+    assert_eq!(streamed(store, &put[2], 0..8), b"snapshot");
+    assert_eq!(streamed(store, &put[2], 4..8), b"shot");
+    let not_ltx = store.header_timestamp(&put[1]).unwrap_err();
+    assert!(matches!(not_ltx, Error::Ltx { .. }), "{not_ltx}");
 
     let mut got = vec![Bytes::new(); 3];
     store
@@ -55,21 +85,85 @@ fn check_round_trip(store: &ReplicaStore) {
         })
         .unwrap();
     assert_eq!(got, vec![&b"second"[..], b"first", b"snapshot"]);
+    let ranges: Vec<_> = put.iter().map(|f| (*f, 0..2)).collect();
+    let mut got = vec![Bytes::new(); 3];
+    store
+        .read_ranges(&ranges, 3, &mut |i, b| {
+            got[i] = b;
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!(got, vec![&b"se"[..], b"fi", b"sn"]);
 
     store.delete(&put[..1]).unwrap();
     store.delete(&put[..1]).unwrap();
-    assert_eq!(store.list_level(0, false).unwrap().len(), 1);
-    assert!(matches!(store.get(&put[0]), Err(Error::NotFound(_))));
+    assert_eq!(level(store, 0).len(), 1);
+    let gone = store.get(&put[0]).unwrap_err();
+    assert_eq!(gone.fault(), Some(Fault::NotFound), "{gone}");
+    assert!(!gone.is_permanent());
+}
+
+/// A conditional create succeeds once, refuses a second writer with a
+/// conflict and leaves the first file as it was; of writers racing for one
+/// name, exactly one wins.
+fn check_create_new(store: Arc<dyn Store>) {
+    let first = put(&*store, (0, 7, 7), b"mine", T1, WriteMode::CreateNew).unwrap();
+    let refused = put(&*store, (0, 7, 7), b"theirs", T2, WriteMode::CreateNew).unwrap_err();
+    assert_eq!(refused.fault(), Some(Fault::Conflict), "{refused}");
+    assert!(refused.to_string().contains("already exists"), "{refused}");
+    assert!(!refused.is_permanent());
+    assert_eq!(streamed(&*store, &first, 0..4), b"mine");
+
+    const RACERS: usize = 8;
+    let start = Arc::new(Barrier::new(RACERS));
+    let racers: Vec<_> = (0..RACERS)
+        .map(|i| {
+            let (store, start) = (store.clone(), start.clone());
+            std::thread::spawn(move || {
+                let body = format!("racer {i}");
+                start.wait();
+                put(
+                    &*store,
+                    (0, 8, 8),
+                    body.as_bytes(),
+                    T1,
+                    WriteMode::CreateNew,
+                )
+                .map(|_| body)
+                .map_err(|e| e.fault())
+            })
+        })
+        .collect();
+    let results: Vec<_> = racers.into_iter().map(|t| t.join().unwrap()).collect();
+    let winners: Vec<&String> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+    assert_eq!(winners.len(), 1, "{results:?}");
+    for lost in results.iter().filter_map(|r| r.as_ref().err()) {
+        assert_eq!(*lost, Some(Fault::Conflict), "{results:?}");
+    }
+    let file = level(&*store, 0)
+        .into_iter()
+        .find(|f| f.min_txid == txid(8))
+        .unwrap();
+    assert_eq!(
+        streamed(&*store, &file, 0..file.size),
+        winners[0].as_bytes()
+    );
+
+    // An overwrite is unconditional.
+    put(&*store, (0, 7, 7), b"again", T2, WriteMode::Overwrite).unwrap();
+}
+
+fn folder_store(root: &Path) -> ReplicaStore {
+    ReplicaStore::open(&format!("file://{}", root.display()), &S3Options::default()).unwrap()
 }
 
 #[test]
 fn a_folder_replica_uses_litestreams_layout_and_file_times() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("replica");
-    let store =
-        ReplicaStore::open(&format!("file://{}", root.display()), &S3Options::default()).unwrap();
+    let store = folder_store(&root);
     assert_eq!(
-        store.list_all(false).unwrap().concat(),
+        store.list_all(Timestamps::Listed).unwrap().concat(),
         vec![],
         "a folder not yet made is empty"
     );
@@ -92,22 +186,56 @@ fn a_folder_replica_uses_litestreams_layout_and_file_times() {
         b"x",
     )
     .unwrap();
-    assert_eq!(store.list_level(0, false).unwrap().len(), 2);
+    assert_eq!(level(&store, 0).len(), 2);
     std::fs::remove_dir_all(&root).unwrap();
     check_round_trip(&store);
 }
 
-#[test]
-fn large_files_come_back_whole_from_parallel_parts() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = ReplicaStore::open(
-        &format!("file://{}", dir.path().display()),
-        &S3Options::default(),
-    )
-    .unwrap();
+fn check_large_files(store: &ReplicaStore) {
+    // Larger than one part: written as a multipart upload streamed from
+    // disk, read back whole from parallel parts and as one stream.
     let big: Vec<u8> = (0..(17u32 << 20) + 123).map(|i| (i % 251) as u8).collect();
-    let info = store.put(9, 1, 5, Bytes::from(big.clone()), T1).unwrap();
-    assert_eq!(store.get(&info).unwrap(), big);
+    let file = put(store, (9, 1, 5), &big, T1, WriteMode::Overwrite).unwrap();
+    assert_eq!(level(store, 9), vec![file]);
+    assert_eq!(store.get(&file).unwrap(), big);
+    assert_eq!(streamed(store, &file, 0..file.size), big);
+    let tail = (9u64 << 20)..file.size;
+    assert_eq!(
+        streamed(store, &file, tail.clone()),
+        &big[tail.start as usize..]
+    );
+}
+
+#[test]
+fn large_folder_files_stream_in_and_out_in_parts() {
+    let dir = tempfile::tempdir().unwrap();
+    check_large_files(&folder_store(dir.path()));
+}
+
+#[test]
+fn large_s3_files_stream_in_and_out_in_parts() {
+    let Some(moto) = Moto::start(false) else {
+        return;
+    };
+    moto.create_bucket("big");
+    check_large_files(&ReplicaStore::open("s3://big/db", &moto.options()).unwrap());
+}
+
+#[test]
+fn a_folder_creates_a_file_only_if_none_of_its_name_exists() {
+    let dir = tempfile::tempdir().unwrap();
+    check_create_new(Arc::new(folder_store(dir.path())));
+}
+
+#[test]
+fn s3_creates_an_object_only_if_none_of_its_key_exists() {
+    let Some(moto) = Moto::start(false) else {
+        return;
+    };
+    moto.create_bucket("fenced");
+    check_create_new(Arc::new(
+        ReplicaStore::open("s3://fenced/db", &moto.options()).unwrap(),
+    ));
 }
 
 #[test]
@@ -160,8 +288,10 @@ fn s3_faults_are_named() {
         return;
     };
     let store = ReplicaStore::open("s3://nowhere/db", &moto.options()).unwrap();
-    let e = store.list_level(0, false).unwrap_err().to_string();
-    assert!(e.contains("bucket does not exist"), "{e}");
+    let e = store.list(0, Txid::FIRST, Timestamps::Listed).unwrap_err();
+    assert_eq!(e.fault(), Some(Fault::NoBucket), "{e}");
+    assert!(e.is_permanent());
+    assert!(e.to_string().contains("bucket does not exist"), "{e}");
     drop(moto);
 
     let Some(strict) = Moto::start(true) else {
@@ -169,6 +299,8 @@ fn s3_faults_are_named() {
     };
     strict.create_bucket("locked");
     let store = ReplicaStore::open("s3://locked/db", &strict.options()).unwrap();
-    let e = store.list_level(0, false).unwrap_err().to_string();
-    assert!(e.contains("access denied"), "{e}");
+    let e = store.list(0, Txid::FIRST, Timestamps::Listed).unwrap_err();
+    assert_eq!(e.fault(), Some(Fault::Denied), "{e}");
+    assert!(e.is_permanent());
+    assert!(e.to_string().contains("access denied"), "{e}");
 }

@@ -9,9 +9,11 @@ mod common;
 use std::path::Path;
 
 use bytes::Bytes;
-use common::{integrity_ok, litestream_restore, tool, Moto};
+use common::{integrity_ok, litestream_restore, put, tool, Moto};
 use offloop_ltx::{DatabaseChecksum, Encoder, Header, HEADER_FLAG_NO_CHECKSUM};
-use offloop_replica::{restore, Error, ReplicaStore, RestoreOptions, S3Options};
+use offloop_replica::{
+    restore, Error, LtxFile, ReplicaStore, RestoreOptions, S3Options, Store, Txid, WriteMode,
+};
 use rusqlite::Connection;
 
 const PAGE: usize = 4096;
@@ -98,19 +100,34 @@ fn write_replica(store: &ReplicaStore, s: &[Vec<u8>], tracked: bool, spacing_ms:
         now
     };
     let ts = stamp();
-    store
-        .put(9, 1, 1, ltx(&[], &s[0], 1, 1, ts, tracked), ts)
-        .unwrap();
+    put(
+        store,
+        (9, 1, 1),
+        &ltx(&[], &s[0], 1, 1, ts, tracked),
+        ts,
+        WriteMode::Overwrite,
+    )
+    .unwrap();
     for t in 2..=4u64 {
         let ts = stamp();
         let (from, to) = (&s[t as usize - 2], &s[t as usize - 1]);
-        store
-            .put(0, t, t, ltx(from, to, t, t, ts, tracked), ts)
-            .unwrap();
+        put(
+            store,
+            (0, t, t),
+            &ltx(from, to, t, t, ts, tracked),
+            ts,
+            WriteMode::Overwrite,
+        )
+        .unwrap();
         if t == 3 {
-            store
-                .put(1, 2, 3, ltx(&s[0], &s[2], 2, 3, ts, tracked), ts)
-                .unwrap();
+            put(
+                store,
+                (1, 2, 3),
+                &ltx(&s[0], &s[2], 2, 3, ts, tracked),
+                ts,
+                WriteMode::Overwrite,
+            )
+            .unwrap();
         }
     }
     stamps
@@ -142,7 +159,7 @@ fn check_both_ways(
     let ours = dir.join("ours.db");
     let report = restore(store, &ours, &RestoreOptions::default()).unwrap();
     assert_eq!(
-        (report.txid, report.files),
+        (report.txid.get(), report.files),
         (4, 3),
         "L9, then L1 2-3, then L0 4"
     );
@@ -182,7 +199,7 @@ fn check_both_ways(
             store,
             &ours,
             &RestoreOptions {
-                txid: Some(t),
+                txid: Txid::new(t),
                 ..Default::default()
             },
         )
@@ -319,7 +336,7 @@ fn a_wrong_post_apply_checksum_fails_the_restore() {
     let (store, _) = folder(dir.path());
     let s = states(dir.path());
     let snapshot = ltx(&[], &s[0], 1, 1, 1, true);
-    store.put(9, 1, 1, snapshot, 1).unwrap();
+    put(&store, (9, 1, 1), &snapshot, 1, WriteMode::Overwrite).unwrap();
     // A file that claims a result its pages do not give.
     let header = Header {
         flags: 0,
@@ -334,7 +351,7 @@ fn a_wrong_post_apply_checksum_fails_the_restore() {
     let mut enc = Encoder::new(Vec::new(), header).unwrap();
     enc.encode_page(2, &vec![0u8; PAGE]).unwrap();
     let lying = enc.finish(sum(&s[0]).value()).unwrap().writer;
-    store.put(0, 2, 2, Bytes::from(lying), 2).unwrap();
+    put(&store, (0, 2, 2), &lying, 2, WriteMode::Overwrite).unwrap();
     let e = restore(
         &store,
         &dir.path().join("out.db"),
@@ -350,21 +367,22 @@ fn a_gap_in_the_replica_fails_the_restore() {
     let (store, _) = folder(dir.path());
     let s = states(dir.path());
     write_replica(&store, &s, false, 1);
-    let l1 = offloop_replica::LtxFileInfo {
+    let txid = |n| Txid::new(n).unwrap();
+    let l1 = LtxFile {
         level: 1,
-        min_txid: 2,
-        max_txid: 3,
+        min_txid: txid(2),
+        max_txid: txid(3),
         size: 0,
-        timestamp: 0,
+        timestamp_ms: 0,
     };
-    let l0 = offloop_replica::LtxFileInfo { level: 0, ..l1 };
+    let l0 = LtxFile { level: 0, ..l1 };
     store
         .delete(&[
             l1,
             l0,
-            offloop_replica::LtxFileInfo {
-                min_txid: 3,
-                max_txid: 3,
+            LtxFile {
+                min_txid: txid(3),
+                max_txid: txid(3),
                 ..l0
             },
         ])

@@ -281,3 +281,26 @@ pub fn litestream_restore(
         String::from_utf8_lossy(&result.stderr)
     );
 }
+
+/// Writes `bytes` to the replica as the file at `level` covering
+/// `min..=max`, through a local file as the replicator does.
+pub fn put(
+    store: &dyn offloop_replica::Store,
+    (level, min, max): (u8, u64, u64),
+    bytes: &[u8],
+    timestamp_ms: i64,
+    mode: offloop_replica::WriteMode,
+) -> Result<offloop_replica::LtxFile, offloop_replica::Error> {
+    let txid = |n| offloop_replica::Txid::new(n).expect("a TXID from 1");
+    let file = offloop_replica::LtxFile {
+        level,
+        min_txid: txid(min),
+        max_txid: txid(max),
+        size: bytes.len() as u64,
+        timestamp_ms,
+    };
+    let source = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(source.path(), bytes).unwrap();
+    store.write(&file, source.path(), mode)?;
+    Ok(file)
+}

@@ -1,0 +1,543 @@
+//! `ReplicaStore`: the [`Store`] of a folder or an S3 bucket, laid out
+//! exactly as Litestream 0.5 lays them out.
+//!
+//! - Folder (`file:///abs/dir`): `<dir>/ltx/<level>/<min:016x>-<max:016x>.ltx`,
+//!   level in decimal; each file's modification time is its LTX timestamp.
+//! - S3 (`s3://bucket/prefix`): `<prefix>/<level as %04x>/<name>`; each
+//!   object carries its LTX timestamp as `x-amz-meta-litestream-timestamp`.
+//!
+//! Both go through `object_store`, which is async: the store owns a small
+//! tokio runtime whose threads run every request, and callers (plain
+//! threads of the replicator and restore) block on results and never see
+//! async. Nothing else in offloop runs a runtime. Transfers stream: a write
+//! reads its source from disk a part at a time, and a stream from
+//! [`Store::open`] holds one network chunk at a time.
+
+use std::io::{self, Read};
+use std::ops::Range;
+use std::path::Path as FsPath;
+use std::sync::Arc;
+use std::time::{Duration, UNIX_EPOCH};
+
+use bytes::{Bytes, BytesMut};
+use futures::stream::BoxStream;
+use futures::{StreamExt, TryStreamExt};
+use object_store::path::Path;
+use object_store::{
+    Attribute, Attributes, GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutMode,
+    PutMultipartOptions, PutOptions, PutPayload, WriteMultipart,
+};
+use offloop_ltx::Txid;
+
+use super::{Fault, LtxFile, Store, StoreError, Timestamps, WriteMode, LEVELS};
+use crate::error::{Error, Result};
+use crate::replica_url::{backend, Layout, S3Options};
+
+/// The S3 metadata key Litestream keeps an object's LTX timestamp under.
+pub const TIMESTAMP_METADATA_KEY: &str = "litestream-timestamp";
+
+/// Requests in flight at once for a listing's metadata or a file's parts.
+const CONCURRENT_REQUESTS: usize = 16;
+/// Files larger than this are fetched as several ranged reads at once (one
+/// request stream rarely fills a link to S3) and written as a multipart
+/// upload; smaller ones go in one request. S3's smallest part is 5 MiB.
+const PART_SIZE: u64 = 8 << 20;
+/// Parts of one upload in flight at once: with `PART_SIZE`, an upload holds
+/// at most 32 MiB of its file in memory, whatever the file's size.
+const UPLOAD_PARTS_IN_FLIGHT: usize = 4;
+/// Threads of the store's runtime: enough to keep requests and transfers
+/// moving without taking cores from SQLite.
+const RUNTIME_THREADS: usize = 2;
+
+pub struct ReplicaStore {
+    runtime: Arc<tokio::runtime::Runtime>,
+    store: Arc<dyn ObjectStore>,
+    layout: Layout,
+    url: String,
+}
+
+impl std::fmt::Debug for ReplicaStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ReplicaStore({})", self.url)
+    }
+}
+
+impl ReplicaStore {
+    /// Opens the replica at `url`: `file:///absolute/dir` or
+    /// `s3://bucket/prefix` (S3 query parameters `endpoint`, `region` and
+    /// `forcePathStyle` are read as Litestream reads them; `s3` fills in
+    /// the rest). Makes no request: a missing bucket or a wrong key shows
+    /// at the first operation.
+    pub fn open(url: &str, s3: &S3Options) -> Result<ReplicaStore> {
+        let (store, layout) = backend(url, s3)?;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(RUNTIME_THREADS)
+            .thread_name("offloop-replica-io")
+            .enable_all()
+            .build()
+            .map_err(|e| Error::io("start the replica store's threads", e))?;
+        Ok(ReplicaStore {
+            runtime: Arc::new(runtime),
+            store,
+            layout,
+            url: url.to_string(),
+        })
+    }
+
+    /// A whole file, in memory. Large files are fetched as several ranges
+    /// at once.
+    pub fn get(&self, file: &LtxFile) -> Result<Bytes> {
+        let handle = self.runtime.handle().clone();
+        self.runtime.block_on(fetch(
+            handle,
+            self.store.clone(),
+            self.path(file),
+            file.size,
+        ))
+    }
+
+    /// Fetches whole `files`, up to `concurrency` at once on the store's
+    /// threads, and hands each to `on_file` (with its index in `files`) on
+    /// the calling thread as it arrives, in any order. The first error
+    /// stops it.
+    pub fn fetch_all(
+        &self,
+        files: &[LtxFile],
+        concurrency: usize,
+        on_file: impl FnMut(usize, Bytes) -> Result<()>,
+    ) -> Result<()> {
+        let handle = self.runtime.handle().clone();
+        let tasks = files
+            .iter()
+            .map(|f| fetch(handle.clone(), self.store.clone(), self.path(f), f.size));
+        self.as_they_arrive(tasks, concurrency, on_file)
+    }
+
+    /// Runs `tasks` on the store's threads, up to `concurrency` at once
+    /// (each is spawned only when a slot frees), and hands each result to
+    /// `on_result` with the task's index, on the calling thread, as it
+    /// arrives. The first error, a task's or `on_result`'s, stops it.
+    fn as_they_arrive<T>(
+        &self,
+        tasks: impl Iterator<Item = T>,
+        concurrency: usize,
+        mut on_result: impl FnMut(usize, Bytes) -> Result<()>,
+    ) -> Result<()>
+    where
+        T: std::future::Future<Output = Result<Bytes>> + Send + 'static,
+    {
+        let handle = self.runtime.handle();
+        let jobs = tasks.enumerate().map(|(i, task)| {
+            let running = handle.spawn(task);
+            async move { (i, joined(running.await)) }
+        });
+        self.runtime.block_on(async {
+            let mut arrivals = futures::stream::iter(jobs).buffer_unordered(concurrency.max(1));
+            while let Some((i, got)) = arrivals.next().await {
+                on_result(i, got?)?;
+            }
+            Ok(())
+        })
+    }
+
+    fn path(&self, file: &LtxFile) -> Path {
+        self.layout.level_dir(file.level).join(file.name())
+    }
+
+    fn attributes(&self, timestamp_ms: i64) -> Attributes {
+        let mut attributes = Attributes::new();
+        if let Layout::S3 { .. } = self.layout {
+            attributes.insert(
+                Attribute::Metadata(TIMESTAMP_METADATA_KEY.into()),
+                go_rfc3339_nano(timestamp_ms).into(),
+            );
+        }
+        attributes
+    }
+
+    /// One request: the whole file in memory, with the write's condition.
+    async fn put_whole(&self, file: &LtxFile, source: &FsPath, mode: WriteMode) -> Result<()> {
+        let path = self.path(file);
+        let bytes = std::fs::read(source).map_err(|e| local_error("read", source, e))?;
+        let opts = PutOptions {
+            mode: match mode {
+                WriteMode::Overwrite => PutMode::Overwrite,
+                WriteMode::CreateNew => PutMode::Create,
+            },
+            attributes: self.attributes(file.timestamp_ms),
+            ..PutOptions::default()
+        };
+        self.store
+            .put_opts(&path, PutPayload::from(bytes), opts)
+            .await
+            .map_err(|e| StoreError::from_backend("write", path.as_ref(), e))?;
+        Ok(())
+    }
+
+    /// A multipart upload read from disk a part at a time, at most
+    /// `UPLOAD_PARTS_IN_FLIGHT` parts in memory.
+    async fn put_parts(&self, file: &LtxFile, source: &FsPath) -> Result<()> {
+        let path = self.path(file);
+        let backend = |e| StoreError::from_backend("write", path.as_ref(), e);
+        let opts = PutMultipartOptions {
+            attributes: self.attributes(file.timestamp_ms),
+            ..PutMultipartOptions::default()
+        };
+        let upload = self
+            .store
+            .put_multipart_opts(&path, opts)
+            .await
+            .map_err(backend)?;
+        let mut parts = WriteMultipart::new_with_chunk_size(upload, PART_SIZE as usize);
+        let mut input = std::fs::File::open(source).map_err(|e| local_error("read", source, e))?;
+        let mut buf = vec![0u8; PART_SIZE as usize];
+        loop {
+            let n = match input.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    let _ = parts.abort().await;
+                    return Err(local_error("read", source, e).into());
+                }
+            };
+            if let Err(e) = parts.wait_for_capacity(UPLOAD_PARTS_IN_FLIGHT).await {
+                return Err(backend(e).into());
+            }
+            parts.write(&buf[..n]);
+        }
+        parts.finish().await.map_err(backend)?;
+        Ok(())
+    }
+
+    async fn list_level_async(
+        &self,
+        level: u8,
+        from: Txid,
+        timestamps: Timestamps,
+    ) -> Result<Vec<LtxFile>> {
+        let dir = self.layout.level_dir(level);
+        let listing = if from == Txid::FIRST {
+            self.store.list(Some(&dir))
+        } else {
+            // Names sort by min TXID; every file starting at `from` or
+            // later sorts after this one, and every earlier file before it.
+            let offset = dir.clone().join(format!("{from}-{:016x}.ltx", 0));
+            self.store.list_with_offset(Some(&dir), &offset)
+        };
+        let metas: Vec<_> = listing
+            .try_collect()
+            .await
+            .map_err(|e| StoreError::from_backend("list", dir.as_ref(), e))?;
+        let mut files: Vec<(Path, LtxFile)> = metas
+            .into_iter()
+            .filter(|m| {
+                m.location
+                    .prefix_match(&dir)
+                    .is_some_and(|mut rest| rest.nth(1).is_none())
+            })
+            .filter_map(|m| {
+                let file = LtxFile::from_name(
+                    level,
+                    m.location.filename()?,
+                    m.size,
+                    m.last_modified.timestamp_millis(),
+                )?;
+                (file.min_txid >= from).then_some((m.location, file))
+            })
+            .collect();
+        if timestamps == Timestamps::Ltx && matches!(self.layout, Layout::S3 { .. }) {
+            let stamps: Vec<Option<i64>> = futures::stream::iter(
+                files
+                    .iter()
+                    .map(|(path, _)| metadata_timestamp(&*self.store, path)),
+            )
+            .buffered(CONCURRENT_REQUESTS)
+            .try_collect()
+            .await?;
+            for ((_, file), stamp) in files.iter_mut().zip(stamps) {
+                if let Some(ms) = stamp {
+                    file.timestamp_ms = ms;
+                }
+            }
+        }
+        let mut files: Vec<LtxFile> = files.into_iter().map(|(_, f)| f).collect();
+        files.sort_by_key(|f| (f.min_txid, f.max_txid));
+        Ok(files)
+    }
+}
+
+impl Store for ReplicaStore {
+    fn url(&self) -> &str {
+        &self.url
+    }
+
+    fn list(&self, level: u8, from: Txid, timestamps: Timestamps) -> Result<Vec<LtxFile>> {
+        self.runtime
+            .block_on(self.list_level_async(level, from, timestamps))
+    }
+
+    fn list_all(&self, timestamps: Timestamps) -> Result<Vec<Vec<LtxFile>>> {
+        self.runtime.block_on(futures::future::try_join_all(
+            LEVELS.map(|level| self.list_level_async(level, Txid::FIRST, timestamps)),
+        ))
+    }
+
+    fn read_range(&self, file: &LtxFile, range: Range<u64>) -> Result<Bytes> {
+        let path = self.path(file);
+        Ok(self
+            .runtime
+            .block_on(self.store.get_range(&path, range))
+            .map_err(|e| StoreError::from_backend("read", path.as_ref(), e))?)
+    }
+
+    fn open(&self, file: &LtxFile, range: Range<u64>) -> Result<Box<dyn Read + Send>> {
+        let path = self.path(file);
+        let opts = GetOptions {
+            range: Some(GetRange::Bounded(range)),
+            ..GetOptions::default()
+        };
+        let got = self
+            .runtime
+            .block_on(self.store.get_opts(&path, opts))
+            .map_err(|e| StoreError::from_backend("read", path.as_ref(), e))?;
+        Ok(Box::new(StreamReader {
+            runtime: self.runtime.clone(),
+            stream: got.into_stream(),
+            chunk: Bytes::new(),
+            object: path.to_string(),
+        }))
+    }
+
+    fn read_ranges(
+        &self,
+        ranges: &[(LtxFile, Range<u64>)],
+        concurrency: usize,
+        on_range: &mut dyn FnMut(usize, Bytes) -> Result<()>,
+    ) -> Result<()> {
+        let tasks = ranges.iter().map(|(file, range)| {
+            let (store, path, range) = (self.store.clone(), self.path(file), range.clone());
+            async move {
+                Ok(store
+                    .get_range(&path, range)
+                    .await
+                    .map_err(|e| StoreError::from_backend("read", path.as_ref(), e))?)
+            }
+        });
+        self.as_they_arrive(tasks, concurrency, on_range)
+    }
+
+    fn write(&self, file: &LtxFile, source: &FsPath, mode: WriteMode) -> Result<()> {
+        // A conditional create is one request (S3 checks `If-None-Match`
+        // on a plain PUT; object_store offers no condition on a multipart
+        // upload), so its file is read whole: the replicator's files of one
+        // sync are that small. An overwrite streams.
+        self.runtime.block_on(async {
+            if mode == WriteMode::CreateNew || file.size <= PART_SIZE {
+                self.put_whole(file, source, mode).await
+            } else {
+                self.put_parts(file, source).await
+            }
+        })?;
+        if let Layout::Folder { root } = &self.layout {
+            let written = root
+                .join("ltx")
+                .join(file.level.to_string())
+                .join(file.name());
+            set_mtime(&written, file.timestamp_ms)?;
+        }
+        Ok(())
+    }
+
+    fn delete(&self, files: &[LtxFile]) -> Result<()> {
+        self.runtime.block_on(async {
+            futures::stream::iter(files.iter().map(|f| {
+                let path = self.path(f);
+                async move {
+                    match self.store.delete(&path).await {
+                        Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+                        Err(e) => Err(StoreError::from_backend("delete", path.as_ref(), e)),
+                    }
+                }
+            }))
+            .buffer_unordered(CONCURRENT_REQUESTS)
+            .try_collect::<Vec<()>>()
+            .await
+        })?;
+        Ok(())
+    }
+}
+
+/// A ranged read as a blocking `Read`: each `read` takes from the chunk in
+/// hand, and only when it is used up waits on the store's runtime for the
+/// next one.
+struct StreamReader {
+    runtime: Arc<tokio::runtime::Runtime>,
+    stream: BoxStream<'static, object_store::Result<Bytes>>,
+    chunk: Bytes,
+    object: String,
+}
+
+impl Read for StreamReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        while self.chunk.is_empty() {
+            match self.runtime.block_on(self.stream.next()) {
+                None => return Ok(0),
+                Some(Ok(chunk)) => self.chunk = chunk,
+                Some(Err(e)) => {
+                    return Err(io::Error::other(StoreError::from_backend(
+                        "read",
+                        &self.object,
+                        e,
+                    )))
+                }
+            }
+        }
+        let n = buf.len().min(self.chunk.len());
+        buf[..n].copy_from_slice(&self.chunk.split_to(n));
+        Ok(n)
+    }
+}
+
+/// The LTX timestamp an S3 object carries, if it carries one.
+async fn metadata_timestamp(store: &dyn ObjectStore, path: &Path) -> Result<Option<i64>> {
+    let head = store
+        .get_opts(path, GetOptions::new().with_head(true))
+        .await
+        .map_err(|e| StoreError::from_backend("read metadata of", path.as_ref(), e))?;
+    let key = Attribute::Metadata(TIMESTAMP_METADATA_KEY.into());
+    Ok(head
+        .attributes
+        .get(&key)
+        .and_then(|v| chrono::DateTime::parse_from_rfc3339(v).ok())
+        .map(|t| t.timestamp_millis()))
+}
+
+/// A whole object, in parallel parts when it is large.
+async fn fetch(
+    handle: tokio::runtime::Handle,
+    store: Arc<dyn ObjectStore>,
+    path: Path,
+    size: u64,
+) -> Result<Bytes> {
+    fn backend(path: &Path) -> impl Fn(object_store::Error) -> StoreError + '_ {
+        move |e| StoreError::from_backend("read", path.as_ref(), e)
+    }
+    if size <= PART_SIZE {
+        let got = store.get(&path).await.map_err(backend(&path))?;
+        return Ok(got.bytes().await.map_err(backend(&path))?);
+    }
+    let parts = (0..size).step_by(PART_SIZE as usize).map(|start| {
+        let (store, path) = (store.clone(), path.clone());
+        let range = start..(start + PART_SIZE).min(size);
+        let running = handle.spawn(async move {
+            let got = store.get_range(&path, range).await;
+            Ok(got.map_err(backend(&path))?)
+        });
+        async move { joined(running.await) }
+    });
+    let parts: Vec<Bytes> = futures::stream::iter(parts)
+        .buffered(CONCURRENT_REQUESTS)
+        .try_collect()
+        .await?;
+    let mut whole = BytesMut::with_capacity(size as usize);
+    for part in parts {
+        whole.extend_from_slice(&part);
+    }
+    if whole.len() as u64 != size {
+        return Err(StoreError::new(
+            Fault::Corrupt,
+            "read",
+            path.as_ref(),
+            "the object changed size while it was read",
+        )
+        .into());
+    }
+    Ok(whole.freeze())
+}
+
+/// A spawned task's result, with a panic in it turned into an error.
+fn joined<T>(r: std::result::Result<Result<T>, tokio::task::JoinError>) -> Result<T> {
+    r.map_err(|e| Error::Panic(e.to_string()))?
+}
+
+fn local_error(op: &'static str, path: &FsPath, e: io::Error) -> StoreError {
+    StoreError::new(Fault::Local, op, path.display().to_string(), e.to_string())
+}
+
+/// A timestamp as Go's `time.RFC3339Nano` writes it in UTC, which is how
+/// Litestream stores it in S3 metadata: trailing zeros of the fraction dropped.
+pub fn go_rfc3339_nano(ms: i64) -> String {
+    let t = chrono::DateTime::from_timestamp_millis(ms).unwrap_or_default();
+    let frac = ms.rem_euclid(1000);
+    let mut s = t.format("%Y-%m-%dT%H:%M:%S").to_string();
+    if frac != 0 {
+        let digits = format!("{frac:03}");
+        s.push('.');
+        s.push_str(digits.trim_end_matches('0'));
+    }
+    s.push('Z');
+    s
+}
+
+fn set_mtime(path: &FsPath, ms: i64) -> Result<()> {
+    let when = if ms >= 0 {
+        UNIX_EPOCH + Duration::from_millis(ms as u64)
+    } else {
+        UNIX_EPOCH
+    };
+    let f = std::fs::File::options()
+        .write(true)
+        .open(path)
+        .map_err(|e| Error::io(format!("open {}", path.display()), e))?;
+    f.set_times(
+        std::fs::FileTimes::new()
+            .set_accessed(when)
+            .set_modified(when),
+    )
+    .map_err(|e| Error::io(format!("set the time of {}", path.display()), e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_written_as_go_writes_rfc3339_nano() {
+        assert_eq!(
+            go_rfc3339_nano(1_764_506_390_401),
+            "2025-11-30T12:39:50.401Z"
+        );
+        assert_eq!(go_rfc3339_nano(1_764_506_390_400), "2025-11-30T12:39:50.4Z");
+        assert_eq!(go_rfc3339_nano(1_764_506_390_000), "2025-11-30T12:39:50Z");
+    }
+
+    #[test]
+    fn bad_urls_are_refused_with_a_reason() {
+        let none = S3Options::default();
+        let err = |u: &str| ReplicaStore::open(u, &none).unwrap_err().to_string();
+        assert!(err("ftp://x/y").contains("unknown scheme"));
+        assert!(err("not a url").contains("bad replica URL"));
+        assert!(err("s3://bucket").contains("needs a path"));
+        assert!(err("s3:///prefix").contains("bucket"));
+        let file = tempfile::NamedTempFile::new().unwrap();
+        let url = format!("file://{}", file.path().display());
+        assert!(err(&url).contains("is a file, not a folder"));
+    }
+
+    #[test]
+    fn s3_without_credentials_is_refused_before_any_request() {
+        let opts = S3Options {
+            access_key_id: Some(String::new()),
+            ..S3Options::default()
+        };
+        // An empty key counts as none; the environment may still have one,
+        // so only check the message when it does not.
+        if std::env::var_os("AWS_ACCESS_KEY_ID").is_none() {
+            let e = ReplicaStore::open("s3://b/p", &opts)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("credentials"), "{e}");
+        }
+    }
+}
