@@ -224,8 +224,9 @@ pub(crate) struct OpenedFile {
 /// Reads every plan file's header and tail, `fetches` reads at once, and
 /// checks them against their names, each other and the final header before
 /// anything else is read: see the module doc. The last file's header is
-/// the final one; every file must have its page size, and the plan's files
-/// must hold enough pages to fill its commit size. Errors name the file.
+/// the final one; every file must have the same page size, and the plan's
+/// files must hold enough pages to fill its commit size. Errors name the
+/// file.
 pub(crate) fn open_plan(
     store: &dyn Store,
     plan: &[LtxFile],
@@ -318,18 +319,28 @@ pub(crate) fn open_plan(
             requests,
         });
     }
-    let last = opened[opened.len() - 1].header;
-    for (f, o) in plan.iter().zip(&opened) {
-        if o.header.page_size != last.page_size {
-            return Err(bad(
-                f,
-                format!(
-                    "page size {} where the database's is {}",
-                    o.header.page_size, last.page_size
-                ),
-            ));
-        }
+    // One page size: the one most files have (so the odd file is the one
+    // named, whichever it is), ties going to the newest file's.
+    let page_size = |k: usize| opened[k].header.page_size;
+    let votes = |size: u32| opened.iter().filter(|o| o.header.page_size == size).count();
+    let common = (0..opened.len())
+        .max_by_key(|&k| (votes(page_size(k)), k))
+        .map_or(0, page_size);
+    if let Some(k) = (0..opened.len()).find(|&k| page_size(k) != common) {
+        let other = (0..opened.len())
+            .rev()
+            .find(|&j| page_size(j) == common)
+            .unwrap_or(k);
+        return Err(bad(
+            &plan[k],
+            format!(
+                "page size {} where {} of the same plan has {common}",
+                page_size(k),
+                plan[other].label()
+            ),
+        ));
     }
+    let last = opened[opened.len() - 1].header;
     // Every page but the lock page must come from some file; a commit size
     // they cannot fill is refused before anything is sized from it.
     let held: u64 = opened
