@@ -6,12 +6,15 @@
 //! cargo run --release -p offloop-replica --example peak_memory -- prepare DIR [MIB]
 //! cargo run --release -p offloop-replica --example peak_memory -- restore DIR
 //! cargo run --release -p offloop-replica --example peak_memory -- compact DIR
+//! cargo run --release -p offloop-replica --example peak_memory -- upload DIR
 //! ```
 //!
 //! `prepare` writes DIR/source.db (random rows, so pages do not compress),
 //! a replica DIR/restore holding its L9 snapshot, and a replica
 //! DIR/compact holding four L0 files that together hold every page once
-//! (what an L1 compaction then merges). `restore` and `compact` each run in
+//! (what an L1 compaction then merges). `upload` writes the snapshot into a
+//! new replica, to tell the store's share of a compaction (which uploads
+//! what it merged) from the merge's. Each verb runs in
 //! a fresh process: the growth printed is the peak resident size during
 //! the operation (Linux `VmHWM`, reset through `/proc/self/clear_refs`
 //! first) less the resident size just before it.
@@ -23,7 +26,9 @@ use std::time::Instant;
 
 use offloop_ltx::{Encoder, Header, HEADER_FLAG_NO_CHECKSUM};
 use offloop_replica::compact::compact_level;
-use offloop_replica::{restore, ReplicaStore, RestoreOptions, S3Options};
+use offloop_replica::{
+    restore, LtxFile, ReplicaStore, RestoreOptions, S3Options, Store, WriteMode,
+};
 
 const PAGE_SIZE: u32 = 4096;
 
@@ -57,12 +62,30 @@ fn main() {
                 compact_level(&store, 1, &scratch).unwrap().unwrap();
             });
         }
+        "upload" => {
+            // The store's side alone: the snapshot written as a new file.
+            let source = dir.join("restore/ltx/9");
+            let path = std::fs::read_dir(&source)
+                .unwrap()
+                .next()
+                .unwrap()
+                .unwrap()
+                .path();
+            let name = path.file_name().unwrap().to_str().unwrap().to_string();
+            let size = std::fs::metadata(&path).unwrap().len();
+            let file = LtxFile::from_name(9, &name, size, 1_764_500_000_001).unwrap();
+            let _ = std::fs::remove_dir_all(dir.join("upload"));
+            let store = open(&dir.join("upload"));
+            measure("upload", || {
+                store.write(&file, &path, WriteMode::Overwrite).unwrap();
+            });
+        }
         _ => usage(),
     }
 }
 
 fn usage() -> ! {
-    eprintln!("usage: peak_memory prepare DIR [MIB] | restore DIR | compact DIR");
+    eprintln!("usage: peak_memory prepare DIR [MIB] | restore DIR | compact DIR | upload DIR");
     std::process::exit(2)
 }
 
