@@ -20,7 +20,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 // The platforms with a prebuilt package. Kept equal to scripts/targets.mjs
-// by __test__/package-layout.test.mjs.
+// by __test__/package/layout.test.mjs.
 const PREBUILT = [
   'linux-x64-gnu',
   'linux-arm64-gnu',

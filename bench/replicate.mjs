@@ -13,9 +13,14 @@
 //  c. full restores of 64 MiB and 1 GiB through a simulated link (20 ms
 //     per request, one shared 100 MB/s: bench/lib/link.mjs) in front of
 //     moto and of s3rver: `Database.restore` against `litestream restore`
-//     of the same replica.
+//     of the same replica;
+//  d. the memory each replica operation costs on a 256 MiB database (the
+//     first snapshot and sync, an L1 compaction over the full image, a full
+//     restore, a paged restore's fill), each in a fresh child process
+//     (bench/workloads/replicate-memory.mjs): its peak resident memory over
+//     the process at rest.
 //
-//   npm run bench -- replicate [--quick] [--only insert,lag,restore] [--max-load X]
+//   npm run bench -- replicate [--quick] [--only insert,lag,restore,memory] [--max-load X]
 //   npm run bench -- replicate --render
 //
 // Writes bench/results/replicate.{json,md,svg}. --quick (smaller sizes,
@@ -49,6 +54,8 @@ const COMMAND = 'npm run bench -- replicate';
 const INSERT = path.join(BENCH, 'workloads', 'replicate-insert.mjs');
 const LAG = path.join(BENCH, 'workloads', 'replicate-lag.mjs');
 const RESTORE = path.join(BENCH, 'workloads', 'replicate-restore.mjs');
+const MEMORY = path.join(BENCH, 'workloads', 'replicate-memory.mjs');
+const MEMORY_PHASES = ['snapshot', 'compact', 'restore', 'paged'];
 const BUCKET = 'bench';
 const MiB = 1 << 20;
 const SYNC_INTERVAL_MS = 1000;
@@ -61,7 +68,7 @@ const MAX_ATTEMPTS = 2;
 // How often the replica is listed while lag is measured: a folder is
 // cheap to list; every S3 listing costs moto CPU the writer competes with.
 const WATCH_INTERVAL_MS = { file: 5, s3: 20 };
-const GOAL = { throughputRatio: 0.9, lagP99Ms: 1500, restoreOverLinkLimit: 1.2 };
+const GOAL = { throughputRatio: 0.9, lagP99Ms: 1500, restoreOverLinkLimit: 1.2, memoryGrowthMiB: 64 };
 
 const { values: opts } = parseArgs({
   options: {
@@ -71,11 +78,11 @@ const { values: opts } = parseArgs({
     render: { type: 'boolean', default: false },
   },
 });
-const parts = new Set((opts.only ?? 'insert,lag,restore').split(','));
+const parts = new Set((opts.only ?? 'insert,lag,restore,memory').split(','));
 const partial = opts.quick || opts.only !== undefined;
 const PLAN = opts.quick
-  ? { insertSeconds: 3, insertRounds: 1, callers: 8, lagSeconds: 6, lagWarmup: 2, restoreSizes: [8 * MiB, 32 * MiB], restoreRounds: [1, 1] }
-  : { insertSeconds: 10, insertRounds: 3, callers: 8, lagSeconds: 20, lagWarmup: 3, restoreSizes: [64 * MiB, 1024 * MiB], restoreRounds: [3, 1] };
+  ? { insertSeconds: 3, insertRounds: 1, callers: 8, lagSeconds: 6, lagWarmup: 2, restoreSizes: [8 * MiB, 32 * MiB], restoreRounds: [1, 1], memoryBytes: 32 * MiB }
+  : { insertSeconds: 10, insertRounds: 3, callers: 8, lagSeconds: 20, lagWarmup: 3, restoreSizes: [64 * MiB, 1024 * MiB], restoreRounds: [3, 1], memoryBytes: 256 * MiB };
 
 let prefixes = 0;
 /** A key prefix no other run used. */
@@ -366,6 +373,30 @@ async function measureRestore(ctx) {
 }
 
 // ---------------------------------------------------------------------------
+// d. Memory
+
+/** Each phase's peak over the process at rest, in order, on one folder replica. */
+async function measureMemory(ctx) {
+  const dir = scratch(ctx.dir, 'memory');
+  try {
+    const db = path.join(dir, 'source.db');
+    const bytes = await buildDatabase(ctx.Database, db, PLAN.memoryBytes);
+    const url = `file://${path.join(dir, 'replica')}`;
+    const runs = [];
+    for (const phase of MEMORY_PHASES) {
+      const out = path.join(dir, `${phase}.db`);
+      const args = [MEMORY, '--phase', phase, '--db', db, '--url', url, '--out', out, '--offloop', ctx.offloop.dir];
+      const { result } = await runChild(HOST_NODE, ['--expose-gc', ...args], { timeoutMs: 600_000 });
+      console.error(`  memory ${phase}: +${result.growthMiB} MiB over ${result.idleMiB} MiB at rest`);
+      runs.push(result);
+    }
+    return { bytes, runs };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// ---------------------------------------------------------------------------
 
 async function measure() {
   const bench = await startBenchmark({ label: 'replicate', maxLoad: Number(opts['max-load']), tmpName: 'rep' });
@@ -387,6 +418,7 @@ async function measure() {
     await ctx.moto?.stop();
     ctx.moto = null;
     if (parts.has('restore')) report.restore = await measureRestore(ctx);
+    if (parts.has('memory')) report.memory = await measureMemory(ctx);
   } finally {
     await ctx.moto?.stop();
     report.minutes = round((performance.now() - started) / 60_000, 1);

@@ -108,7 +108,7 @@ function settle(call, batch, i, kind) {
   }
   let value;
   try {
-    if (kind === RUN) value = decodeRun(batch, i + 2);
+    if (kind === RUN) value = decodeRun(batch, i + 1);
     else if (kind === ROWS) value = (call.decode ?? decodeAll)(batch[i + 2], batch, i + 4, batch[i + 3], call.context);
     else value = call.decode === null ? batch[i + 2] : call.decode(batch[i + 2], call.context);
   } catch (err) {

@@ -9,7 +9,12 @@
 const { native, track, forget, armCancel } = require('./calls.js');
 const { codedError, nodeError, notOpen } = require('./errors.js');
 const { flagsOf } = require('./options.js');
-const { scope: SCOPE } = require('./protocol.js');
+const {
+  scope: SCOPE,
+  batchEntry: BATCH_ENTRY,
+  refusal: REFUSAL,
+  batchRefusal: BATCH_REFUSAL,
+} = require('./protocol.js');
 
 const OPENING = 0;
 const OPEN = 1;
@@ -74,7 +79,8 @@ function hold(nativeDb) {
 }
 
 // The addon's statement calls with their parameters spread as arguments,
-// which it reads in one go (src/node/spread.rs).
+// which it reads in one go (src/node/spread.rs), in the orders that
+// lib/protocol.js names (`spreadCall`, `spreadBatch`, `batchEntry`).
 const [callSpread, batchSpread] = native.spreadFunctions();
 
 // A spread call puts every value on V8's stack: past this many, a batch
@@ -84,7 +90,7 @@ const MAX_SPREAD = 16384;
 /** `calls` is `[handle, args, stmtOptions]` per statement. */
 function queueBatch(nativeDb, id, calls, readBigInts, session) {
   let size = 0;
-  for (const c of calls) size += 3 + c[1].length;
+  for (const c of calls) size += BATCH_ENTRY.PARAMS + c[1].length;
   if (size > MAX_SPREAD) {
     return nativeDb.batch(
       id,
@@ -97,6 +103,7 @@ function queueBatch(nativeDb, id, calls, readBigInts, session) {
   }
   const flat = [];
   for (const [handle, args, options] of calls) {
+    // SQL, FLAGS, COUNT, then the PARAMS.
     flat.push(handle, flagsOf(options), args.length);
     for (let i = 0; i < args.length; i++) flat.push(args[i]);
   }
@@ -221,7 +228,7 @@ class Core {
     }
     if (bad !== null) {
       forget(id);
-      throw codedError(bad[0], bad[1]);
+      throw codedError(bad[REFUSAL.CODE], bad[REFUSAL.MESSAGE]);
     }
     if (scope === null) hold(this.native);
     this.#arm(id, control);
@@ -257,8 +264,8 @@ class Core {
     }
     if (bad !== null) {
       forget(id);
-      const err = codedError(bad[1], bad[2]);
-      err.batchIndex = Number(bad[0]);
+      const err = codedError(bad[BATCH_REFUSAL.CODE], bad[BATCH_REFUSAL.MESSAGE]);
+      err.batchIndex = Number(bad[BATCH_REFUSAL.INDEX]);
       throw err;
     }
     return promise;
@@ -302,7 +309,6 @@ class Core {
     return { scope, begun: promise.then(() => undefined) };
   }
 
-  /** COMMIT (or the end of a read snapshot) or ROLLBACK. */
   /** Opens a nested transaction in `scope` (a SAVEPOINT the engine names). */
   nest(scope) {
     const refused = this.refusal(scope);
@@ -321,6 +327,7 @@ class Core {
     return promise;
   }
 
+  /** COMMIT (or the end of a read snapshot) or ROLLBACK. */
   end(scope, commit) {
     if (scope.ended) {
       // Rolled back by close() while its callback ran: it can commit no more.

@@ -6,9 +6,16 @@
 
 const { finalized } = require('./core.js');
 const { errorFromNative } = require('./errors.js');
+const { chunk: CHUNK, unreadable: UNREADABLE } = require('./protocol.js');
 const { makeRow } = require('./rows.js');
 
 const DONE = Object.freeze({ __proto__: null, done: true, value: null });
+
+/** The cursor a chunk leaves open, as `[role, id]` (core.next's), or null once it is done. */
+function cursorOf(chunk) {
+  const role = chunk[CHUNK.CURSOR_ROLE];
+  return role === null ? null : [role, chunk[CHUNK.CURSOR_ID]];
+}
 
 // A cursor left open by an iterator nobody finished is closed when the
 // iterator is garbage-collected, so its reader is not pinned forever.
@@ -84,15 +91,18 @@ class RowIterator {
         throw err;
       }
       this.#ahead = null;
-      this.#columns = chunk[0];
-      this.#values = this.#columns.length === 0 ? [] : chunk[1];
+      this.#columns = chunk[CHUNK.COLUMNS];
+      this.#values = this.#columns.length === 0 ? [] : chunk[CHUNK.VALUES];
       this.#offset = 0;
       this.#unreadable = null;
-      if (chunk[4] !== undefined) {
+      const unreadable = chunk[CHUNK.UNREADABLE];
+      if (unreadable !== undefined) {
         this.#unreadable = new Map();
-        for (let i = 0; i < chunk[4].length; i += 2) this.#unreadable.set(chunk[4][i], chunk[4][i + 1]);
+        for (let i = 0; i < unreadable.length; i += UNREADABLE.WIDTH) {
+          this.#unreadable.set(unreadable[i + UNREADABLE.ROW], unreadable[i + UNREADABLE.ERROR]);
+        }
       }
-      const cursor = chunk[2] === null ? null : [chunk[2], chunk[3]];
+      const cursor = cursorOf(chunk);
       if (this.#cursor === null && cursor !== null) {
         abandoned.register(this, { core: this.#core, cursor, scope: this.#scope }, this);
       }
@@ -124,7 +134,7 @@ class RowIterator {
       if (ahead !== null) {
         // The chunk in flight may be the first, which opened the cursor.
         const chunk = await ahead.catch(() => null);
-        if (chunk !== null) open = chunk[2] === null ? null : [chunk[2], chunk[3]];
+        if (chunk !== null) open = cursorOf(chunk);
       }
       if (open !== null) await this.#core.closeCursor(open, this.#scope).catch(() => {});
       return DONE;

@@ -142,19 +142,24 @@ function readReplicaUrl(value, name) {
   return value;
 }
 
-/** The S3 settings of a replica or restore options object. */
+/**
+ * The S3 settings of a replica or restore options object, as `out.s3`:
+ * the one shape the addon reads them in (its `S3Connection`).
+ */
 function readS3Options(value, prefix, out) {
+  const s3 = {};
   for (const name of S3_TEXT_OPTIONS) {
     const v = value[name];
     if (v === undefined) continue;
     if (typeof v !== 'string') throw argType(`${prefix}${name}`, 'a string');
-    out[name] = v;
+    s3[name] = v;
   }
   const forcePathStyle = value.forcePathStyle;
   if (forcePathStyle !== undefined && typeof forcePathStyle !== 'boolean') {
     throw argType(`${prefix}forcePathStyle`, 'a boolean');
   }
-  out.forcePathStyle = forcePathStyle;
+  s3.forcePathStyle = forcePathStyle;
+  out.s3 = s3;
   return out;
 }
 

@@ -4,7 +4,10 @@
 // as their column names (one array per column list, reused) and a flat run
 // of values inside a larger array (`values`, from `offset`, `count` of
 // them); the objects are built here. Node-API can only create objects with
-// Object.prototype, and node:sqlite's rows have a null prototype.
+// Object.prototype, and node:sqlite's rows have a null prototype. Every
+// position read here is named in lib/protocol.js.
+
+const { record, runRecord, rowsRecord, column, query, checkpointResult } = require('./protocol.js');
 
 function makeRow(columns, values, offset, arrays) {
   const n = columns.length;
@@ -15,8 +18,9 @@ function makeRow(columns, values, offset, arrays) {
   return row;
 }
 
-function decodeRun(values, offset) {
-  return { changes: values[offset], lastInsertRowid: values[offset + 1] };
+/** A RUN record whose kind is at `at`. */
+function decodeRun(values, at) {
+  return { changes: values[at + runRecord.CHANGES], lastInsertRowid: values[at + runRecord.LAST_INSERT_ROWID] };
 }
 
 function decodeGet(columns, values, offset, count, arrays) {
@@ -32,47 +36,50 @@ function decodeAll(columns, values, offset, count, arrays) {
 
 function decodeColumns(flat) {
   const out = [];
-  for (let i = 0; i < flat.length; i += 5) {
+  for (let i = 0; i < flat.length; i += column.WIDTH) {
     out.push({
       __proto__: null,
-      column: flat[i + 1],
-      database: flat[i + 2],
-      name: flat[i],
-      table: flat[i + 3],
-      type: flat[i + 4],
+      column: flat[i + column.COLUMN],
+      database: flat[i + column.DATABASE],
+      name: flat[i + column.NAME],
+      table: flat[i + column.TABLE],
+      type: flat[i + column.TYPE],
     });
   }
   return out;
 }
 
-/** `query()`'s payload: `[columns' metadata, changes, lastInsertRowid, names, values]`. */
-function decodeQuery([meta, changes, lastInsertRowid, names, values], arrays) {
+/** `query()`'s payload. */
+function decodeQuery(payload, arrays) {
+  const values = payload[query.VALUES];
   return {
-    columns: decodeColumns(meta),
-    rows: decodeAll(names, values, 0, values.length, arrays),
-    changes,
-    lastInsertRowid,
+    columns: decodeColumns(payload[query.COLUMNS]),
+    rows: decodeAll(payload[query.NAMES], values, 0, values.length, arrays),
+    changes: payload[query.CHANGES],
+    lastInsertRowid: payload[query.LAST_INSERT_ROWID],
   };
 }
 
-function decodeCheckpoint([logFrames, checkpointedFrames]) {
-  return { logFrames, checkpointedFrames };
+function decodeCheckpoint(payload) {
+  return {
+    logFrames: payload[checkpointResult.LOG_FRAMES],
+    checkpointedFrames: payload[checkpointResult.CHECKPOINTED_FRAMES],
+  };
 }
 
-const { RUN, ROWS } = require('./protocol.js').record;
-
-/** Each statement's result, from `RUN …` and `ROWS …` records in order. */
+/** Each statement's result, from RUN and ROWS records in order. */
 function decodeBatch(flat, arrays) {
   const results = [];
   let i = 0;
   while (i < flat.length) {
-    if (flat[i] === RUN) {
-      results.push(decodeRun(flat, i + 1));
-      i += 3;
+    if (flat[i + runRecord.KIND] === record.RUN) {
+      results.push(decodeRun(flat, i));
+      i += runRecord.WIDTH;
     } else {
-      const count = flat[i + 2];
-      results.push(decodeAll(flat[i + 1], flat, i + 3, count, arrays[results.length]));
-      i += 3 + count;
+      const count = flat[i + rowsRecord.COUNT];
+      const columns = flat[i + rowsRecord.COLUMNS];
+      results.push(decodeAll(columns, flat, i + rowsRecord.VALUES, count, arrays[results.length]));
+      i += rowsRecord.VALUES + count;
     }
   }
   return results;

@@ -2,7 +2,7 @@
 // each under npm/<platform>/. This file only describes them; the build
 // (build-target.mjs), the packing (pack.mjs) and the tests read it, and it
 // runs nothing. package.json `napi.targets`, the npm/ folders and the list in
-// native.js must name the same platforms: __test__/package-layout.test.mjs
+// native.js must name the same platforms: __test__/package/layout.test.mjs
 // checks that they do.
 
 import path from 'node:path';

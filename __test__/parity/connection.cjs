@@ -3,7 +3,7 @@
 // Under Node 24: open: false and open(), location(dbName), the limits
 // option and db.limits, enableDefensive(), and the checks around
 // extension loading, on node:sqlite and on offloop (see compare.cjs);
-// connection-parity.test.mjs compares the outcomes.
+// connection.test.mjs compares the outcomes.
 
 const fs = require('node:fs');
 const os = require('node:os');

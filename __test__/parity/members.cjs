@@ -3,7 +3,7 @@
 // Under Node 24: every public member of node:sqlite (module exports, and
 // DatabaseSync, StatementSync, Session and SQLTagStore members, on the
 // prototype or on instances), and which of those names offloop's
-// counterparts have. node-sqlite-members.test.mjs checks
+// counterparts have. members.test.mjs checks
 // docs/node-sqlite.md against it.
 
 const sqlite = require('node:sqlite');

@@ -2,7 +2,7 @@
 
 // Under Node 24: a statement's sourceSQL, expandedSQL, close() and
 // Symbol.dispose, on node:sqlite and on offloop (see compare.cjs);
-// statement-parity.test.mjs compares the outcomes.
+// statements.test.mjs compares the outcomes.
 
 const { compare, report } = require('./compare.cjs');
 

@@ -29,7 +29,7 @@ export function litestreamS3Url({ endpoint, bucket, prefix }) {
 
 function bin() {
   const found = findTool('litestream');
-  if (!found) throw new Error('litestream is not installed (bash .ci/tools)');
+  if (!found) throw new Error('litestream is not installed (node scripts/test-tools.mjs)');
   return found;
 }
 

@@ -276,12 +276,37 @@ function goalsSection(report) {
   return lines;
 }
 
+function memorySection(memory, goal) {
+  const what = {
+    snapshot: 'first sync: full image and L9 snapshot staged and uploaded',
+    compact: 'L1 compaction over the full image',
+    restore: '`Database.restore`',
+    paged: "paged restore, open to `filled`",
+  };
+  const limit = goal.memoryGrowthMiB ?? 64;
+  const rows = memory.runs.map(
+    (r) => `| ${what[r.phase] ?? r.phase} | ${r.idleMiB} | ${r.peakMiB} | **${r.growthMiB}** | ${r.growthMiB < limit ? 'met' : 'missed'} |`,
+  );
+  return [
+    `### d. Memory on a ${size(memory.bytes)} database`,
+    '',
+    'Each operation runs in a fresh child process on a folder replica: resident memory once the addon is loaded (at rest), the peak during the operation (VmHWM, reset at rest), and the growth. Goal: under ' +
+      `${limit} MiB of growth whatever the database's size.`,
+    '',
+    '| operation | at rest (MiB) | peak (MiB) | growth (MiB) | goal |',
+    '|---|---|---|---|---|',
+    ...rows,
+    '',
+  ];
+}
+
 export function markdown(report) {
   return [
     ...header(report),
     ...(report.insert ? insertSection(report.insert) : []),
     ...(report.lag ? lagSection(report.lag) : []),
     ...(report.restore ? restoreSection(report.restore) : []),
+    ...(report.memory ? memorySection(report.memory, report.goal) : []),
     ...goalsSection(report),
   ].join('\n');
 }

@@ -68,7 +68,7 @@ async function served(name, child, endpoint, port) {
 /** Starts moto_server with `buckets`. Resolves to `{ name, endpoint, port, pid, stop() }`. */
 export async function startMoto({ buckets = [] } = {}) {
   const bin = findTool('moto_server');
-  if (!bin) throw new Error('moto_server is not installed (bash .ci/tools)');
+  if (!bin) throw new Error('moto_server is not installed (node scripts/test-tools.mjs)');
   const port = await freePort();
   const child = spawn(bin, ['-H', '127.0.0.1', '-p', String(port)], { env: toolEnv(), stdio: 'ignore' });
   const server = await served('moto', child, `http://127.0.0.1:${port}`, port);

@@ -1,5 +1,5 @@
 // The outside programs of the replication benchmarks — litestream and
-// moto_server (an S3 server) — found where `bash .ci/tools` installs them
+// moto_server (an S3 server) — found where `npm test` installs them
 // (the repository's .venv/bin) or on the PATH, with their versions, the
 // environment they run in, and the CPU time a process has used. Starts
 // nothing itself.

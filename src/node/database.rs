@@ -384,7 +384,7 @@ impl NativeDatabase {
                     reply(result)
                 }));
             }
-            None => reply(Ok(0)),
+            None => reply(Ok(None)),
         }
     }
 

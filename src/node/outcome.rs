@@ -20,7 +20,10 @@ use super::completion::Completion;
 use super::errors::{error_slot, error_to_js};
 use super::js::{Cx, Js};
 use super::packer::{column_names, Packer};
-use super::protocol::{flag, record, WRITER_ROLE};
+use super::protocol::{
+    checkpoint_result, chunk, column, flag, query, record, rows_record, run_record, unreadable,
+    WRITER_ROLE,
+};
 
 /// JS numbers hold integers exactly up to 2^53 - 1.
 const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
@@ -66,9 +69,11 @@ pub fn completions_to_js(cx: Cx, completions: Vec<Completion>) -> Result<Js> {
                 changes,
                 last_insert_rowid,
             }) => {
-                out.number(RUN)?;
-                out.push(integer(cx, changes, big)?);
-                out.push(integer(cx, last_insert_rowid, big)?);
+                let at = out.position();
+                out.put(at + run_record::KIND, cx.number(RUN)?)?;
+                out.put(at + run_record::CHANGES, integer(cx, changes, big)?)?;
+                let rowid = integer(cx, last_insert_rowid, big)?;
+                out.put(at + run_record::LAST_INSERT_ROWID, rowid)?;
             }
             Ok(Outcome::Rows(rows)) => match first_unreadable(&rows, 0, big) {
                 Some((_, e)) => {
@@ -76,8 +81,9 @@ pub fn completions_to_js(cx: Cx, completions: Vec<Completion>) -> Result<Js> {
                     out.push(error_to_js(cx, &e)?);
                 }
                 None => {
-                    out.number(ROWS)?;
-                    push_rows(&mut out, &rows, big)?;
+                    let at = out.position();
+                    out.put(at + rows_record::KIND, cx.number(ROWS)?)?;
+                    push_rows(&mut out, at, &rows, big)?;
                 }
             },
             Ok(Outcome::Progress {
@@ -107,12 +113,14 @@ pub fn completions_to_js(cx: Cx, completions: Vec<Completion>) -> Result<Js> {
     out.finish()
 }
 
-/// `columns, n, v1 … vn` of `rows`. A value JS cannot take (see
-/// `first_unreadable`) is left null: the caller reports it.
-fn push_rows(out: &mut Packer, rows: &RowSet, big: bool) -> Result<()> {
+/// The rest of the `protocol::rows_record` whose kind is at `at`: `columns,
+/// n, v1 … vn` of `rows`. A value JS cannot take (see `first_unreadable`)
+/// is left null: the caller reports it.
+fn push_rows(out: &mut Packer, at: usize, rows: &RowSet, big: bool) -> Result<()> {
     let cx = out.cx;
-    out.push(column_names(cx, &rows.columns)?);
-    out.number(rows.values.len() as f64)?;
+    out.put(at + rows_record::COLUMNS, column_names(cx, &rows.columns)?)?;
+    let count = cx.number(rows.values.len() as f64)?;
+    out.put(at + rows_record::COUNT, count)?;
     for value in &rows.values {
         out.push(value_to_js(cx, value, big)?);
     }
@@ -156,44 +164,44 @@ fn outcome_to_js(cx: Cx, outcome: Outcome, flags: u32) -> Result<engine::Result<
                 "run, rows and progress outcomes have records of their own",
             )))
         }
-        // `[columns, values, role, id, unreadable?]`. A row holding a value
-        // JS cannot take becomes an error in its place, listed as
-        // `[row, error, ...]` in the fifth element: node:sqlite's next()
-        // throws it on reaching the row and goes on with the next one.
+        // `protocol::chunk`. A row holding a value JS cannot take becomes
+        // an error in its place, listed in `UNREADABLE`: node:sqlite's
+        // next() throws it on reaching the row and goes on with the next.
         Outcome::Chunk { rows, cursor } => {
-            let unreadable = unreadable_rows(&rows, big);
+            let unread = unreadable_rows(&rows, big);
             let mut values = Packer::new(cx, rows.values.len());
             for value in &rows.values {
                 values.push(value_to_js(cx, value, big)?);
             }
-            let mut chunk = Packer::new(cx, 5);
-            chunk.push(column_names(cx, &rows.columns)?);
-            chunk.push(values.finish()?);
-            match cursor {
-                None => {
-                    chunk.push(cx.null()?);
-                    chunk.push(cx.null()?);
-                }
-                Some(c) => {
-                    chunk.number(match c.role {
+            let mut payload = Packer::new(cx, chunk::UNREADABLE as usize + 1);
+            payload.put(chunk::COLUMNS as usize, column_names(cx, &rows.columns)?)?;
+            payload.put(chunk::VALUES as usize, values.finish()?)?;
+            let (role, id) = match cursor {
+                None => (cx.null()?, cx.null()?),
+                Some(c) => (
+                    cx.number(match c.role {
                         Role::Reader(i) => i as f64,
                         Role::Writer | Role::Checkpointer => WRITER_ROLE as f64,
-                    })?;
-                    chunk.number(c.id as f64)?;
+                    })?,
+                    cx.number(c.id as f64)?,
+                ),
+            };
+            payload.put(chunk::CURSOR_ROLE as usize, role)?;
+            payload.put(chunk::CURSOR_ID as usize, id)?;
+            if !unread.is_empty() {
+                let width = unreadable::WIDTH as usize;
+                let mut list = Packer::new(cx, unread.len() * width);
+                for (i, (row, e)) in unread.iter().enumerate() {
+                    let at = i * width;
+                    list.put(at + unreadable::ROW as usize, cx.number(*row as f64)?)?;
+                    list.put(at + unreadable::ERROR as usize, error_to_js(cx, e)?)?;
                 }
+                payload.put(chunk::UNREADABLE as usize, list.finish()?)?;
             }
-            if !unreadable.is_empty() {
-                let mut list = Packer::new(cx, unreadable.len() * 2);
-                for (row, e) in &unreadable {
-                    list.number(*row as f64)?;
-                    list.push(error_to_js(cx, e)?);
-                }
-                chunk.push(list.finish()?);
-            }
-            chunk.finish()?
+            payload.finish()?
         }
         Outcome::Columns(columns) => columns_to_js(cx, &columns)?,
-        // `[columns' metadata, changes, lastInsertRowid, names, values]`.
+        // `protocol::query`.
         Outcome::Query {
             columns,
             rows,
@@ -207,43 +215,46 @@ fn outcome_to_js(cx: Cx, outcome: Outcome, flags: u32) -> Result<engine::Result<
             for value in &rows.values {
                 values.push(value_to_js(cx, value, big)?);
             }
-            let mut query = Packer::new(cx, 5);
-            query.push(columns_to_js(cx, &columns)?);
-            query.push(integer(cx, changes, big)?);
-            query.push(integer(cx, last_insert_rowid, big)?);
-            query.push(column_names(cx, &rows.columns)?);
-            query.push(values.finish()?);
-            query.finish()?
+            let mut payload = Packer::new(cx, query::VALUES as usize + 1);
+            payload.put(query::COLUMNS as usize, columns_to_js(cx, &columns)?)?;
+            payload.put(query::CHANGES as usize, integer(cx, changes, big)?)?;
+            let rowid = integer(cx, last_insert_rowid, big)?;
+            payload.put(query::LAST_INSERT_ROWID as usize, rowid)?;
+            payload.put(query::NAMES as usize, column_names(cx, &rows.columns)?)?;
+            payload.put(query::VALUES as usize, values.finish()?)?;
+            payload.finish()?
         }
         Outcome::Text(text) => cx.opt_string(text.as_deref())?,
         Outcome::Settings(report) => super::settings::report_to_js(cx, &report)?,
-        // One flat array: per statement `RUN, changes, lastInsertRowid` or
-        // `ROWS, columns, n, v1 … vn`, as in a drain.
+        // One flat array: per statement a `protocol::run_record` or a
+        // `protocol::rows_record`, as in a drain without the id.
         Outcome::Batch { results, .. } => {
             let values: usize = results
                 .iter()
                 .map(|r| match r {
-                    Outcome::Rows(rows) => rows.values.len() + 3,
-                    _ => 3,
+                    Outcome::Rows(rows) => rows_record::VALUES + rows.values.len(),
+                    _ => run_record::WIDTH,
                 })
                 .sum();
             let mut flat = Packer::new(cx, values);
             for result in results {
+                let at = flat.position();
                 match result {
                     Outcome::Run {
                         changes,
                         last_insert_rowid,
                     } => {
-                        flat.number(RUN)?;
-                        flat.push(integer(cx, changes, big)?);
-                        flat.push(integer(cx, last_insert_rowid, big)?);
+                        flat.put(at + run_record::KIND, cx.number(RUN)?)?;
+                        flat.put(at + run_record::CHANGES, integer(cx, changes, big)?)?;
+                        let rowid = integer(cx, last_insert_rowid, big)?;
+                        flat.put(at + run_record::LAST_INSERT_ROWID, rowid)?;
                     }
                     Outcome::Rows(rows) => {
                         if let Some((_, e)) = first_unreadable(&rows, 0, big) {
                             return Ok(Err(e));
                         }
-                        flat.number(ROWS)?;
-                        push_rows(&mut flat, &rows, big)?;
+                        flat.put(at + rows_record::KIND, cx.number(ROWS)?)?;
+                        push_rows(&mut flat, at, &rows, big)?;
                     }
                     _ => {
                         return Ok(Err(engine::Error::invalid_state(
@@ -258,24 +269,40 @@ fn outcome_to_js(cx: Cx, outcome: Outcome, flags: u32) -> Result<engine::Result<
             log_frames,
             checkpointed_frames,
         } => {
-            let mut pair = Packer::new(cx, 2);
-            pair.number(log_frames as f64)?;
-            pair.number(checkpointed_frames as f64)?;
+            let mut pair = Packer::new(cx, checkpoint_result::CHECKPOINTED_FRAMES as usize + 1);
+            pair.put(
+                checkpoint_result::LOG_FRAMES as usize,
+                cx.number(log_frames as f64)?,
+            )?;
+            pair.put(
+                checkpoint_result::CHECKPOINTED_FRAMES as usize,
+                cx.number(checkpointed_frames as f64)?,
+            )?;
             pair.finish()?
         }
     }))
 }
 
-/// Column metadata as one flat array: `name, column, database, table,
-/// type` per column (lib/rows.js, `decodeColumns`).
+/// Column metadata as one flat array, `protocol::column` per column
+/// (lib/rows.js, `decodeColumns`).
 fn columns_to_js(cx: Cx, columns: &[engine::ColumnInfo]) -> Result<Js> {
-    let mut flat = Packer::new(cx, columns.len() * 5);
-    for c in columns {
-        flat.push(cx.string(&c.name)?);
-        flat.push(cx.opt_string(c.column.as_deref())?);
-        flat.push(cx.opt_string(c.database.as_deref())?);
-        flat.push(cx.opt_string(c.table.as_deref())?);
-        flat.push(cx.opt_string(c.decl_type.as_deref())?);
+    let width = column::WIDTH as usize;
+    let mut flat = Packer::new(cx, columns.len() * width);
+    for (i, c) in columns.iter().enumerate() {
+        let at = i * width;
+        flat.put(at + column::NAME as usize, cx.string(&c.name)?)?;
+        flat.put(
+            at + column::COLUMN as usize,
+            cx.opt_string(c.column.as_deref())?,
+        )?;
+        let database = cx.opt_string(c.database.as_deref())?;
+        flat.put(at + column::DATABASE as usize, database)?;
+        flat.put(
+            at + column::TABLE as usize,
+            cx.opt_string(c.table.as_deref())?,
+        )?;
+        let decl_type = cx.opt_string(c.decl_type.as_deref())?;
+        flat.put(at + column::TYPE as usize, decl_type)?;
     }
     flat.finish()
 }

@@ -45,6 +45,28 @@ impl Packer {
         Ok(())
     }
 
+    /// The element the next push fills.
+    pub fn position(&self) -> usize {
+        self.handles.len()
+    }
+
+    /// Pushes `value` as element `slot` (a position `protocol` names),
+    /// which must be the next one: a payload written out of its named
+    /// order fails the call instead of reaching lib/ misread.
+    pub fn put(&mut self, slot: usize, value: Js) -> Result<()> {
+        if self.handles.len() != slot {
+            return Err(napi::Error::new(
+                napi::Status::GenericFailure,
+                format!(
+                    "offloop internal error: payload slot {slot} written at {}",
+                    self.handles.len()
+                ),
+            ));
+        }
+        self.push(value);
+        Ok(())
+    }
+
     /// The JS array of every value pushed, in order.
     pub fn finish(self) -> Result<Js> {
         let (pack, join) = packers(self.cx)?;

@@ -11,7 +11,7 @@ use napi_derive::napi;
 use offloop_engine as engine;
 use offloop_replica::{FillStats, RestoreAtOpen, RestoreMode, RestoreSource};
 
-use super::replica::{self, replica_error, ReplicaOptions};
+use super::replica::{replica_error, ReplicaOptions};
 
 #[napi(object)]
 pub struct RestoreStats {
@@ -59,7 +59,7 @@ pub fn setup(
                 RestoreMode::Paged
             },
             url: replica.url.clone(),
-            s3: replica::s3_options!(replica),
+            s3: replica.s3.clone().into(),
         }),
     };
     RestoreAtOpen::setup(path, source, replica_error, settings).map_err(|e| match e {

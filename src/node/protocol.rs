@@ -1,9 +1,10 @@
 //! The wire between `lib/` and this addon, named once: every number that
 //! crosses the boundary is a constant here, and `lib/protocol.js` holds the
 //! same names, in the same order, with the same values. `protocol()` hands
-//! this table to JS so that a test (`__test__/protocol.test.mjs`) can check
-//! that the two sides agree. Nothing else in `src/node/` writes one of
-//! these numbers as a literal.
+//! this table to JS so that a test (`__test__/source/protocol.test.mjs`)
+//! can check that the two sides agree. Nothing else in `src/node/` writes
+//! one of these numbers as a literal; `Packer::put` makes a payload name
+//! each position it writes.
 
 use napi::{Env, Result};
 use napi_derive::napi;
@@ -119,6 +120,108 @@ wire! {
         ERRSTR = 3,
         SQLITE_CODE = 4,
         BATCH_INDEX = 5,
+    }
+    /// Positions of `callSpread`'s arguments (`spread.rs`); the SQL
+    /// parameters are the arguments from `PARAMS` on.
+    spread_call: usize {
+        DB = 0,
+        KIND = 1,
+        ID = 2,
+        SQL = 3,
+        FLAGS = 4,
+        SCOPE = 5,
+        CANCELLABLE = 6,
+        PARAMS = 7,
+    }
+    /// Positions of `batchSpread`'s arguments; the statements are the
+    /// arguments from `ENTRIES` on, each a `batch_entry`.
+    spread_batch: usize {
+        DB = 0,
+        ID = 1,
+        READ_BIG_INTS = 2,
+        SCOPE = 3,
+        ENTRIES = 4,
+    }
+    /// Positions in one statement of a spread batch, from its start; its
+    /// `COUNT` parameters follow from `PARAMS` on.
+    batch_entry: usize {
+        SQL = 0,
+        FLAGS = 1,
+        COUNT = 2,
+        PARAMS = 3,
+    }
+    /// Positions in the argument error a statement call returns instead
+    /// of queuing (`callSpread`, `NativeDatabase::call`).
+    refusal: u32 {
+        CODE = 0,
+        MESSAGE = 1,
+    }
+    /// Positions in the argument error a batch returns instead of queuing:
+    /// which statement, and its error.
+    batch_refusal: u32 {
+        INDEX = 0,
+        CODE = 1,
+        MESSAGE = 2,
+    }
+    /// Positions in the payload of an `iterate()` chunk. `CURSOR_ROLE` and
+    /// `CURSOR_ID` are null once the cursor is done; `UNREADABLE`, present
+    /// only when some row holds a value JS cannot take, lists
+    /// `unreadable` pairs.
+    chunk: u32 {
+        COLUMNS = 0,
+        VALUES = 1,
+        CURSOR_ROLE = 2,
+        CURSOR_ID = 3,
+        UNREADABLE = 4,
+    }
+    /// Positions in each pair of a chunk's `UNREADABLE` list, `WIDTH` apart:
+    /// the row's index in the chunk and the error its next() throws.
+    unreadable: u32 {
+        ROW = 0,
+        ERROR = 1,
+        WIDTH = 2,
+    }
+    /// Positions in each column's metadata (`stmt.columns()`, `query()`),
+    /// `WIDTH` apart in one flat array.
+    column: u32 {
+        NAME = 0,
+        COLUMN = 1,
+        DATABASE = 2,
+        TABLE = 3,
+        TYPE = 4,
+        WIDTH = 5,
+    }
+    /// Positions in the payload of `stmt.query()`: the columns' metadata,
+    /// the change count, the last rowid, the rows' column names, their
+    /// values.
+    query: u32 {
+        COLUMNS = 0,
+        CHANGES = 1,
+        LAST_INSERT_ROWID = 2,
+        NAMES = 3,
+        VALUES = 4,
+    }
+    /// Positions in the payload of `db.checkpoint()`.
+    checkpoint_result: u32 {
+        LOG_FRAMES = 0,
+        CHECKPOINTED_FRAMES = 1,
+    }
+    /// Positions in a `RUN` record, from its kind (a drain's record has the
+    /// call id before it, a batch's none); the next record starts `WIDTH`
+    /// on.
+    run_record: usize {
+        KIND = 0,
+        CHANGES = 1,
+        LAST_INSERT_ROWID = 2,
+        WIDTH = 3,
+    }
+    /// Positions in a `ROWS` record, from its kind; its `COUNT` values
+    /// follow from `VALUES` on, and the next record after them.
+    rows_record: usize {
+        KIND = 0,
+        COLUMNS = 1,
+        COUNT = 2,
+        VALUES = 3,
     }
 }
 

@@ -23,26 +23,35 @@ use super::completion::CompletionQueue;
 use super::dispatch;
 use super::drain;
 
-/// The `code` of errors about the replica (index.js keeps it as is).
+/// The `code` of errors about the replica (lib/errors.js keeps it as is).
 const REPLICA_ERROR: &str = "ERR_OFFLOOP_REPLICA";
 
-/// The S3 fields that `ReplicaOptions` and `RestoreOptions` both carry
-/// (napi objects cannot share a nested struct with lib/options.js's flat
-/// shape), as the store's `S3Options`. Copies them, so the options stay
-/// whole (a restore at open keeps its replica options for the replicator).
-macro_rules! s3_options {
-    ($options:expr) => {
-        offloop_replica::S3Options {
-            endpoint: $options.endpoint.clone(),
-            region: $options.region.clone(),
-            access_key_id: $options.access_key_id.clone(),
-            secret_access_key: $options.secret_access_key.clone(),
-            session_token: $options.session_token.clone(),
-            force_path_style: $options.force_path_style,
-        }
-    };
+/// The S3 settings of `ReplicaOptions` and `RestoreOptions` alike
+/// (lib/options.js gathers them into `s3`), field for field the store's
+/// `S3Options`.
+#[napi(object)]
+#[derive(Clone)]
+pub struct S3Connection {
+    pub endpoint: Option<String>,
+    pub region: Option<String>,
+    pub access_key_id: Option<String>,
+    pub secret_access_key: Option<String>,
+    pub session_token: Option<String>,
+    pub force_path_style: Option<bool>,
 }
-pub(super) use s3_options;
+
+impl From<S3Connection> for offloop_replica::S3Options {
+    fn from(s: S3Connection) -> Self {
+        offloop_replica::S3Options {
+            endpoint: s.endpoint,
+            region: s.region,
+            access_key_id: s.access_key_id,
+            secret_access_key: s.secret_access_key,
+            session_token: s.session_token,
+            force_path_style: s.force_path_style,
+        }
+    }
+}
 
 /// `options.replica` / `db.replicate()`, validated by lib/options.js.
 #[napi(object)]
@@ -53,12 +62,7 @@ pub struct ReplicaOptions {
     pub retention_ms: f64,
     pub max_pending_bytes: f64,
     pub compaction_intervals_ms: Vec<f64>,
-    pub endpoint: Option<String>,
-    pub region: Option<String>,
-    pub access_key_id: Option<String>,
-    pub secret_access_key: Option<String>,
-    pub session_token: Option<String>,
-    pub force_path_style: Option<bool>,
+    pub s3: S3Connection,
 }
 
 /// `Database.restore()` options, validated by lib/options.js.
@@ -67,12 +71,7 @@ pub struct RestoreOptions {
     pub txid: Option<f64>,
     pub timestamp_ms: Option<f64>,
     pub overwrite: bool,
-    pub endpoint: Option<String>,
-    pub region: Option<String>,
-    pub access_key_id: Option<String>,
-    pub secret_access_key: Option<String>,
-    pub session_token: Option<String>,
-    pub force_path_style: Option<bool>,
+    pub s3: S3Connection,
 }
 
 #[napi(object)]
@@ -119,7 +118,7 @@ pub fn start(options: ReplicaOptions, paged: PagedGate) -> Result<Arc<Replicator
         .iter()
         .map(|&ms| millis(ms))
         .collect();
-    let s3 = s3_options!(options);
+    let s3 = offloop_replica::S3Options::from(options.s3);
     let url = options.url;
     let connect = Box::new(move || {
         ReplicaStore::open(&url, &s3).map(|store| Arc::new(store) as Arc<dyn Store>)
@@ -132,8 +131,9 @@ pub fn start(options: ReplicaOptions, paged: PagedGate) -> Result<Arc<Replicator
     })
 }
 
-/// A replicator answer as the completion of call `id`: the TXID as text
-/// (index.js makes it `{ txid }`), or a replica error.
+/// A replicator answer as the completion of call `id`: the TXID in decimal
+/// (lib/database.js makes it `{ txid }`; a replica that holds nothing of
+/// this database yet is TXID 0 there), or a replica error.
 pub fn reply_to(queue: &Arc<CompletionQueue>, id: f64) -> Reply {
     // Counted as outstanding: a pending replica call keeps the process
     // alive, as any other call does.
@@ -141,7 +141,7 @@ pub fn reply_to(queue: &Arc<CompletionQueue>, id: f64) -> Reply {
     Box::new(move |result| {
         reply.send(
             result
-                .map(|txid| engine::Outcome::Text(Some(txid.to_string())))
+                .map(|txid| engine::Outcome::Text(Some(txid.map_or(0, Txid::get).to_string())))
                 .map_err(replica_error),
         )
     })
@@ -160,7 +160,7 @@ pub fn replica_error(message: String) -> engine::Error {
 pub fn restore_replica(id: f64, url: String, path: String, options: RestoreOptions) -> Result<()> {
     let queue = dispatch::queue()?;
     let reply = reply_to(&queue, id);
-    let s3 = s3_options!(options);
+    let s3 = offloop_replica::S3Options::from(options.s3);
     let opts = offloop_replica::RestoreOptions {
         txid: options.txid.and_then(|t| Txid::new(t as u64)),
         timestamp: options.timestamp_ms.map(|ms| ms as i64),
@@ -168,10 +168,10 @@ pub fn restore_replica(id: f64, url: String, path: String, options: RestoreOptio
         ..Default::default()
     };
     let work = move || {
-        let run = || -> std::result::Result<u64, String> {
+        let run = || -> offloop_replica::Answer {
             let store = ReplicaStore::open(&url, &s3).map_err(|e| e.to_string())?;
             restore(&store, &PathBuf::from(&path), &opts)
-                .map(|report| report.txid.get())
+                .map(|report| Some(report.txid))
                 .map_err(|e| e.to_string())
         };
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run))

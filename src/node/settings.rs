@@ -1,6 +1,7 @@
 //! Connection settings across the boundary: the open options that become
-//! the engine's pragma requests (index.js has validated them), and settings
-//! reports as plain JS arrays that index.js turns into objects.
+//! the engine's pragma requests (lib/options.js has validated them), and
+//! settings reports as plain JS arrays that lib/settings.js turns into
+//! objects.
 
 use napi::{Error, Result, Status};
 use napi_derive::napi;
@@ -10,8 +11,8 @@ use offloop_engine::{
 
 use super::js::{Cx, Js};
 
-/// One entry of `options.pragmas`: a text or an integer value (index.js
-/// turns booleans into 1 and 0).
+/// One entry of `options.pragmas`: a text or an integer value
+/// (lib/options.js turns booleans into 1 and 0).
 #[napi(object)]
 pub struct PragmaOption {
     pub name: String,

@@ -13,7 +13,9 @@
 //!   by its `n` parameters.
 //!
 //! Both return null, or the argument error to throw as `NativeDatabase`'s
-//! methods do (`[code, message]`, `[index, code, message]`).
+//! methods do (`[code, message]`, `[index, code, message]`). Every position
+//! here is named in `protocol` (`spread_call`, `spread_batch`,
+//! `batch_entry`, `refusal`, `batch_refusal`), as in lib/protocol.js.
 
 use std::ffi::{c_char, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -29,10 +31,7 @@ use super::database::NativeDatabase;
 use super::dispatch::ScopeCell;
 use super::js::{check, Cx, Js};
 use super::params::Args;
-
-/// Arguments before the spread parameters.
-const CALL_FIXED: usize = 7;
-const BATCH_FIXED: usize = 4;
+use super::protocol::{batch_entry, batch_refusal, refusal, spread_batch, spread_call};
 
 /// `[callSpread, batchSpread]`.
 #[napi(catch_unwind)]
@@ -64,7 +63,7 @@ fn function(cx: Cx, name: &std::ffi::CStr, callback: Callback) -> Result<Js> {
 }
 
 /// Arguments read into a buffer on the stack: a statement call with up to
-/// `STACK_ARGS - CALL_FIXED` parameters costs one `napi_get_cb_info` and no
+/// `STACK_ARGS - spread_call::PARAMS` parameters costs one `napi_get_cb_info` and no
 /// allocation.
 const STACK_ARGS: usize = 32;
 
@@ -182,22 +181,22 @@ unsafe extern "C" fn call_spread(
 ) -> sys::napi_value {
     guard(env, |cx| {
         let argv = arguments(cx, info)?;
-        if argv.len() < CALL_FIXED {
+        if argv.len() < spread_call::PARAMS {
             return Err(bad_arguments());
         }
         // SAFETY: every value comes from this call's arguments, in its env.
         let (db, sql, session) = unsafe {
             (
-                from_js::<&NativeDatabase>(env, argv[0])?,
-                from_js::<&External<Arc<Sql>>>(env, argv[3])?,
-                from_js::<Option<&External<ScopeCell>>>(env, argv[5])?,
+                from_js::<&NativeDatabase>(env, argv[spread_call::DB])?,
+                from_js::<&External<Arc<Sql>>>(env, argv[spread_call::SQL])?,
+                from_js::<Option<&External<ScopeCell>>>(env, argv[spread_call::SCOPE])?,
             )
         };
-        let kind = cx.get_f64(Js(argv[1]))? as u32;
-        let id = cx.get_f64(Js(argv[2]))?;
-        let flags = cx.get_f64(Js(argv[4]))? as u32;
-        let cancellable = cx.get_bool(Js(argv[6]))?;
-        let params = Args::Values(&argv[CALL_FIXED..]);
+        let kind = cx.get_f64(Js(argv[spread_call::KIND]))? as u32;
+        let id = cx.get_f64(Js(argv[spread_call::ID]))?;
+        let flags = cx.get_f64(Js(argv[spread_call::FLAGS]))? as u32;
+        let cancellable = cx.get_bool(Js(argv[spread_call::CANCELLABLE]))?;
+        let params = Args::Values(&argv[spread_call::PARAMS..]);
         match db
             .dispatcher
             .queue_call(cx, kind, id, sql, params, flags, session, cancellable)?
@@ -205,8 +204,8 @@ unsafe extern "C" fn call_spread(
             None => cx.null(),
             Some(e) => {
                 let out = cx.array(2)?;
-                cx.set_element(out, 0, cx.string(e.code)?)?;
-                cx.set_element(out, 1, cx.string(&e.message)?)?;
+                cx.set_element(out, refusal::CODE, cx.string(e.code)?)?;
+                cx.set_element(out, refusal::MESSAGE, cx.string(&e.message)?)?;
                 Ok(out)
             }
         }
@@ -219,29 +218,29 @@ unsafe extern "C" fn batch_spread(
 ) -> sys::napi_value {
     guard(env, |cx| {
         let argv = arguments(cx, info)?;
-        if argv.len() < BATCH_FIXED {
+        if argv.len() < spread_batch::ENTRIES {
             return Err(bad_arguments());
         }
         // SAFETY: values of this call's arguments, in its env.
         let (db, session) = unsafe {
             (
-                from_js::<&NativeDatabase>(env, argv[0])?,
-                from_js::<Option<&External<ScopeCell>>>(env, argv[3])?,
+                from_js::<&NativeDatabase>(env, argv[spread_batch::DB])?,
+                from_js::<Option<&External<ScopeCell>>>(env, argv[spread_batch::SCOPE])?,
             )
         };
-        let id = cx.get_f64(Js(argv[1]))?;
-        let read_big_ints = cx.get_bool(Js(argv[2]))?;
+        let id = cx.get_f64(Js(argv[spread_batch::ID]))?;
+        let read_big_ints = cx.get_bool(Js(argv[spread_batch::READ_BIG_INTS]))?;
         let mut entries = Vec::new();
-        let mut at = BATCH_FIXED;
+        let mut at = spread_batch::ENTRIES;
         while at < argv.len() {
-            if at + 3 > argv.len() {
+            if at + batch_entry::PARAMS > argv.len() {
                 return Err(bad_arguments());
             }
             // SAFETY: a value of this call's arguments, in its env.
-            let sql = unsafe { from_js::<&External<Arc<Sql>>>(env, argv[at])? };
-            let flags = cx.get_f64(Js(argv[at + 1]))? as u32;
-            let n = cx.get_f64(Js(argv[at + 2]))? as usize;
-            let start = at + 3;
+            let sql = unsafe { from_js::<&External<Arc<Sql>>>(env, argv[at + batch_entry::SQL])? };
+            let flags = cx.get_f64(Js(argv[at + batch_entry::FLAGS]))? as u32;
+            let n = cx.get_f64(Js(argv[at + batch_entry::COUNT]))? as usize;
+            let start = at + batch_entry::PARAMS;
             let end = start
                 .checked_add(n)
                 .filter(|&e| e <= argv.len())
@@ -256,9 +255,9 @@ unsafe extern "C" fn batch_spread(
             None => cx.null(),
             Some((index, e)) => {
                 let out = cx.array(3)?;
-                cx.set_element(out, 0, cx.number(index as f64)?)?;
-                cx.set_element(out, 1, cx.string(e.code)?)?;
-                cx.set_element(out, 2, cx.string(&e.message)?)?;
+                cx.set_element(out, batch_refusal::INDEX, cx.number(index as f64)?)?;
+                cx.set_element(out, batch_refusal::CODE, cx.string(e.code)?)?;
+                cx.set_element(out, batch_refusal::MESSAGE, cx.string(&e.message)?)?;
                 Ok(out)
             }
         }

@@ -3,6 +3,7 @@
 //! message, or a misuse kind with Node's error code.
 
 use std::fmt;
+use std::sync::OnceLock;
 
 use rusqlite::ffi;
 
@@ -85,14 +86,30 @@ impl From<rusqlite::Error> for Error {
     }
 }
 
-/// SQLite says only "disk I/O error" when a page of a database being
-/// restored page by page could not be read: add why (offloop's paged VFS
-/// recorded it on this thread).
+/// The read-error detail hook: see `explain_read_errors`.
+static READ_DETAIL: OnceLock<fn() -> Option<String>> = OnceLock::new();
+
+/// Lets a VFS say why a read failed. SQLite reports only "disk I/O error"
+/// (`SQLITE_IOERR_READ`); when a connection gets one, the engine calls
+/// `detail` on that connection's thread and appends what it returns to
+/// the message. `detail` takes what the VFS recorded on the calling thread
+/// (so a detail is reported once), or returns `None`.
+///
+/// The VFS's user installs it (for offloop, the paged restore in
+/// offloop-replica, with the paged VFS's); the engine knows nothing of the
+/// VFS behind it. The first registration stays for the process.
+pub fn explain_read_errors(detail: fn() -> Option<String>) {
+    // A second registration is the same function again, or a mistake the
+    // first keeps working through: either way nothing to report.
+    let _ = READ_DETAIL.set(detail);
+}
+
+/// A read error's message, with the VFS's detail if it left one.
 fn with_read_detail(code: i32, message: String) -> String {
     if code != ffi::SQLITE_IOERR_READ {
         return message;
     }
-    match offloop_vfs::take_read_error() {
+    match READ_DETAIL.get().and_then(|detail| detail()) {
         Some(why) => format!("{message}: {why}"),
         None => message,
     }
@@ -121,4 +138,41 @@ pub(crate) unsafe fn cstr_to_string(ptr: *const std::os::raw::c_char) -> String 
     unsafe { std::ffi::CStr::from_ptr(ptr) }
         .to_string_lossy()
         .into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+
+    use super::*;
+
+    thread_local! {
+        static WHY: RefCell<Option<String>> = const { RefCell::new(None) };
+    }
+
+    fn take_why() -> Option<String> {
+        WHY.with(|w| w.borrow_mut().take())
+    }
+
+    fn failure(code: i32) -> rusqlite::Error {
+        rusqlite::Error::SqliteFailure(ffi::Error::new(code), None)
+    }
+
+    #[test]
+    fn a_read_error_carries_the_detail_the_registered_hook_gives_once() {
+        explain_read_errors(take_why);
+        WHY.with(|w| *w.borrow_mut() = Some("page 7 is not local yet".into()));
+        let err = Error::from(failure(ffi::SQLITE_IOERR_READ));
+        assert_eq!(err.to_string(), "disk I/O error: page 7 is not local yet");
+        let again = Error::from(failure(ffi::SQLITE_IOERR_READ));
+        assert_eq!(
+            again.to_string(),
+            "disk I/O error",
+            "a detail is reported once"
+        );
+
+        WHY.with(|w| *w.borrow_mut() = Some("not for writes".into()));
+        let write = Error::from(failure(ffi::SQLITE_IOERR_WRITE));
+        assert_eq!(write.to_string(), "disk I/O error");
+    }
 }

@@ -13,7 +13,7 @@ use std::os::raw::{c_char, c_int, c_void};
 use std::ptr;
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
-use offloop_vfs::wrap::{self, WrappedFile};
+use offloop_file::wrap::{self, WrappedFile};
 use rusqlite::ffi;
 
 /// I/O faults, as bits of one mask: what fails, and on which files.
@@ -199,7 +199,7 @@ unsafe extern "C" fn x_open(
 }
 
 /// Registers `offloop-faults`, a copy of the default VFS whose files are
-/// wrapped (see `offloop_vfs::wrap`).
+/// wrapped (see `offloop_file::wrap`).
 pub fn register() -> std::result::Result<(), String> {
     let inner = wrap::register::<FaultFile>(VFS_NAME, x_open)?;
     INNER.store(inner, Ordering::Release);

@@ -66,7 +66,7 @@ pub use changes::{limit_defaults, Change, Changes};
 pub use codes::result_code_name;
 pub use connection::compile_options;
 pub use database::Database;
-pub use error::{Error, Result};
+pub use error::{explain_read_errors, Error, Result};
 pub use functions::{
     Accumulator, AggregateFunction, FunctionBody, FunctionDefinition, FunctionError, Registrations,
     ScalarFunction,

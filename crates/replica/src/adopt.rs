@@ -11,7 +11,7 @@ use std::io;
 use std::path::Path;
 
 use crate::capture::{CaptureLog, CaptureStart};
-use crate::follower::BEFORE_WAL;
+use crate::stager::BEFORE_WAL;
 use crate::worker::state_dir;
 
 /// Records that the database at `db` is the replica's state at `txid`
@@ -37,5 +37,5 @@ pub fn continue_after_restore(db: &Path, txid: u64, page_size: u32, commit: u32)
             from: BEFORE_WAL,
         },
     )?;
-    log.sync()
+    log.make_durable()
 }

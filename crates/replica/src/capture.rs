@@ -20,8 +20,9 @@
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+
+use offloop_file::PositionedIo;
 
 use crate::wal::{Transaction, WalPosition};
 
@@ -128,7 +129,7 @@ impl CaptureLog {
             buffer: Vec::new(),
         };
         log.write_header()?;
-        log.sync()?;
+        log.make_durable()?;
         Ok(log)
     }
 
@@ -144,7 +145,7 @@ impl CaptureLog {
         self.len = HEADER_SIZE;
         self.write_header()?;
         self.unsynced = true;
-        self.sync()
+        self.make_durable()
     }
 
     fn write_header(&mut self) -> io::Result<()> {
@@ -254,9 +255,9 @@ impl CaptureLog {
         Ok(())
     }
 
-    /// Writes and syncs what was appended (when replication stops, and
-    /// with each reset).
-    pub fn sync(&mut self) -> io::Result<()> {
+    /// Writes what was appended and flushes it to stable storage (when
+    /// replication stops, and with each reset).
+    pub fn make_durable(&mut self) -> io::Result<()> {
         self.flush()?;
         if self.unsynced {
             self.file.sync_data()?;

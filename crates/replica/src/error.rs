@@ -6,7 +6,7 @@ use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
-use crate::store::{Fault, StoreError};
+use crate::fault::{Fault, StoreError};
 
 #[derive(Debug)]
 pub enum Error {

@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use crate::compact::{compact_level, enforce_retention};
 use crate::error::{Error, Result};
-use crate::follower::{now_ms, Chain};
+use crate::stager::{now_ms, Chain, ImageLevels};
 use crate::upload::unavailable;
 use crate::worker::Worker;
 
@@ -28,7 +28,7 @@ impl Worker {
             }
             self.last_compaction[i] = Instant::now();
             let dir = shared
-                .with_follower(|f| f.scratch_dir())
+                .with_stager(|f| f.scratch_dir())
                 .ok_or_else(unavailable)?;
             compact_level(self.store()?.as_ref(), (i + 1) as u8, &dir)?;
             compacted = true;
@@ -39,13 +39,20 @@ impl Worker {
         {
             // Staged first, so the snapshot is exactly the last TXID.
             let staged = shared.in_read_snapshot(|| {
-                shared.with_follower(|f| -> std::io::Result<bool> {
+                shared.with_stager(|f| -> std::io::Result<bool> {
                     f.capture(shared.take_uncaptured())?;
                     f.stage(now)?;
                     let taken = match (f.chain(), f.next_txid()) {
-                        (Chain::Following(_), Some(next)) if next > 1 => {
-                            f.full_image(next - 1, false, true, now)?.is_some()
-                        }
+                        (Chain::Intact(_), Some(next)) if next > 1 => f
+                            .full_image(
+                                next - 1,
+                                ImageLevels {
+                                    l0: false,
+                                    l9: true,
+                                },
+                                now,
+                            )?
+                            .is_some(),
                         _ => false,
                     };
                     shared.publish_pending(f);

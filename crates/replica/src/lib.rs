@@ -14,7 +14,7 @@
 //! The [`Replicator`] is the engine's WAL observer and runs on a thread of
 //! its own: woken by commits, it copies committed WAL frames into a capture
 //! log ([`wal`], [`capture`]), turns them into LTX files each sync interval
-//! ([`follower`], [`pending`]) and uploads them through the [`store`], then
+//! ([`stager`], [`pending`]) and uploads them through the [`store`], then
 //! compacts and trims the replica ([`compact`]). Before every checkpoint it
 //! captures what the WAL holds, so no frame is overwritten unseen.
 
@@ -22,7 +22,7 @@ mod adopt;
 pub mod capture;
 pub mod compact;
 pub mod error;
-pub mod follower;
+mod fault;
 mod housekeeping;
 mod page_io;
 pub mod paged;
@@ -34,6 +34,7 @@ pub mod restore;
 mod restore_at_open;
 pub mod settings;
 mod shared;
+pub mod stager;
 pub mod store;
 mod upload;
 pub mod wal;
@@ -48,6 +49,7 @@ pub use replicator::{state_dir, ReplicaStats, Replicator, Reply};
 pub use restore::{restore, RestoreOptions, RestoreReport};
 pub use restore_at_open::{FillStats, RestoreAtOpen, RestoreMode, RestoreSource};
 pub use settings::{PagedGate, ReplicaSettings};
+pub use shared::Answer;
 pub use store::{
     Fault, LtxFile, ReplicaStore, S3Options, Store, StoreError, Timestamps, WriteMode, LEVELS,
     SNAPSHOT_LEVEL,

@@ -1,16 +1,16 @@
-//! The plain-file reads and writes the follower builds LTX files with:
+//! The plain-file reads and writes the stager builds LTX files with:
 //! reading a page or the page size of a database file, checksumming a
 //! file, and writing one LTX file (synced) from a source of pages.
 //!
 //! Each call stands alone: it keeps no state, never decides which pages
-//! make a file or what its header says (the follower does), and never
+//! make a file or what its header says (the stager does), and never
 //! touches the WAL, the capture log or the replica.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 
+use offloop_file::PositionedIo;
 use offloop_ltx::{Crc64, Encoder, Header};
 
 use offloop_ltx::Txid;

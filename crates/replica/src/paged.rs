@@ -40,7 +40,7 @@ use offloop_vfs::{PageSource, Paged};
 use crate::error::{Error, Result};
 use crate::plan::{restore_plan, Target};
 use crate::restore::open_plan;
-use crate::store::{LtxFile, ReplicaStore, Store, Timestamps};
+use crate::store::{Fault, LtxFile, ReplicaStore, Store, Timestamps};
 
 /// Reads in flight while opening: headers and tails are small, so the open
 /// is bound by round trips, not bytes.
@@ -388,10 +388,15 @@ impl PagedReplica {
     }
 }
 
-/// Whether an error may pass: the store failing or refusing (down, slow,
-/// a network error), as opposed to what the replica holds being wrong.
+/// Whether an error may pass: the store down, slow or refusing for now (a
+/// network error, credentials about to be fixed), as opposed to what the
+/// replica holds being wrong or gone, which retrying cannot mend.
 fn retryable(e: &Error) -> bool {
-    matches!(e, Error::Store { .. } | Error::Io { .. } | Error::Panic(_))
+    match e {
+        Error::Store(e) => !matches!(e.fault, Fault::NotFound | Fault::Config),
+        Error::Io { .. } | Error::Panic(_) => true,
+        _ => false,
+    }
 }
 
 fn sleep_unless(stop: &AtomicBool, total: Duration) {

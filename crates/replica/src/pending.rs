@@ -10,9 +10,9 @@
 
 use std::fs;
 use std::io;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
+use offloop_file::PositionedIo;
 use offloop_ltx::Txid;
 
 use crate::store::LtxFile;
@@ -82,7 +82,7 @@ impl Outbox {
             .dir
             .join(name(file.level, file.min_txid, file.max_txid));
         fs::rename(&temp, &path)?;
-        fs::File::open(&self.dir)?.sync_all()?;
+        offloop_file::sync_dir(&self.dir)?;
         let staged = Staged {
             file,
             path,

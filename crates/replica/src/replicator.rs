@@ -41,9 +41,9 @@ use std::time::Duration;
 use crossbeam_channel::{bounded, unbounded, Sender, TrySendError};
 use offloop_engine::{CheckpointPermit, CheckpointWrites, WalObserver};
 
-use crate::follower::now_ms;
 use crate::settings::ReplicaSettings;
 use crate::shared::{Command, Counters, Local, Shared};
+use crate::stager::now_ms;
 use crate::worker::run;
 
 pub use crate::shared::{Connect, Reply};

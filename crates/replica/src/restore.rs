@@ -40,13 +40,13 @@
 
 use std::fs::File;
 use std::ops::Range;
-use std::os::unix::fs::FileExt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Mutex;
 
 use bytes::Bytes;
+use offloop_file::PositionedIo;
 use offloop_ltx::{
     check_tail, decode_frames, decode_tail, tail_size, verify_file_checksum, Crc64,
     DatabaseChecksum, Header, Tail, Txid, HEADER_SIZE, TAIL_FETCH_SIZE,
@@ -188,9 +188,7 @@ pub fn restore(
     })?;
     guard.keep();
     if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
-        File::open(dir)
-            .and_then(|d| d.sync_all())
-            .map_err(|e| Error::io(format!("sync {}", dir.display()), e))?;
+        offloop_file::sync_dir(dir).map_err(|e| Error::io(format!("sync {}", dir.display()), e))?;
     }
 
     Ok(RestoreReport {

@@ -28,7 +28,7 @@ use crate::paged::PagedReplica;
 use crate::plan::Target;
 use crate::restore::{restore, RestoreOptions};
 use crate::settings::PagedGate;
-use crate::shared::Reply;
+use crate::shared::{Answer, Reply};
 use crate::store::{ReplicaStore, S3Options};
 
 /// What a map file's tag starts with; the restored TXID and the replica's
@@ -71,9 +71,9 @@ enum FillState {
     /// Who waits for the fill, before the open has resolved.
     NotStarted(Vec<Reply>),
     Running(Vec<Reply>),
-    /// The restored TXID (0 when nothing was restored), or why the fill
-    /// ended without every page.
-    Done(std::result::Result<u64, String>),
+    /// The restored TXID (`None` when nothing was restored), or why the
+    /// fill ended without every page.
+    Done(Answer),
 }
 
 /// One database's restore at open: the file being filled (once the
@@ -114,7 +114,7 @@ impl RestoreAtOpen {
         let db = PathBuf::from(path);
         let Some(RestoreSource { mode, url, s3 }) = source else {
             // Nothing to fill: waiting ends at once.
-            *lock(&this.state) = FillState::Done(Ok(0));
+            *lock(&this.state) = FillState::Done(Ok(None));
             settings.before_open = Some(engine::BeforeOpen(Arc::new(move || {
                 if map_path(&db).exists() {
                     return Err(fail(format!(
@@ -133,6 +133,9 @@ impl RestoreAtOpen {
             )));
         }
         offloop_vfs::register().map_err(Error::State)?;
+        // A page the VFS could not fetch fails SQLite's read with a bare
+        // I/O error; the engine appends the VFS's reason.
+        engine::explain_read_errors(offloop_vfs::take_read_error);
         settings.vfs = Some(offloop_vfs::VFS_NAME.to_string());
         let (gate, replica) = (this.gate.clone(), this.source.clone());
         settings.before_open = Some(engine::BeforeOpen(Arc::new(move || {
@@ -192,7 +195,7 @@ impl RestoreAtOpen {
         let Some((paged, source)) = self.filling() else {
             *state = FillState::Running(waiters);
             drop(state);
-            finish(&self.state, Ok(0));
+            finish(&self.state, Ok(None));
             return Ok(());
         };
         *state = FillState::Running(waiters);
@@ -206,7 +209,7 @@ impl RestoreAtOpen {
             // What arrived stays: a reopen does not fetch it again.
             let _ = paged.save();
             let result = match result {
-                Ok(()) if paged.is_filled() => Ok(source.txid().get()),
+                Ok(()) if paged.is_filled() => Ok(Some(source.txid())),
                 Ok(()) => Err("the database closed before every page was local".to_string()),
                 Err(e) => Err(format!("the paged restore failed: {e}")),
             };
@@ -233,7 +236,7 @@ impl RestoreAtOpen {
         if not_started {
             let why = match self.filling() {
                 Some(_) => Err("the database closed before the fill began".to_string()),
-                None => Ok(0),
+                None => Ok(None),
             };
             finish(&self.state, why);
         }
@@ -241,7 +244,7 @@ impl RestoreAtOpen {
 }
 
 /// Completes the fill: every waiter hears `result`.
-fn finish(state: &Mutex<FillState>, result: std::result::Result<u64, String>) {
+fn finish(state: &Mutex<FillState>, result: Answer) {
     let waiters = match std::mem::replace(&mut *lock(state), FillState::Done(result.clone())) {
         FillState::NotStarted(waiters) | FillState::Running(waiters) => waiters,
         FillState::Done(_) => Vec::new(),

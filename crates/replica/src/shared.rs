@@ -1,5 +1,5 @@
 //! The state the replicator's handle, the engine's observer calls and the
-//! replicator thread share: the counters `stats()` reads, the follower
+//! replicator thread share: the counters `stats()` reads, the stager
 //! behind its lock, the read connections that pin the WAL, and the
 //! messages the handle sends the thread.
 //!
@@ -16,17 +16,23 @@ use crossbeam_channel::Sender;
 use offloop_engine::{CheckpointPermit, CheckpointWrites};
 use rusqlite::Connection;
 
+use offloop_ltx::Txid;
+
 use crate::error::Result;
-use crate::follower::Follower;
 use crate::settings::ReplicaSettings;
+use crate::stager::Stager;
 use crate::store::Store;
 
 /// Attempts at a full image while the WAL restarts under it (one restart
 /// at most can happen while the image's read transaction lasts).
 const IMAGE_TRIES: usize = 3;
 
-/// Answers to `sync` and `ready`: the replica's TXID, or why not.
-pub type Reply = Box<dyn FnOnce(std::result::Result<u64, String>) + Send>;
+/// What a replica call comes to: the replica's TXID (`None` while it holds
+/// nothing of this database yet), or why not.
+pub type Answer = std::result::Result<Option<Txid>, String>;
+
+/// Answers to `sync`, `ready`, `stop` and a fill's end.
+pub type Reply = Box<dyn FnOnce(Answer) + Send>;
 
 pub(crate) enum Command {
     Opened(PathBuf),
@@ -53,10 +59,10 @@ pub(crate) struct Counters {
     pub(crate) last_error: Mutex<Option<String>>,
 }
 
-/// Local state: the follower once the database opened, or why it could not.
+/// Local state: the stager once the database opened, or why it could not.
 pub(crate) enum Local {
     Waiting,
-    Ready(Box<Follower>),
+    Ready(Box<Stager>),
     Failed(String),
 }
 
@@ -81,7 +87,7 @@ pub(crate) struct Shared {
 
 impl Shared {
     /// Waits until the local state is known; `None` when it never will be.
-    pub(crate) fn with_follower<T>(&self, f: impl FnOnce(&mut Follower) -> T) -> Option<T> {
+    pub(crate) fn with_stager<T>(&self, f: impl FnOnce(&mut Stager) -> T) -> Option<T> {
         let mut local = self.local.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             match &mut *local {
@@ -91,7 +97,7 @@ impl Shared {
                         .wait(local)
                         .unwrap_or_else(|e| e.into_inner());
                 }
-                Local::Ready(follower) => return Some(f(follower)),
+                Local::Ready(stager) => return Some(f(stager)),
                 Local::Failed(_) => return None,
             }
         }
@@ -102,20 +108,20 @@ impl Shared {
     /// copy stops at what was captured.
     pub(crate) fn permit(&self, writes: CheckpointWrites) -> CheckpointPermit {
         let pinned = writes == CheckpointWrites::Concurrent && self.pin_snapshot();
-        let captured = self.with_follower(|follower| {
+        let captured = self.with_stager(|stager| {
             let commit_ms = self.take_uncaptured();
             // Not synced here: a capture log that loses its tail to a power
             // cut no longer matches the WAL at the next open, which then
             // starts the chain again from a full image.
-            let result = follower.capture(commit_ms);
-            self.publish_pending(follower);
+            let result = stager.capture(commit_ms);
+            self.publish_pending(stager);
             result
         });
         if let Some(Err(e)) = captured {
             // The frames may be lost to the replica: start its chain again
             // rather than ship a page that is wrong.
             self.set_error(format!("could not capture the WAL: {e}"));
-            self.with_follower(|f| {
+            self.with_stager(|f| {
                 let next = f.next_txid();
                 f.restart_at(next, format!("a capture failed: {e}"));
             });
@@ -144,16 +150,16 @@ impl Shared {
         begun
     }
 
-    /// Runs `image` (which reads a full image of the database) inside a
-    /// read transaction on the image connection: while it lasts, no
-    /// checkpoint copies past what the image reads and the WAL restarts at
-    /// most once; when it did, `image` runs again.
     /// Whether the database file holds every page, so a full image may
     /// read it (a paged restore fills it in the background).
     pub(crate) fn database_whole(&self) -> bool {
         self.settings.paged.as_ref().is_none_or(|p| p.is_filled())
     }
 
+    /// Runs `image` (which reads a full image of the database) inside a
+    /// read transaction on the image connection: while it lasts, no
+    /// checkpoint copies past what the image reads and the WAL restarts at
+    /// most once; when it did, `image` runs again.
     pub(crate) fn in_read_snapshot<T>(
         &self,
         mut image: impl FnMut() -> Option<std::io::Result<T>>,
@@ -188,18 +194,17 @@ impl Shared {
     }
 
     /// Mirrors the outbox and capture log into the counters `stats` reads.
-    pub(crate) fn publish_pending(&self, follower: &Follower) {
-        let staged = follower.outbox().staged();
+    pub(crate) fn publish_pending(&self, stager: &Stager) {
+        let staged = stager.outbox().staged();
         let c = &self.counters;
-        let bytes: u64 =
-            staged.iter().map(|s| s.file.size).sum::<u64>() + follower.captured_bytes();
+        let bytes: u64 = staged.iter().map(|s| s.file.size).sum::<u64>() + stager.captured_bytes();
         c.pending_files
             .store(staged.len() as u64, Ordering::Relaxed);
         c.pending_bytes.store(bytes, Ordering::Relaxed);
         let oldest = staged
             .iter()
             .map(|s| s.oldest_commit_ms)
-            .chain(follower.oldest_captured_ms())
+            .chain(stager.oldest_captured_ms())
             .filter(|&t| t > 0)
             .min()
             .unwrap_or(0);

@@ -12,8 +12,9 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
-use crate::follower::{now_ms, Chain};
 use crate::pending::Staged;
+use crate::shared::Answer;
+use crate::stager::{now_ms, Chain, ImageLevels};
 use crate::store::{LtxFile, Timestamps, WriteMode, SNAPSHOT_LEVEL};
 use crate::worker::{Worker, FIRST_BACKOFF};
 
@@ -36,12 +37,12 @@ impl Worker {
     /// One round: capture and stage, repair the chain if it broke, upload
     /// the outbox, then compaction, snapshots and retention when due.
     /// `forced` (a `sync()` call) ignores the retry backoff.
-    pub(crate) fn sync(&mut self, forced: bool) -> std::result::Result<u64, String> {
+    pub(crate) fn sync(&mut self, forced: bool) -> Answer {
         if let Some(why) = &self.permanent_error {
             return Err(why.clone());
         }
         let shared = self.shared.clone();
-        let staged = shared.with_follower(|f| {
+        let staged = shared.with_stager(|f| {
             let r = f
                 .capture(shared.take_uncaptured())
                 .and_then(|_| f.stage(now_ms()));
@@ -100,7 +101,7 @@ impl Worker {
             return;
         }
         let shared = self.shared.clone();
-        shared.with_follower(|f| {
+        shared.with_stager(|f| {
             let _ = f.outbox_mut().clear();
             f.restart_at(
                 None,
@@ -135,12 +136,12 @@ impl Worker {
         }
         self.repair_chain()?;
         let outbox = shared
-            .with_follower(|f| f.outbox().staged().to_vec())
+            .with_stager(|f| f.outbox().staged().to_vec())
             .ok_or_else(unavailable)?;
         for staged in outbox {
             self.store()?
                 .write(&staged.file, &staged.path, WriteMode::Overwrite)?;
-            shared.with_follower(|f| {
+            shared.with_stager(|f| {
                 let _ = f.outbox_mut().remove(&staged);
                 shared.publish_pending(f);
             });
@@ -185,7 +186,7 @@ impl Worker {
             .store(replica_max, Ordering::Relaxed);
         let shared = self.shared.clone();
         let verdict = shared
-            .with_follower(|f| -> std::io::Result<Verdict> {
+            .with_stager(|f| -> std::io::Result<Verdict> {
                 let staged = f.outbox().staged();
                 let Some(next) = f.next_txid() else {
                     return Ok(Verdict::Start);
@@ -231,7 +232,7 @@ impl Worker {
                     shared.settings.url
                 ));
             }
-            shared.with_follower(|f| {
+            shared.with_stager(|f| {
                 let _ = f.outbox_mut().clear();
                 f.restart_at(Some(replica_max + 1), "the replica starts again here");
             });
@@ -250,11 +251,11 @@ impl Worker {
         }
         let l9 = !self.has_snapshot;
         let result = shared.in_read_snapshot(|| {
-            shared.with_follower(|f| {
+            shared.with_stager(|f| {
                 let r = match (f.chain(), f.next_txid()) {
-                    (Chain::Broken { .. }, Some(txid)) => {
-                        f.full_image(txid, true, l9, now_ms()).map(|_| ())
-                    }
+                    (Chain::Broken { .. }, Some(txid)) => f
+                        .full_image(txid, ImageLevels { l0: true, l9 }, now_ms())
+                        .map(|_| ()),
                     _ => Ok(()),
                 };
                 shared.publish_pending(f);

@@ -11,7 +11,8 @@
 
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
+
+use offloop_file::PositionedIo;
 
 pub const WAL_HEADER_SIZE: u64 = 32;
 pub const FRAME_HEADER_SIZE: u64 = 24;

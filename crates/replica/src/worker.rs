@@ -17,9 +17,11 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{select, Receiver};
 use rusqlite::{Connection, OpenFlags};
 
+use offloop_ltx::Txid;
+
 use crate::error::Error;
-use crate::follower::Follower;
-use crate::shared::{Command, Connect, Local, Reply, Shared};
+use crate::shared::{Answer, Command, Connect, Local, Reply, Shared};
+use crate::stager::Stager;
 use crate::store::{Store, Timestamps};
 
 /// First retry after a failed upload; doubles up to `MAX_BACKOFF`.
@@ -46,7 +48,9 @@ pub(crate) struct Worker {
     /// The replica's position has been checked against the outbox since
     /// the last failure.
     pub(crate) verified: bool,
-    /// The replica's files, known once listed.
+    /// Whether the replica holds an L9 snapshot: read from its listing at
+    /// each reconcile, and set when one is uploaded. Without one, the next
+    /// full image of a chain that starts again is also an L9 snapshot.
     pub(crate) has_snapshot: bool,
     pub(crate) last_snapshot_ms: i64,
     pub(crate) last_compaction: Vec<Instant>,
@@ -128,7 +132,7 @@ pub(crate) fn run(
                 }
                 Ok(Command::Stop { reply, .. }) if !opened => {
                     // The database never opened (its open failed): nothing
-                    // was committed, and no follower will ever be ready to
+                    // was committed, and no stager will ever be ready to
                     // ship it.
                     reply(Err("replication stopped before the database opened".into()));
                     break;
@@ -148,7 +152,7 @@ pub(crate) fn run(
                     capture_at = None;
                     let _ = guarded(|| {
                         worker.capture();
-                        Ok(0)
+                        Ok(None)
                     });
                 }
                 if next_sync <= now {
@@ -165,7 +169,7 @@ pub(crate) fn run(
     }
 }
 
-/// However the thread ends, permits asked for afterwards find no follower
+/// However the thread ends, permits asked for afterwards find no stager
 /// and pass at once instead of waiting for one, and the pin closes.
 struct Ended(Arc<Shared>);
 
@@ -186,7 +190,7 @@ impl Drop for Ended {
 
 /// Runs one step under `catch_unwind`: a panic becomes an error and the
 /// thread lives on.
-fn guarded(f: impl FnOnce() -> Result<u64, String>) -> Result<u64, String> {
+fn guarded(f: impl FnOnce() -> Answer) -> Answer {
     catch_unwind(AssertUnwindSafe(f))
         .unwrap_or_else(|_| Err("offloop internal error: the replicator panicked".into()))
 }
@@ -194,10 +198,10 @@ fn guarded(f: impl FnOnce() -> Result<u64, String>) -> Result<u64, String> {
 impl Worker {
     /// The database opened: local state first (so permits can be granted),
     /// then the replica's position.
-    pub(crate) fn open(&mut self, db: &Path) -> Result<u64, String> {
+    pub(crate) fn open(&mut self, db: &Path) -> Answer {
         self.db = Some(db.to_path_buf());
-        let local = match Follower::open(db, &state_dir(db)) {
-            Ok(follower) => Local::Ready(Box::new(follower)),
+        let local = match Stager::open(db, &state_dir(db)) {
+            Ok(stager) => Local::Ready(Box::new(stager)),
             Err(e) => Local::Failed(format!(
                 "cannot keep replication state next to the database: {e}"
             )),
@@ -256,7 +260,7 @@ impl Worker {
         }
     }
 
-    pub(crate) fn readiness(&self) -> Result<u64, String> {
+    pub(crate) fn readiness(&self) -> Answer {
         match &self.permanent_error {
             Some(why) => Err(why.clone()),
             None => Ok(self.txid()),
@@ -271,14 +275,16 @@ impl Worker {
             .ok_or_else(|| Error::State("not connected to the replica".into()))
     }
 
-    pub(crate) fn txid(&self) -> u64 {
-        self.shared.counters.txid.load(Ordering::Relaxed)
+    /// The replica's TXID as last seen; `None` while it holds nothing of
+    /// this database.
+    pub(crate) fn txid(&self) -> Option<Txid> {
+        Txid::new(self.shared.counters.txid.load(Ordering::Relaxed))
     }
 
     /// Copies new commits into the capture log (woken by a commit).
     pub(crate) fn capture(&self) {
         let shared = &self.shared;
-        let result = shared.with_follower(|f| {
+        let result = shared.with_stager(|f| {
             let r = f.capture(shared.take_uncaptured());
             shared.publish_pending(f);
             r
@@ -290,7 +296,7 @@ impl Worker {
 
     /// The final round: capture, stage and upload, retrying until the
     /// deadline; whatever is left stays in the outbox for the next open.
-    pub(crate) fn stop(&mut self, closed: bool) -> Result<u64, String> {
+    pub(crate) fn stop(&mut self, closed: bool) -> Answer {
         let deadline = Instant::now() + STOP_UPLOAD_DEADLINE;
         loop {
             match self.sync(true) {
@@ -311,14 +317,14 @@ impl Worker {
                             .take();
                         if let Some(db) = &self.db {
                             let dir = state_dir(db);
-                            self.shared.with_follower(|f| f.mark_clean(&dir));
+                            self.shared.with_stager(|f| f.mark_clean(&dir));
                         }
                     }
-                    self.shared.with_follower(|f| f.sync());
+                    self.shared.with_stager(|f| f.make_durable());
                     return Ok(txid);
                 }
                 Err(e) if self.permanent_error.is_some() || Instant::now() >= deadline => {
-                    self.shared.with_follower(|f| f.sync());
+                    self.shared.with_stager(|f| f.make_durable());
                     return Err(e);
                 }
                 Err(_) => std::thread::sleep(FIRST_BACKOFF),

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use common::dump;
 use offloop_replica::compact::{compact_level, enforce_retention};
-use offloop_replica::follower::Follower;
+use offloop_replica::stager::{ImageLevels, Stager};
 use offloop_replica::{
     restore, LtxFile, ReplicaStore, RestoreOptions, S3Options, Store, Timestamps, Txid, WriteMode,
 };
@@ -29,17 +29,19 @@ fn replicate(dir: &Path, store: &ReplicaStore, timestamps: &[i64]) -> Connection
     conn.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
     conn.execute_batch("CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB)")
         .unwrap();
-    let mut follower = Follower::open(&path, &dir.join("state")).unwrap();
-    follower.full_image(1, true, true, timestamps[0]).unwrap();
+    let mut stager = Stager::open(&path, &dir.join("state")).unwrap();
+    stager
+        .full_image(1, ImageLevels { l0: true, l9: true }, timestamps[0])
+        .unwrap();
     for (i, &ms) in timestamps.iter().enumerate().skip(1) {
         conn.execute("INSERT INTO t(v) VALUES (randomblob(?))", [500 * i as i64])
             .unwrap();
         conn.execute("UPDATE t SET v = randomblob(10) WHERE id = 1", [])
             .unwrap();
-        follower.capture(None).unwrap();
-        follower.stage(ms).unwrap().unwrap();
+        stager.capture(None).unwrap();
+        stager.stage(ms).unwrap().unwrap();
     }
-    for staged in follower.outbox().staged() {
+    for staged in stager.outbox().staged() {
         store
             .write(&staged.file, &staged.path, WriteMode::Overwrite)
             .unwrap();

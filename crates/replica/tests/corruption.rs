@@ -1,5 +1,5 @@
 //! A damaged replica cannot hurt a restore. A real folder replica (an L9
-//! snapshot, an L1 compaction, L0 files after it, written by the follower
+//! snapshot, an L1 compaction, L0 files after it, written by the stager
 //! and the compactor) is copied once per case and damaged in one place:
 //! cut short at every region of each file the restore plan reads, a bit
 //! flipped in every region, a file rebuilt with a correct checksum but a
@@ -27,8 +27,8 @@ use offloop_ltx::{
     HEADER_SIZE,
 };
 use offloop_replica::compact::compact_level;
-use offloop_replica::follower::Follower;
 use offloop_replica::plan::plan_restore;
+use offloop_replica::stager::{ImageLevels, Stager};
 use offloop_replica::{
     restore, PagedReplica, ReplicaStore, RestoreOptions, S3Options, Store, Target, WriteMode,
 };
@@ -52,10 +52,12 @@ fn replicate(dir: &Path) -> PathBuf {
     conn.pragma_update(None, "wal_autocheckpoint", 0).unwrap();
     conn.execute_batch("CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB, w TEXT)")
         .unwrap();
-    let mut follower = Follower::open(&path, &dir.join("state")).unwrap();
-    follower.full_image(1, true, true, 1_000).unwrap();
-    let upload = |follower: &mut Follower| {
-        for staged in follower.outbox().staged() {
+    let mut stager = Stager::open(&path, &dir.join("state")).unwrap();
+    stager
+        .full_image(1, ImageLevels { l0: true, l9: true }, 1_000)
+        .unwrap();
+    let upload = |stager: &mut Stager| {
+        for staged in stager.outbox().staged() {
             store
                 .write(&staged.file, &staged.path, WriteMode::Overwrite)
                 .unwrap();
@@ -69,16 +71,16 @@ fn replicate(dir: &Path) -> PathBuf {
         .unwrap();
         conn.execute("UPDATE t SET v = randomblob(40) WHERE id = 1", [])
             .unwrap();
-        follower.capture(None).unwrap();
-        follower.stage(txid * 1_000).unwrap().unwrap();
+        stager.capture(None).unwrap();
+        stager.stage(txid * 1_000).unwrap().unwrap();
         if txid == 5 {
-            upload(&mut follower);
+            upload(&mut stager);
             let scratch = dir.join("scratch");
             std::fs::create_dir_all(&scratch).unwrap();
             compact_level(&store, 1, &scratch).unwrap().unwrap();
         }
     }
-    upload(&mut follower);
+    upload(&mut stager);
     root
 }
 

@@ -12,7 +12,6 @@
 mod map;
 mod paged;
 mod vfs;
-pub mod wrap;
 
 pub use map::{map_path, read_map, MapRecord, PageBits};
 pub use paged::{PageSource, Paged, PagedStats};

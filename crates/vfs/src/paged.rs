@@ -18,10 +18,11 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+
+use offloop_file::PositionedIo;
 
 use crate::map::{map_path, write_map, MapRecord, PageBits};
 
@@ -319,5 +320,5 @@ fn sync_parent(path: &Path) -> io::Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    File::open(dir)?.sync_all()
+    offloop_file::sync_dir(dir)
 }

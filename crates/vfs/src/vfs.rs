@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use rusqlite::ffi;
 
 use crate::paged::Paged;
-use crate::wrap::{self, WrappedFile};
+use offloop_file::wrap::{self, WrappedFile};
 
 /// The name connections give to use this VFS.
 pub const VFS_NAME: &str = "offloop-paged";

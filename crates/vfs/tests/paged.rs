@@ -3,11 +3,11 @@
 //! that starts empty, and SQLite reading and writing the copy.
 
 use std::fs;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
+use offloop_file::PositionedIo;
 use offloop_vfs::{install, map_path, read_map, register, uninstall, PageSource, Paged, VFS_NAME};
 use rusqlite::{Connection, OpenFlags};
 

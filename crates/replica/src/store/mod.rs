@@ -23,10 +23,9 @@ use offloop_ltx::{parse_file_name, Txid, HEADER_SIZE};
 
 use crate::error::{Error, Result};
 
-mod fault;
 pub mod object;
 
-pub use fault::{Fault, StoreError};
+pub use crate::fault::{Fault, StoreError};
 pub use object::{go_rfc3339_nano, ReplicaStore};
 
 pub use crate::replica_url::S3Options;

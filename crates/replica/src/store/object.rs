@@ -42,9 +42,11 @@ const CONCURRENT_REQUESTS: usize = 16;
 /// request stream rarely fills a link to S3) and written as a multipart
 /// upload; smaller ones go in one request. S3's smallest part is 5 MiB.
 const PART_SIZE: u64 = 8 << 20;
-/// Parts of one upload in flight at once: with `PART_SIZE`, an upload holds
-/// at most 32 MiB of its file in memory, whatever the file's size.
-const UPLOAD_PARTS_IN_FLIGHT: usize = 4;
+/// Parts of one upload in flight at once. With `PART_SIZE`, an upload holds
+/// at most 32 MiB of its file in memory whatever the file's size: these
+/// two, the part being filled and the read buffer. Two connections at once
+/// already carry a link to S3 at the rates a sync needs.
+const UPLOAD_PARTS_IN_FLIGHT: usize = 2;
 /// Threads of the store's runtime: enough to keep requests and transfers
 /// moving without taking cores from SQLite.
 const RUNTIME_THREADS: usize = 2;
