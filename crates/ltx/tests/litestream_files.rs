@@ -125,8 +125,15 @@ fn files_litestream_writes_decode_and_verify() {
             .unwrap();
         assert!(status.success());
     }
+    // A snapshot is there once it has its LTX name: Litestream writes it
+    // under a temporary name first.
     wait_for("the first snapshot", || {
-        std::fs::read_dir(replica.join("ltx/9")).is_ok_and(|mut d| d.next().is_some())
+        std::fs::read_dir(replica.join("ltx/9")).is_ok_and(|mut d| {
+            d.any(|e| {
+                let name = e.unwrap().file_name();
+                name.to_str().and_then(parse_file_name).is_some()
+            })
+        })
     });
     // Stopped before the files are read: its compaction and retention would
     // otherwise remove files between the listing and the reads.
