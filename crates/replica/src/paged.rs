@@ -11,7 +11,7 @@
 //! # What is verified, and what cannot be
 //!
 //! Before the database opens, every plan file's header and index are held
-//! to the same rules as a full restore's (`restore::open_plan`): TXIDs that
+//! to the same rules as a full restore's (`plan_files::open_plan`): TXIDs that
 //! match the file name, one page size, pages within the commit size, frames
 //! laid end to end inside the file, and a commit size the files can fill.
 //! Each frame read later must decode to exactly one page of that size and
@@ -39,7 +39,7 @@ use offloop_vfs::{PageSource, Paged};
 
 use crate::error::{Error, Result};
 use crate::plan::{restore_plan, Target};
-use crate::restore::open_plan;
+use crate::plan_files::open_plan;
 use crate::store::{Fault, LtxFile, ReplicaStore, Store, Timestamps};
 
 /// Reads in flight while opening: headers and tails are small, so the open
