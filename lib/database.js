@@ -508,10 +508,8 @@ class Database {
     if (this.#core.state === OPENING) return this.ready.then(() => this.stopReplicating());
     if (this.#core.closing) return Promise.reject(notOpen());
     const stopped = this.#replicaCall((id) => this.#core.native.stopReplicating(id));
-    this.#stopping = stopped.then(
-      () => {},
-      () => {},
-    );
+    const ignore = () => {};
+    this.#stopping = stopped.then(ignore, ignore);
     return stopped;
   }
 

@@ -6,7 +6,9 @@
 //! - [`decode_frames`] decodes any run of frames from bytes in memory (a
 //!   whole file or a ranged read), guided by the page index from the file's
 //!   tail, and returns the CRC of its share of the file, so several threads
-//!   can decode one file and [`file_checksum`] joins their CRCs.
+//!   can decode one file and [`verify_file_checksum`] joins their CRCs.
+//!   [`check_tail`] first holds the index to the header, so that no frame
+//!   outside the file or the commit size is ever asked for.
 //!
 //! It never writes pages anywhere: callers get each page and place it.
 
@@ -15,7 +17,9 @@ use std::io::Read;
 use crate::checksum::{Crc64, DatabaseChecksum, CHECKSUM_FLAG};
 use crate::error::{Error, Result};
 use crate::frame::{decode_frame, read_frame};
-use crate::header::{Header, Trailer, HEADER_SIZE, PAGE_HEADER_SIZE};
+use crate::header::{
+    next_snapshot_pgno, Header, Trailer, HEADER_SIZE, PAGE_HEADER_SIZE, TRAILER_SIZE,
+};
 use crate::index::{decode_tail, IndexEntry, PageIndex, Tail};
 
 pub struct Decoder<R: Read> {
@@ -78,11 +82,8 @@ impl<R: Read> Decoder<R> {
         };
         let pgno = frame.header.pgno;
         let prev = self.seen.last().map_or(0, |e| e.pgno);
-        if pgno <= prev || pgno > self.header.commit {
-            return Err(Error::format(format!(
-                "page {pgno} after page {prev} in a file of {} pages",
-                self.header.commit
-            )));
+        if let Some(fault) = page_order_fault(&self.header, prev, pgno) {
+            return Err(Error::Format(fault));
         }
         frame.hash(&mut self.crc, page);
         if self.header.is_snapshot() && pgno != self.header.lock_pgno() {
@@ -104,12 +105,36 @@ impl<R: Read> Decoder<R> {
     pub fn finish(mut self) -> Result<Decoded> {
         let mut page = vec![0u8; self.header.page_size as usize];
         while self.next_page(&mut page)?.is_some() {}
+        let last = self.seen.last().map_or(0, |e| e.pgno);
+        if let Some(fault) = last_page_fault(&self.header, last) {
+            return Err(Error::Format(fault));
+        }
+        // The rest is the index of the pages read, its length and the
+        // trailer: read no more than that (and one byte to see whether
+        // anything follows), whatever the reader holds.
+        let expected = PageIndex::encoded_len(&self.seen) + TRAILER_SIZE;
         let mut rest = vec![0u8; PAGE_HEADER_SIZE];
-        self.r.read_to_end(&mut rest)?;
+        (&mut self.r)
+            .take(expected as u64 + 1)
+            .read_to_end(&mut rest)?;
+        if rest.len() > PAGE_HEADER_SIZE + expected {
+            return Err(Error::format(format!(
+                "bytes follow where the index of {} pages and the trailer should end the file",
+                self.seen.len()
+            )));
+        }
         let file_size = self.offset + rest.len() as u64;
         let tail = decode_tail(&rest, file_size)?;
+        if tail.pages_end != self.offset {
+            return Err(Error::format(format!(
+                "the page index says the pages end at {}, they end at {}",
+                tail.pages_end, self.offset
+            )));
+        }
         if tail.index.entries != self.seen {
-            return Err(Error::format("page index does not match the pages"));
+            return Err(Error::format(
+                "the page index does not describe the frames before it",
+            ));
         }
         self.crc.update(&rest[PAGE_HEADER_SIZE..rest.len() - 8]);
         verify_trailer(&self.header, &tail.trailer, self.crc.value())?;
@@ -155,6 +180,54 @@ pub fn decode_file(bytes: &[u8]) -> Result<DecodedFile> {
     })
 }
 
+/// What is wrong with page `pgno` coming after `prev` (0 for the first
+/// page), if anything: pages ascend, stay within the commit size, are never
+/// the lock page, and in a snapshot each is the very next page.
+fn page_order_fault(header: &Header, prev: u32, pgno: u32) -> Option<String> {
+    let lock = header.lock_pgno();
+    if pgno <= prev {
+        Some(format!("page {pgno} after page {prev}"))
+    } else if pgno > header.commit {
+        Some(format!(
+            "page {pgno} is beyond the commit size of {} pages",
+            header.commit
+        ))
+    } else if pgno == lock {
+        Some(format!("page {pgno} is the lock page"))
+    } else if header.is_snapshot() && u64::from(pgno) != next_snapshot_pgno(prev, lock) {
+        Some(format!("a snapshot skips from page {prev} to page {pgno}"))
+    } else {
+        None
+    }
+}
+
+/// What is wrong with a file whose last page is `last`: a snapshot's pages
+/// must reach its commit size.
+fn last_page_fault(header: &Header, last: u32) -> Option<String> {
+    let short = next_snapshot_pgno(last, header.lock_pgno()) <= u64::from(header.commit);
+    (header.is_snapshot() && short)
+        .then(|| format!("a snapshot of {} pages ends at page {last}", header.commit))
+}
+
+/// Checks a tail against its file's header before any page is fetched: the
+/// index names only pages within the commit size, never the lock page,
+/// every page for a snapshot, and frames laid end to end (see
+/// [`check_layout`]). What passes may still hold damaged frames; decoding
+/// them and the file checksum find those.
+pub fn check_tail(header: &Header, tail: &Tail) -> Result<()> {
+    let mut prev = 0;
+    for e in &tail.index.entries {
+        if let Some(fault) = page_order_fault(header, prev, e.pgno) {
+            return Err(Error::format(format!("page index: {fault}")));
+        }
+        prev = e.pgno;
+    }
+    if let Some(fault) = last_page_fault(header, prev) {
+        return Err(Error::format(format!("page index: {fault}")));
+    }
+    check_layout(tail)
+}
+
 /// Checks that the index describes frames laid end to end from the header
 /// to the end marker, in page order, so that decoding every indexed frame
 /// covers exactly the bytes the file checksum covers.
@@ -194,8 +267,20 @@ pub fn decode_frames(
             .offset
             .checked_sub(base)
             .and_then(|s| usize::try_from(s).ok())
-            .filter(|&s| s as u64 + e.size <= buf.len() as u64)
-            .ok_or_else(|| Error::usage(format!("page {} frame is not in the buffer", e.pgno)))?;
+            .filter(|&s| {
+                (s as u64)
+                    .checked_add(e.size)
+                    .is_some_and(|end| end <= buf.len() as u64)
+            })
+            .ok_or_else(|| {
+                Error::format(format!(
+                    "page {} frame at {}..+{} is not in the {} bytes read from {base}",
+                    e.pgno,
+                    e.offset,
+                    e.size,
+                    buf.len()
+                ))
+            })?;
         let frame_bytes = &buf[start..start + e.size as usize];
         let frame = decode_frame(frame_bytes, &mut page)?
             .ok_or_else(|| Error::format(format!("page {} indexed at the end marker", e.pgno)))?;
@@ -214,13 +299,13 @@ pub fn decode_frames(
 /// Joins the CRCs of a file's parts (its header bytes, its frames in file
 /// order, its tail) and checks the result against the trailer.
 pub fn verify_file_checksum(header: &[u8], frames: &[Crc64], tail: &Tail) -> Result<()> {
+    let h = Header::decode(header)?;
     let mut crc = Crc64::new();
     crc.update(&header[..HEADER_SIZE]);
     for part in frames {
         crc.append(part);
     }
     crc.append(&tail.crc);
-    let h = Header::decode(header)?;
     verify_trailer(&h, &tail.trailer, crc.value())
 }
 

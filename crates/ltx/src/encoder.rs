@@ -14,7 +14,7 @@ use std::io::Write;
 use crate::checksum::{Crc64, CHECKSUM_FLAG};
 use crate::error::{Error, Result};
 use crate::frame::encode_frame;
-use crate::header::{Header, PageHeader, Trailer};
+use crate::header::{next_snapshot_pgno, Header, PageHeader, Trailer};
 use crate::index::{IndexEntry, PageIndex};
 
 pub struct Encoder<W: Write> {
@@ -83,7 +83,7 @@ impl<W: Write> Encoder<W> {
             return Err(Error::usage(format!("page {pgno} is the lock page")));
         }
         let prev = self.index.last().map_or(0, |e| e.pgno);
-        if h.is_snapshot() && pgno != next_snapshot_pgno(prev, h.lock_pgno()) {
+        if h.is_snapshot() && u64::from(pgno) != next_snapshot_pgno(prev, h.lock_pgno()) {
             return Err(Error::usage(format!(
                 "a snapshot needs every page in order: page {pgno} after {prev}"
             )));
@@ -112,7 +112,7 @@ impl<W: Write> Encoder<W> {
         let h = self.header;
         if h.is_snapshot() && h.commit > 0 {
             let last = self.index.last().map_or(0, |e| e.pgno);
-            if next_snapshot_pgno(last, h.lock_pgno()) <= h.commit {
+            if next_snapshot_pgno(last, h.lock_pgno()) <= u64::from(h.commit) {
                 return Err(Error::usage(format!(
                     "a snapshot of {} pages ends at page {last}",
                     h.commit
@@ -141,15 +141,6 @@ impl<W: Write> Encoder<W> {
             index,
             size: self.offset + tail.len() as u64,
         })
-    }
-}
-
-/// The page a snapshot holds after `prev`: the next one, skipping the lock page.
-fn next_snapshot_pgno(prev: u32, lock_pgno: u32) -> u32 {
-    if prev + 1 == lock_pgno {
-        prev + 2
-    } else {
-        prev + 1
     }
 }
 

@@ -15,9 +15,14 @@ use crate::header::{be_u32, PageHeader, PAGE_FLAG_SIZE, PAGE_HEADER_SIZE};
 
 /// The magic number that opens an LZ4 frame (little-endian on disk).
 const LZ4_FRAME_MAGIC: u32 = 0x184D_2204;
-/// The largest block an LZ4 frame may hold (its 4 MiB block-size class);
-/// anything larger is corruption, not a reason to allocate.
-const LZ4_MAX_BLOCK: usize = 4 << 20;
+
+/// The most bytes one page of `page_len` bytes can take compressed: LZ4's
+/// worst case for incompressible input. A size prefix or an LZ4 frame block
+/// claiming more is corruption, and is refused before anything is read or
+/// allocated for it (a prefix claiming 4 GiB must not cost 4 GiB).
+pub(crate) fn max_compressed_size(page_len: usize) -> usize {
+    lz4_flex::block::get_maximum_output_size(page_len)
+}
 
 /// A decoded page frame's framing (its page went into the caller's buffer).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,14 +84,19 @@ pub fn decode_frame(buf: &[u8], page: &mut [u8]) -> Result<Option<Frame>> {
         let rest = &buf[PAGE_HEADER_SIZE..];
         if rest.len() < 4 {
             return Err(Error::format(format!(
-                "page {} frame cut short",
+                "page {} frame cut short before its size prefix",
                 header.pgno
             )));
         }
         let n = be_u32(rest) as usize;
-        let block = rest
-            .get(4..4 + n)
-            .ok_or_else(|| Error::format(format!("page {} frame cut short", header.pgno)))?;
+        check_block_size(header.pgno, n, page.len())?;
+        let block = rest.get(4..4 + n).ok_or_else(|| {
+            Error::format(format!(
+                "page {} frame cut short: its block of {n} bytes runs past the {} bytes there",
+                header.pgno,
+                rest.len() - 4
+            ))
+        })?;
         decompress_block(header.pgno, block, page)?;
         Ok(Some(Frame {
             header,
@@ -122,12 +132,7 @@ pub fn read_frame<R: Read>(
         let mut nb = [0u8; 4];
         r.read_exact(&mut nb)?;
         let n = u32::from_be_bytes(nb) as usize;
-        if n > LZ4_MAX_BLOCK {
-            return Err(Error::format(format!(
-                "page {} block too large",
-                header.pgno
-            )));
-        }
+        check_block_size(header.pgno, n, page.len())?;
         scratch.resize(n, 0);
         r.read_exact(scratch)?;
         decompress_block(header.pgno, scratch, page)?;
@@ -162,6 +167,16 @@ fn check_page_header(h: &PageHeader) -> Result<()> {
         return Err(Error::format(format!(
             "page {} has unknown flags 0x{:04x}",
             h.pgno, h.flags
+        )));
+    }
+    Ok(())
+}
+
+fn check_block_size(pgno: u32, n: usize, page_len: usize) -> Result<()> {
+    let max = max_compressed_size(page_len);
+    if n == 0 || n > max {
+        return Err(Error::format(format!(
+            "page {pgno}: size prefix says {n} bytes, a page of {page_len} compresses to 1..={max}"
         )));
     }
     Ok(())
@@ -220,8 +235,18 @@ fn read_lz4_frame<R: Read>(
         }
         let stored = word & 0x8000_0000 != 0;
         let n = (word & 0x7fff_ffff) as usize;
-        if n > LZ4_MAX_BLOCK {
-            return Err(bad("block too large"));
+        // A stored block is raw page bytes; a compressed one at most LZ4's
+        // worst case for what is left of the page.
+        let room = page.len() - filled;
+        let max = if stored {
+            room
+        } else {
+            max_compressed_size(room)
+        };
+        if n > max {
+            return Err(bad(&format!(
+                "a block of {n} bytes where at most {max} can follow"
+            )));
         }
         scratch.resize(n, 0);
         r.read_exact(scratch)?;

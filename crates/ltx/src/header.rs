@@ -30,6 +30,17 @@ pub fn lock_pgno(page_size: u32) -> u32 {
     (PENDING_BYTE / u64::from(page_size)) as u32 + 1
 }
 
+/// The page a snapshot holds after `prev` (0 before its first): the next
+/// one, skipping the lock page. Wide, so that no page number overflows it.
+pub(crate) fn next_snapshot_pgno(prev: u32, lock_pgno: u32) -> u64 {
+    let next = u64::from(prev) + 1;
+    if next == u64::from(lock_pgno) {
+        next + 1
+    } else {
+        next
+    }
+}
+
 /// SQLite's page sizes: powers of two from 512 to 65536.
 pub fn is_valid_page_size(page_size: u32) -> bool {
     (512..=65536).contains(&page_size) && page_size.is_power_of_two()

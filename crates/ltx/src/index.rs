@@ -60,6 +60,14 @@ impl PageIndex {
         out
     }
 
+    /// The bytes [`encode`](Self::encode) writes for `entries`.
+    pub(crate) fn encoded_len(entries: &[IndexEntry]) -> usize {
+        let entry = |e: &IndexEntry| {
+            uvarint_len(u64::from(e.pgno)) + uvarint_len(e.offset) + uvarint_len(e.size)
+        };
+        entries.iter().map(entry).sum::<usize>() + 1 + 8
+    }
+
     /// Parses index entries up to and including the zero terminator, which
     /// must end `b` exactly.
     fn decode_entries(b: &[u8]) -> Result<PageIndex> {
@@ -70,18 +78,27 @@ impl PageIndex {
             if pgno == 0 {
                 break;
             }
-            let pgno = u32::try_from(pgno).map_err(|_| Error::format("page number too large"))?;
+            let pgno = u32::try_from(pgno).map_err(|_| {
+                Error::format(format!(
+                    "page index names page {pgno}, past any page number"
+                ))
+            })?;
             let offset = get_uvarint(b, &mut pos)?;
             let size = get_uvarint(b, &mut pos)?;
-            if entries.last().is_some_and(|p: &IndexEntry| p.pgno >= pgno) {
-                return Err(Error::format("page index out of order"));
+            if let Some(prev) = entries.last().map(|p: &IndexEntry| p.pgno) {
+                if prev >= pgno {
+                    return Err(Error::format(format!(
+                        "page index out of order: page {pgno} after page {prev}"
+                    )));
+                }
             }
             entries.push(IndexEntry { pgno, offset, size });
         }
         if pos != b.len() {
-            return Err(Error::format(
-                "page index length disagrees with its entries",
-            ));
+            return Err(Error::format(format!(
+                "page index length says {} bytes, its entries end after {pos}",
+                b.len()
+            )));
         }
         Ok(PageIndex { entries })
     }
@@ -105,14 +122,22 @@ pub struct Tail {
 /// given at least its last 24 bytes in `last`. A caller that fetched fewer
 /// fetches the rest before calling [`decode_tail`].
 pub fn tail_size(last: &[u8], file_size: u64) -> Result<u64> {
-    if (last.len() as u64) < AFTER_ENTRIES || file_size < HEADER_SIZE as u64 + MIN_TAIL_SIZE {
-        return Err(Error::format("too short to hold a page index and trailer"));
+    if file_size < HEADER_SIZE as u64 + MIN_TAIL_SIZE {
+        return Err(Error::format(format!(
+            "a file of {file_size} bytes is too short to hold a header, page index and trailer"
+        )));
+    }
+    if (last.len() as u64) < AFTER_ENTRIES {
+        return Err(Error::format(format!(
+            "need the last {AFTER_ENTRIES} bytes to find the page index, have {}",
+            last.len()
+        )));
     }
     let len = be_u64(&last[last.len() - AFTER_ENTRIES as usize..]);
     let size = len.checked_add(PAGE_HEADER_SIZE as u64 + AFTER_ENTRIES);
     let Some(size) = size.filter(|&s| len > 0 && s <= file_size - HEADER_SIZE as u64) else {
         return Err(Error::format(format!(
-            "page index length {len} does not fit the file"
+            "page index length {len} does not fit a file of {file_size} bytes"
         )));
     };
     Ok(size)
@@ -121,6 +146,12 @@ pub fn tail_size(last: &[u8], file_size: u64) -> Result<u64> {
 /// Parses the tail from the last bytes of a file of `file_size` bytes;
 /// `tail` may hold more than the tail (even the whole file).
 pub fn decode_tail(tail: &[u8], file_size: u64) -> Result<Tail> {
+    if tail.len() as u64 > file_size {
+        return Err(Error::format(format!(
+            "{} bytes read from the end of a file of {file_size}",
+            tail.len()
+        )));
+    }
     let size = tail_size(tail, file_size)?;
     if (tail.len() as u64) < size {
         return Err(Error::format(format!(
@@ -138,13 +169,19 @@ pub fn decode_tail(tail: &[u8], file_size: u64) -> Result<Tail> {
     let index = PageIndex::decode_entries(&t[PAGE_HEADER_SIZE..entries_end])?;
     let trailer = Trailer::decode(&t[t.len() - TRAILER_SIZE..])?;
     let pages_end = file_size - size;
+    // Frames lie in page order, each after the one before, between the
+    // header and the end marker: anything else points outside the pages or
+    // overlaps another frame.
+    let mut next = HEADER_SIZE as u64;
     for e in &index.entries {
-        if e.offset < HEADER_SIZE as u64 || e.size == 0 || e.offset + e.size > pages_end {
+        let end = e.offset.checked_add(e.size).filter(|&end| end <= pages_end);
+        let Some(end) = end.filter(|_| e.offset >= next && e.size > PAGE_HEADER_SIZE as u64) else {
             return Err(Error::format(format!(
-                "page {} indexed outside the pages",
-                e.pgno
+                "page index puts page {} at {}..+{}, outside {next}..{pages_end}",
+                e.pgno, e.offset, e.size
             )));
-        }
+        };
+        next = end;
     }
     let mut crc = Crc64::new();
     crc.update(&t[..t.len() - 8]);
@@ -162,6 +199,10 @@ fn put_uvarint(out: &mut Vec<u8>, mut v: u64) {
         v >>= 7;
     }
     out.push(v as u8);
+}
+
+fn uvarint_len(v: u64) -> usize {
+    (64 - v.leading_zeros() as usize).div_ceil(7).max(1)
 }
 
 fn get_uvarint(b: &[u8], pos: &mut usize) -> Result<u64> {
@@ -201,6 +242,7 @@ mod tests {
             let mut out = Vec::new();
             put_uvarint(&mut out, v);
             assert_eq!(out, bytes);
+            assert_eq!(uvarint_len(v), out.len());
             let mut pos = 0;
             assert_eq!(get_uvarint(&out, &mut pos).unwrap(), v);
             assert_eq!(pos, out.len());

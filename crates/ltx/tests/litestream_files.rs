@@ -53,21 +53,15 @@ fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
-/// Whether `path` is named as an LTX file of the replica. Litestream writes
-/// each file under a temporary name first, and one it was killed while
-/// writing stays behind: like Litestream's own listings, this ignores it.
-fn is_ltx_file(path: &Path) -> bool {
-    path.file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| parse_file_name(n).is_some())
-}
-
+/// The replica's LTX files. A Litestream stopped mid-write leaves a
+/// temporary file beside them, under a name that is not an LTX name.
 fn ltx_files(root: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for level in std::fs::read_dir(root.join("ltx")).unwrap() {
         for f in std::fs::read_dir(level.unwrap().path()).unwrap() {
             let path = f.unwrap().path();
-            if is_ltx_file(&path) {
+            let name = path.file_name().and_then(|n| n.to_str());
+            if name.and_then(parse_file_name).is_some() {
                 out.push(path);
             }
         }
@@ -131,9 +125,15 @@ fn files_litestream_writes_decode_and_verify() {
             .unwrap();
         assert!(status.success());
     }
+    // A snapshot is there once it has its LTX name: Litestream writes it
+    // under a temporary name first.
     wait_for("the first snapshot", || {
-        std::fs::read_dir(replica.join("ltx/9"))
-            .is_ok_and(|mut d| d.any(|f| f.is_ok_and(|f| is_ltx_file(&f.path()))))
+        std::fs::read_dir(replica.join("ltx/9")).is_ok_and(|mut d| {
+            d.any(|e| {
+                let name = e.unwrap().file_name();
+                name.to_str().and_then(parse_file_name).is_some()
+            })
+        })
     });
     // Stopped before the files are read: its compaction and retention would
     // otherwise remove files between the listing and the reads.

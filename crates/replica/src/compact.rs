@@ -4,13 +4,17 @@
 //! than the retention window goes, keeping everything a restore inside the
 //! window needs.
 //!
+//! A merge streams: every input is read in page order at once and merged
+//! k-way into the encoder, which writes the new file to disk, so memory is
+//! one read buffer and one page per input, not the pages of a level (as
+//! Litestream's compactor does it).
+//!
 //! It works on the replica through its `Store` only, on the caller's thread
 //! (the replicator's); it never touches the database, its WAL or the
 //! capture log.
 
-use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Write};
+use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
 use std::time::Duration;
 
@@ -45,23 +49,19 @@ pub fn compact_level(store: &dyn Store, level: u8, scratch: &Path) -> Result<Opt
     let (Some(first), Some(last)) = (run.first().copied(), run.last().copied()) else {
         return Ok(None);
     };
-    let mut pages: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
-    let mut header: Option<Header> = None;
-    for file in &run {
-        let stream = store.open(file, 0..file.size)?;
-        let mut decoder =
-            Decoder::new(BufReader::with_capacity(1 << 20, stream)).map_err(corrupt(file))?;
-        let h = *decoder.header();
-        let mut page = vec![0u8; h.page_size as usize];
-        while let Some(pgno) = decoder.next_page(&mut page).map_err(corrupt(file))? {
-            pages.insert(pgno, page.clone());
+    let inputs = run
+        .iter()
+        .map(|file| Input::open(store, file))
+        .collect::<Result<Vec<Input>>>()?;
+    let h = inputs[inputs.len() - 1].header;
+    for (file, input) in run.iter().zip(&inputs) {
+        if input.header.page_size != h.page_size {
+            return Err(corrupt(file)(offloop_ltx::Error::Format(format!(
+                "page size {} where the newest file's is {}",
+                input.header.page_size, h.page_size
+            ))));
         }
-        decoder.finish().map_err(corrupt(file))?;
-        // A database that shrank drops the pages past its new end.
-        pages.retain(|&pgno, _| pgno <= h.commit);
-        header = Some(h);
     }
-    let Some(h) = header else { return Ok(None) };
     let merged = Header {
         flags: HEADER_FLAG_NO_CHECKSUM,
         page_size: h.page_size,
@@ -77,8 +77,9 @@ pub fn compact_level(store: &dyn Store, level: u8, scratch: &Path) -> Result<Opt
         node_id: 0,
     };
     let path = scratch.join(format!("{level}-{}-{}.ltx", first.min_txid, last.max_txid));
-    let size = write_pages(&path, merged, &pages)
-        .map_err(|e| Error::io("cannot write a compacted file", e))?;
+    let size = merge(&run, inputs, &path, merged).inspect_err(|_| {
+        let _ = std::fs::remove_file(&path);
+    })?;
     let file = LtxFile {
         level,
         min_txid: first.min_txid,
@@ -92,21 +93,93 @@ pub fn compact_level(store: &dyn Store, level: u8, scratch: &Path) -> Result<Opt
     Ok(Some(file))
 }
 
-fn write_pages(
-    path: &Path,
+/// Bytes each input's reader buffers: the merge holds this and one page
+/// per input, whatever the files' sizes.
+const INPUT_BUFFER: usize = 128 << 10;
+
+/// One file being merged: its decoder and the page it is at.
+struct Input {
+    decoder: Decoder<BufReader<Box<dyn Read + Send>>>,
     header: Header,
-    pages: &BTreeMap<u32, Vec<u8>>,
-) -> std::io::Result<u64> {
-    let out = BufWriter::with_capacity(1 << 20, File::create(path)?);
-    let to_io = |e: offloop_ltx::Error| std::io::Error::other(e.to_string());
-    let mut encoder = Encoder::new(out, header).map_err(to_io)?;
-    for (&pgno, page) in pages {
-        encoder.encode_page(pgno, page).map_err(to_io)?;
+    /// The page the decoder is at, `None` once its pages are done.
+    at: Option<u32>,
+    page: Vec<u8>,
+}
+
+impl Input {
+    fn open(store: &dyn Store, file: &LtxFile) -> Result<Input> {
+        let stream = store.open(file, 0..file.size)?;
+        let decoder =
+            Decoder::new(BufReader::with_capacity(INPUT_BUFFER, stream)).map_err(corrupt(file))?;
+        let header = *decoder.header();
+        if (header.min_txid, header.max_txid) != (file.min_txid.get(), file.max_txid.get()) {
+            return Err(corrupt(file)(offloop_ltx::Error::Format(format!(
+                "its header covers TXIDs {:016x}-{:016x}",
+                header.min_txid, header.max_txid
+            ))));
+        }
+        let mut input = Input {
+            decoder,
+            header,
+            at: None,
+            page: vec![0u8; header.page_size as usize],
+        };
+        input.advance(file)?;
+        Ok(input)
     }
-    let encoded = encoder.finish(0).map_err(to_io)?;
+
+    fn advance(&mut self, file: &LtxFile) -> Result<()> {
+        self.at = self
+            .decoder
+            .next_page(&mut self.page)
+            .map_err(corrupt(file))?;
+        Ok(())
+    }
+}
+
+/// Merges `inputs` (the files of `run`, oldest first) into a new file at
+/// `path`: a k-way merge in page order, each page taken from the newest
+/// input holding it, so only one page per input is ever held. A page is
+/// dropped when a later file shrank the database below it (as applying the
+/// files in order would). Every input's checksum is verified when its
+/// pages are done, before the merged file is handed back to be written.
+fn merge(run: &[LtxFile], mut inputs: Vec<Input>, path: &Path, header: Header) -> Result<u64> {
+    let local = |e: std::io::Error| Error::io("cannot write a compacted file", e);
+    let encoding = |e: offloop_ltx::Error| Error::io("cannot write a compacted file", to_io(e));
+    // limits[k]: the smallest commit size from input k on.
+    let mut limits: Vec<u32> = inputs.iter().map(|i| i.header.commit).collect();
+    for k in (0..limits.len().saturating_sub(1)).rev() {
+        limits[k] = limits[k].min(limits[k + 1]);
+    }
+    let out = BufWriter::with_capacity(1 << 20, File::create(path).map_err(local)?);
+    let mut encoder = Encoder::new(out, header).map_err(encoding)?;
+    while let Some(pgno) = inputs.iter().filter_map(|i| i.at).min() {
+        let newest = (0..inputs.len())
+            .rev()
+            .find(|&k| inputs[k].at == Some(pgno))
+            .unwrap_or_default();
+        if pgno <= limits[newest] {
+            encoder
+                .encode_page(pgno, &inputs[newest].page)
+                .map_err(encoding)?;
+        }
+        for (file, input) in run.iter().zip(inputs.iter_mut()) {
+            if input.at == Some(pgno) {
+                input.advance(file)?;
+            }
+        }
+    }
+    let encoded = encoder.finish(0).map_err(encoding)?;
     let mut out = encoded.writer;
-    out.flush()?;
+    out.flush().map_err(local)?;
+    for (file, input) in run.iter().zip(inputs) {
+        input.decoder.finish().map_err(corrupt(file))?;
+    }
     Ok(encoded.size)
+}
+
+fn to_io(e: offloop_ltx::Error) -> std::io::Error {
+    std::io::Error::other(e.to_string())
 }
 
 fn corrupt(file: &LtxFile) -> impl Fn(offloop_ltx::Error) -> Error + '_ {

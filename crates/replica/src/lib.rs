@@ -28,6 +28,7 @@ mod page_io;
 pub mod paged;
 pub mod pending;
 pub mod plan;
+mod plan_files;
 mod replica_url;
 pub mod replicator;
 pub mod restore;

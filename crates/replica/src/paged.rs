@@ -3,10 +3,27 @@
 //! alone), one page's frame fetched on demand by a ranged read, and the
 //! background fill that brings in the rest in large ranged reads.
 //!
-//! Opening reads the listings (all levels at once), the last file's
-//! header and each plan file's tail (its page index): a few bytes a page
-//! and nothing else, with a fixed overfetch of one tail read per file. No
-//! page is read until SQLite asks for one.
+//! Opening reads the listings (all levels at once), each plan file's
+//! header and tail (its page index): a few bytes a page and nothing else,
+//! with a fixed overfetch of one tail read per file. No page is read until
+//! SQLite asks for one.
+//!
+//! # What is verified, and what cannot be
+//!
+//! Before the database opens, every plan file's header and index are held
+//! to the same rules as a full restore's (`plan_files::open_plan`): TXIDs that
+//! match the file name, one page size, pages within the commit size, frames
+//! laid end to end inside the file, and a commit size the files can fill.
+//! Each frame read later must decode to exactly one page of that size and
+//! carry the page number the index gave it; a frame that does not is an
+//! error, never a page. What a ranged read cannot verify is a page's bytes:
+//! LTX has no per-page checksum, only the file checksum over every frame of
+//! a file (and a database checksum that Litestream does not write), so a
+//! page whose compressed bytes were altered and still decompress to one
+//! page is served as it decodes. The fill reads only the frames of pages
+//! still missing, not whole files, so it cannot verify file checksums
+//! either. A full restore reads every frame and verifies every file before
+//! the database exists.
 //!
 //! It never writes the database file itself: pages go through `Paged`,
 //! which keeps SQLite's own writes safe from the fill.
@@ -17,15 +34,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use offloop_ltx::{
-    decode_frame, decode_tail, lock_pgno, tail_size, Header, Txid, HEADER_SIZE, TAIL_FETCH_SIZE,
-};
+use offloop_ltx::{decode_frame, lock_pgno, Txid};
 use offloop_vfs::{PageSource, Paged};
 
 use crate::error::{Error, Result};
 use crate::plan::{restore_plan, Target};
+use crate::plan_files::open_plan;
 use crate::store::{Fault, LtxFile, ReplicaStore, Store, Timestamps};
 
+/// Reads in flight while opening: headers and tails are small, so the open
+/// is bound by round trips, not bytes.
+const OPEN_CONCURRENCY: usize = 32;
 /// Pages after the one asked for that one on-demand read also brings in
 /// when their frames follow it in the same file: SQLite's next read is
 /// often the next page (the schema at open, an overflow chain, a scan).
@@ -103,46 +122,21 @@ impl PagedReplica {
             requests: AtomicU64::new(0),
             bytes_fetched: AtomicU64::new(0),
         };
-        // One round: the last file's header and every file's last bytes.
-        let mut reads: Vec<(LtxFile, Range<u64>)> = vec![(last, 0..HEADER_SIZE as u64)];
-        reads.extend(
-            plan.iter()
-                .map(|f| (*f, f.size.saturating_sub(TAIL_FETCH_SIZE)..f.size)),
-        );
-        let got = replica.fetch(&reads)?;
-        let header = Header::decode(&got[0]).map_err(|source| Error::Ltx {
-            file: last.name(),
-            source,
-        })?;
+        // Every file's header and tail, checked against each other and the
+        // final header (which bounds the commit size) before any page.
+        let opened = open_plan(&*replica.store, &plan, OPEN_CONCURRENCY)?;
+        for o in &opened {
+            replica.requests.fetch_add(o.requests, Ordering::Relaxed);
+            replica.bytes_fetched.fetch_add(o.read, Ordering::Relaxed);
+        }
+        let header = opened[opened.len() - 1].header;
         replica.page_size = header.page_size;
-        // A second round only for indexes longer than the first read.
-        let mut tails: Vec<Bytes> = got[1..].to_vec();
-        let mut more = Vec::new();
-        for (i, (file, tail)) in plan.iter().zip(&tails).enumerate() {
-            let need = tail_size(tail, file.size).map_err(|source| Error::Ltx {
-                file: file.name(),
-                source,
-            })?;
-            if need > tail.len() as u64 {
-                more.push((i, (*file, file.size - need..file.size)));
-            }
-        }
-        if !more.is_empty() {
-            let reads: Vec<_> = more.iter().map(|(_, r)| r.clone()).collect();
-            for ((i, _), whole) in more.iter().zip(replica.fetch(&reads)?) {
-                tails[*i] = whole;
-            }
-        }
         let lock = lock_pgno(header.page_size);
         let mut pages = vec![None; header.commit as usize];
-        for (i, (file, tail)) in plan.iter().zip(&tails).enumerate() {
-            let tail = decode_tail(tail, file.size).map_err(|source| Error::Ltx {
-                file: file.name(),
-                source,
-            })?;
-            for e in &tail.index.entries {
+        for (i, o) in opened.iter().enumerate() {
+            for e in &o.tail.index.entries {
                 // Pages past the final size were cut off by a later file.
-                if e.pgno == 0 || e.pgno > header.commit || e.pgno == lock {
+                if e.pgno > header.commit {
                     continue;
                 }
                 pages[(e.pgno - 1) as usize] = Some(Location {

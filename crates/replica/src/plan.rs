@@ -55,7 +55,10 @@ pub fn restore_plan(levels: &[Vec<LtxFile>], target: Target) -> Result<Vec<LtxFi
         .get(snapshot_level)
         .into_iter()
         .flatten()
-        .filter(|f| target.admits(f))
+        // A snapshot holds every page from TXID 1; an L9 name that does
+        // not start there is no snapshot (a restore from it would lack
+        // what came before).
+        .filter(|f| f.is_full() && target.admits(f))
         .max_by_key(|f| (f.max_txid, std::cmp::Reverse(f.min_txid)));
     plan.extend(snapshot);
 
@@ -255,5 +258,77 @@ mod tests {
     fn without_a_snapshot_the_plan_starts_at_txid_one() {
         let plan = restore_plan(&levels(&[f(0, 1, 1), f(0, 2, 2)]), Target::Latest).unwrap();
         assert_eq!(names(&plan), vec![(0, 1, 1), (0, 2, 2)]);
+    }
+
+    /// A small deterministic generator (xorshift64*), so a failure repeats.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n
+        }
+    }
+
+    #[test]
+    fn any_listing_plans_a_chain_from_txid_one_or_refuses() {
+        let mut rng = Rng(0x0ff1_00f9_1a45_eed5);
+        let (mut planned, mut refused) = (0, 0);
+        for _ in 0..20_000 {
+            let mut files = Vec::new();
+            for _ in 0..rng.below(14) {
+                let level = [0, 0, 0, 1, 2, 3, 8, 9][rng.below(8) as usize];
+                // Some names are nonsense on purpose: L9 files not from 1,
+                // ranges ending before they start.
+                let min = if level == 9 && rng.below(4) > 0 {
+                    1
+                } else {
+                    1 + rng.below(30)
+                };
+                let max = if rng.below(20) == 0 {
+                    1 + rng.below(min)
+                } else {
+                    min + rng.below(10)
+                };
+                files.push(f(level, min, max));
+            }
+            let target = match rng.below(3) {
+                0 => Target::Latest,
+                1 => Target::Txid(t(1 + rng.below(45))),
+                _ => Target::Timestamp(rng.below(45_000) as i64),
+            };
+            let Ok(plan) = restore_plan(&levels(&files), target) else {
+                refused += 1;
+                continue;
+            };
+            planned += 1;
+            let why = format!(
+                "{target:?} over {:?} gave {:?}",
+                names(&files),
+                names(&plan)
+            );
+            assert_eq!(plan[0].min_txid, Txid::FIRST, "{why}");
+            for pair in plan.windows(2) {
+                assert!(pair[1].min_txid <= pair[0].max_txid.next(), "{why}");
+                assert!(pair[1].max_txid > pair[0].max_txid, "{why}");
+            }
+            assert!(plan.iter().all(|f| target.admits(f)), "{why}");
+            let reached = plan[plan.len() - 1].max_txid;
+            if let Target::Txid(txid) = target {
+                assert_eq!(reached, txid, "{why}");
+            } else {
+                let left = files
+                    .iter()
+                    .filter(|f| f.level < SNAPSHOT_LEVEL && target.admits(f))
+                    .any(|f| f.min_txid <= reached.next() && f.max_txid > reached);
+                assert!(!left, "a file would have gone further: {why}");
+            }
+        }
+        assert!(
+            planned > 1_000 && refused > 1_000,
+            "{planned} planned, {refused} refused"
+        );
     }
 }

@@ -1,41 +1,59 @@
 //! Restore: rebuild a database file from its replica, at the latest state
 //! or at a point in time, and prove the result.
 //!
-//! The plan's files are fetched several at once (the store's threads); as
-//! each arrives its tail (page index) is read and its frames are cut into
-//! chunks that a pool of decoder threads decompresses and writes straight
-//! to their place in a temporary file. Files may arrive and decode in any
-//! order: a page is written only by the newest plan file holding it (a
-//! per-page owner, under striped locks), so the result is that of applying
-//! the files in order. Every file's checksum is verified from its chunks'
-//! CRCs, and when the replica tracks database checksums the finished file
-//! must sum to the last file's post-apply checksum. Only then is the
-//! temporary file renamed over the output.
+//! # How it reads
+//!
+//! First every plan file's header and tail (its page index) are read, a
+//! few ranged reads per file all at once, and checked before any page is
+//! fetched ([`open_plan`]): the header must name the TXIDs its file name
+//! does and the database's page size, and the index must name only pages
+//! within the header's commit size, every page for a snapshot, and frames
+//! laid end to end inside the file. The final commit size must be one the
+//! files can fill, so a header claiming 2^32 pages sizes nothing.
+//!
+//! Then the frames are read in frame-aligned ranges of at most
+//! [`RANGE_BYTES`], [`RestoreOptions::fetches`] at once, and each range is
+//! decoded by a pool of threads as it arrives, straight into its place in a
+//! temporary file. Memory is bounded by the ranges in flight and queued
+//! (fetches plus twice the threads, times `RANGE_BYTES`), not by file size:
+//! no file is ever held whole (one that fits in the first tail read, at
+//! most [`TAIL_FETCH_SIZE`], is decoded from that read). Ranges may arrive
+//! and decode in any order: a page is written only by the newest plan file
+//! holding it (a per-page owner, under striped locks), so the result is
+//! that of applying the files in order.
+//!
+//! # What is verified before the database exists
+//!
+//! Every file's checksum is joined from its ranges' CRCs (each range's CRC
+//! covers its frames, pages decompressed) and checked against its trailer;
+//! when the replica tracks database checksums the finished image must sum
+//! to the last file's post-apply checksum. Pages are written into the
+//! temporary file (`<output>.tmp`) as they decode, before their file's
+//! checksum is known, but that file is not the database: it is renamed
+//! over the output only after every file of the plan verified, and removed
+//! on any error. So no page of a file that fails its checksum is ever in a
+//! database, and a damaged replica leaves the output as it was.
 //!
 //! The output is the database image and nothing else, as `litestream
 //! restore` leaves it: no `-wal`, and the journal mode recorded in the
 //! image's header (WAL for a replicated database).
 
 use std::fs::File;
+use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use bytes::Bytes;
 use offloop_file::PositionedIo;
-use offloop_ltx::{
-    check_layout, decode_frames, decode_tail, verify_file_checksum, Crc64, DatabaseChecksum,
-    Header, IndexEntry, Tail, Txid, HEADER_SIZE,
-};
+use offloop_ltx::{decode_frames, verify_file_checksum, Crc64, DatabaseChecksum, Txid};
 
 use crate::error::{Error, Result};
 use crate::plan::{plan_restore, Target};
+use crate::plan_files::{check_read, open_plan, OpenedFile};
 use crate::store::{LtxFile, ReplicaStore, Store};
 
-/// Frames per decoding job: small enough to spread one snapshot over every
-/// decoder thread, large enough that queueing costs nothing next to it.
-const CHUNK_FRAMES: usize = 512;
 /// Locks guarding page owners; a page's lock is `pgno % STRIPES`.
 const STRIPES: usize = 1024;
 
@@ -48,7 +66,7 @@ pub struct RestoreOptions {
     pub timestamp: Option<i64>,
     /// Replace an existing output file (and drop its `-wal` and `-shm`).
     pub overwrite: bool,
-    /// LTX files fetched at once.
+    /// Ranged reads in flight at once (each at most [`RANGE_BYTES`]).
     pub fetches: usize,
     /// Threads decoding pages.
     pub threads: usize,
@@ -112,14 +130,11 @@ pub fn restore(
     }
 
     let plan = plan_restore(store, target)?;
-    let last = plan
+    let last = *plan
         .last()
         .ok_or_else(|| Error::Plan("the replica holds no LTX files".into()))?;
-    let head = store.read_range(last, 0..HEADER_SIZE as u64)?;
-    let final_header = Header::decode(&head).map_err(|source| Error::Ltx {
-        file: last.name(),
-        source,
-    })?;
+    let opened = open_plan(store, &plan, opts.fetches)?;
+    let final_header = opened[opened.len() - 1].header;
 
     if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
@@ -140,7 +155,7 @@ pub fn restore(
     file.set_len(u64::from(commit) * u64::from(page_size))
         .map_err(|e| Error::io(format!("size {}", tmp.display()), e))?;
 
-    let applied = apply(store, &plan, &file, page_size, commit, opts)?;
+    let applied = apply(store, &plan, opened, &file, commit, opts)?;
     let last_trailer = applied.last_trailer;
     let checksum_verified = last_trailer.post_apply_checksum != 0;
     if checksum_verified {
@@ -180,27 +195,57 @@ pub fn restore(
         page_size,
         pages: commit,
         files: plan.len(),
-        bytes_fetched: applied.bytes_fetched + HEADER_SIZE as u64,
+        bytes_fetched: applied.bytes_fetched,
         checksum_verified,
     })
 }
 
-/// One fetched file on its way through the decoders.
-struct Arrived {
-    /// A copy, so the file's bytes are freed once its chunks are decoded.
-    header_bytes: Vec<u8>,
-    header: Header,
-    tail: Tail,
-    /// Each chunk's CRC once decoded, in file order.
-    chunks: Vec<Option<Crc64>>,
+/// Bytes of frames one ranged read brings in: whole frames, at least one.
+/// The paged fill's range size: large enough that a request's round trip
+/// is small next to its transfer, small enough that the ranges in flight
+/// and queued stay a few MiB (2 MiB ranges doubled a restore's peak memory
+/// for no speed on a local folder).
+pub const RANGE_BYTES: u64 = 1 << 20;
+
+/// A run of consecutive frames of one file, read and decoded as one.
+struct Run {
+    file: usize,
+    /// Indexes into the file's page index.
+    entries: Range<usize>,
+    /// Bytes of the file the frames take.
+    bytes: Range<u64>,
+}
+
+/// Cuts each file's frames into runs of at most `RANGE_BYTES` (a frame
+/// larger than that is a run of its own).
+fn runs(opened: &[OpenedFile]) -> Vec<Run> {
+    let mut out = Vec::new();
+    for (i, o) in opened.iter().enumerate() {
+        let entries = &o.tail.index.entries;
+        let mut start = 0;
+        while start < entries.len() {
+            let first = entries[start].offset;
+            let mut end = start + 1;
+            while end < entries.len()
+                && entries[end].offset + entries[end].size - first <= RANGE_BYTES
+            {
+                end += 1;
+            }
+            let last = &entries[end - 1];
+            out.push(Run {
+                file: i,
+                entries: start..end,
+                bytes: first..last.offset + last.size,
+            });
+            start = end;
+        }
+    }
+    out
 }
 
 struct Job {
-    file: usize,
-    chunk: usize,
+    run: usize,
     bytes: Bytes,
-    entries: Arc<[IndexEntry]>,
-    range: std::ops::Range<usize>,
 }
 
 struct Applied {
@@ -208,27 +253,30 @@ struct Applied {
     last_trailer: offloop_ltx::Trailer,
 }
 
-/// Fetches, verifies and writes every file of the plan into `file`.
+/// Reads, verifies and writes every frame of the plan into `file`.
 fn apply(
-    store: &ReplicaStore,
+    store: &dyn Store,
     plan: &[LtxFile],
+    mut opened: Vec<OpenedFile>,
     file: &File,
-    page_size: u32,
     commit: u32,
     opts: &RestoreOptions,
 ) -> Result<Applied> {
+    let page_size = opened[opened.len() - 1].header.page_size;
+    let mut bytes_fetched: u64 = opened.iter().map(|o| o.read).sum();
+    let wholes: Vec<Option<Bytes>> = opened.iter_mut().map(|o| o.whole.take()).collect();
+    let runs = runs(&opened);
     let pages = PageOwners::new(commit);
     let abort = AtomicBool::new(false);
     let threads = opts.threads.max(1);
-    let (job_tx, job_rx) = crossbeam_channel::bounded::<Job>(threads * 2);
-    let (done_tx, done_rx) = crossbeam_channel::unbounded::<(usize, usize, Result<Crc64>)>();
-    let mut arrived: Vec<Option<Arrived>> = plan.iter().map(|_| None).collect();
-    let mut bytes_fetched = 0u64;
+    let (job_tx, job_rx) = crossbeam_channel::bounded::<Job>(threads);
+    let (done_tx, done_rx) = crossbeam_channel::unbounded::<(usize, Result<Crc64>)>();
+    let mut crcs: Vec<Option<Crc64>> = vec![None; runs.len()];
 
-    let fetched = std::thread::scope(|s| {
+    let read = std::thread::scope(|s| {
         for n in 0..threads {
             let (jobs, done) = (job_rx.clone(), done_tx.clone());
-            let (pages, abort) = (&pages, &abort);
+            let (pages, abort, runs, opened) = (&pages, &abort, &runs, &opened);
             std::thread::Builder::new()
                 .name(format!("offloop-restore-{n}"))
                 .spawn_scoped(s, move || {
@@ -237,11 +285,19 @@ fn apply(
                         if abort.load(Ordering::Relaxed) {
                             continue;
                         }
+                        let run = &runs[job.run];
                         let result = catch_unwind(AssertUnwindSafe(|| {
-                            decode_chunk(&job, file, pages, page_size)
+                            decode_run(run, &job.bytes, &opened[run.file], file, pages)
                         }))
-                        .unwrap_or_else(|p| Err(Error::Panic(panic_message(p))));
-                        if done.send((job.file, job.chunk, result)).is_err() {
+                        .unwrap_or_else(|p| Err(Error::Panic(panic_message(p))))
+                        .map_err(|e| match e {
+                            Error::Ltx { source, .. } => Error::Ltx {
+                                file: plan[run.file].label(),
+                                source,
+                            },
+                            other => other,
+                        });
+                        if done.send((job.run, result)).is_err() {
                             return;
                         }
                     }
@@ -251,137 +307,120 @@ fn apply(
         drop(done_tx);
         drop(job_rx);
 
-        let fetched = store.fetch_all(plan, opts.fetches, |i, bytes| {
-            if abort.load(Ordering::Relaxed) {
-                return Err(Error::Plan("restore stopped after an error".into()));
+        let gone = || Error::Panic("every restore thread is gone".into());
+        let mut ranges: Vec<(LtxFile, Range<u64>)> = Vec::new();
+        let mut ranged: Vec<usize> = Vec::new();
+        let mut queued = Ok(());
+        for (k, run) in runs.iter().enumerate() {
+            match &wholes[run.file] {
+                Some(whole) => {
+                    let bytes = whole.slice(run.bytes.start as usize..run.bytes.end as usize);
+                    if job_tx.send(Job { run: k, bytes }).is_err() {
+                        queued = Err(gone());
+                        break;
+                    }
+                }
+                None => {
+                    ranges.push((plan[run.file], run.bytes.clone()));
+                    ranged.push(k);
+                }
             }
-            bytes_fetched += bytes.len() as u64;
-            let info = &plan[i];
-            let (header, tail) =
-                open_file(info, &bytes, page_size).map_err(|source| Error::Ltx {
-                    file: format!("{} (level {})", info.name(), info.level),
-                    source,
-                })?;
-            let entries: Arc<[IndexEntry]> = tail.index.entries.clone().into();
-            let chunks = entries.len().div_ceil(CHUNK_FRAMES);
-            arrived[i] = Some(Arrived {
-                header_bytes: bytes[..HEADER_SIZE].to_vec(),
-                header,
-                tail,
-                chunks: vec![None; chunks],
-            });
-            for chunk in 0..chunks {
-                let start = chunk * CHUNK_FRAMES;
-                let job = Job {
-                    file: i,
-                    chunk,
-                    bytes: bytes.clone(),
-                    entries: entries.clone(),
-                    range: start..(start + CHUNK_FRAMES).min(entries.len()),
-                };
+        }
+        drop(wholes);
+        let read = queued.and_then(|()| {
+            store.read_ranges(&ranges, opts.fetches, &mut |i, bytes| {
+                if abort.load(Ordering::Relaxed) {
+                    return Err(Error::Plan("restore stopped after an error".into()));
+                }
+                let (f, range) = &ranges[i];
+                check_read(f, range, &bytes)?;
+                bytes_fetched += bytes.len() as u64;
                 job_tx
-                    .send(job)
-                    .map_err(|_| Error::Panic("every restore thread is gone".into()))?;
-            }
-            Ok(())
+                    .send(Job {
+                        run: ranged[i],
+                        bytes,
+                    })
+                    .map_err(|_| gone())
+            })
         });
-        if fetched.is_err() {
+        if read.is_err() {
             abort.store(true, Ordering::Relaxed);
         }
         drop(job_tx);
         let mut decode_error = None;
-        for (i, chunk, result) in done_rx {
+        for (k, result) in done_rx {
             match result {
-                Ok(crc) => {
-                    if let Some(a) = arrived[i].as_mut() {
-                        a.chunks[chunk] = Some(crc);
-                    }
-                }
+                Ok(crc) => crcs[k] = Some(crc),
                 Err(e) => {
                     abort.store(true, Ordering::Relaxed);
                     decode_error.get_or_insert(e);
                 }
             }
         }
-        // A decoding error stops the fetching too: report the cause.
-        decode_error.or(fetched.err()).map_or(Ok(()), Err)
+        // A decoding error stops the reading too: report the cause.
+        decode_error.or(read.err()).map_or(Ok(()), Err)
     });
-    fetched?;
+    read?;
 
-    let mut prev: Option<&Arrived> = None;
-    for (info, a) in plan.iter().zip(&arrived) {
-        let a = a
-            .as_ref()
-            .ok_or_else(|| Error::Verify(format!("{} was never fetched", info.label())))?;
-        let crcs = a
-            .chunks
-            .iter()
-            .map(|c| {
-                c.ok_or_else(|| Error::Verify(format!("{} was not fully decoded", info.name())))
-            })
-            .collect::<Result<Vec<Crc64>>>()?;
-        verify_file_checksum(&a.header_bytes, &crcs, &a.tail).map_err(|source| Error::Ltx {
-            file: format!("{} (level {})", info.name(), info.level),
-            source,
+    let mut prev: Option<&OpenedFile> = None;
+    let mut runs_of = runs.iter().zip(&crcs).peekable();
+    for (i, (info, o)) in plan.iter().zip(&opened).enumerate() {
+        let mut file_crcs = Vec::new();
+        while let Some((_, crc)) = runs_of.next_if(|(r, _)| r.file == i) {
+            file_crcs.push(
+                crc.ok_or_else(|| {
+                    Error::Verify(format!("{} was not fully decoded", info.label()))
+                })?,
+            );
+        }
+        verify_file_checksum(&o.header_bytes, &file_crcs, &o.tail).map_err(|source| {
+            Error::Ltx {
+                file: info.label(),
+                source,
+            }
         })?;
         if let Some(p) = prev {
             let chained = p.header.has_checksums()
-                && a.header.has_checksums()
-                && a.header.min_txid == p.header.max_txid.saturating_add(1);
-            if chained && a.header.pre_apply_checksum != p.tail.trailer.post_apply_checksum {
+                && o.header.has_checksums()
+                && o.header.min_txid == p.header.max_txid.saturating_add(1);
+            if chained && o.header.pre_apply_checksum != p.tail.trailer.post_apply_checksum {
                 return Err(Error::Verify(format!(
                     "{} does not follow the file before it (pre-apply checksum)",
-                    info.name()
+                    info.label()
                 )));
             }
         }
-        prev = Some(a);
+        prev = Some(o);
     }
     if let Some(missing) = pages.first_missing(page_size) {
         return Err(Error::Verify(format!(
             "page {missing} is in none of the plan's files"
         )));
     }
-    let last_trailer = prev
-        .ok_or_else(|| Error::Plan("the replica holds no LTX files".into()))?
-        .tail
-        .trailer;
+    let last_trailer = opened[opened.len() - 1].tail.trailer;
     Ok(Applied {
         bytes_fetched,
         last_trailer,
     })
 }
 
-/// Reads a fetched file's header and tail and checks they fit the plan.
-fn open_file(info: &LtxFile, bytes: &[u8], page_size: u32) -> offloop_ltx::Result<(Header, Tail)> {
-    let bad = |m: String| offloop_ltx::Error::Format(m);
-    let header = Header::decode(bytes)?;
-    if (header.min_txid, header.max_txid) != (info.min_txid.get(), info.max_txid.get()) {
-        return Err(bad(format!(
-            "its header covers {:016x}-{:016x}",
-            header.min_txid, header.max_txid
-        )));
-    }
-    if header.page_size != page_size {
-        return Err(bad(format!(
-            "page size {} where the database's is {page_size}",
-            header.page_size
-        )));
-    }
-    let tail = decode_tail(bytes, bytes.len() as u64)?;
-    check_layout(&tail)?;
-    Ok((header, tail))
-}
-
-fn decode_chunk(job: &Job, file: &File, pages: &PageOwners, page_size: u32) -> Result<Crc64> {
-    let entries = &job.entries[job.range.clone()];
-    decode_frames(&job.bytes, 0, page_size, entries, |pgno, data| {
+/// Decodes one run's frames from `bytes` into `file`, returning their CRC.
+fn decode_run(
+    run: &Run,
+    bytes: &[u8],
+    opened: &OpenedFile,
+    file: &File,
+    pages: &PageOwners,
+) -> Result<Crc64> {
+    let entries = &opened.tail.index.entries[run.entries.clone()];
+    let page_size = opened.header.page_size;
+    decode_frames(bytes, run.bytes.start, page_size, entries, |pgno, data| {
         pages
-            .write(job.file, pgno, data, file, page_size)
+            .write(run.file, pgno, data, file, page_size)
             .map_err(offloop_ltx::Error::Io)
     })
     .map_err(|source| Error::Ltx {
-        file: format!("#{} of the plan", job.file + 1),
+        file: String::new(),
         source,
     })
 }
