@@ -20,6 +20,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 
+import { labelledBars } from './lib/chart.mjs';
 import { runChild } from './lib/child.mjs';
 import { startBenchmark } from './lib/harness.mjs';
 import { describeMachine } from './lib/machine.mjs';
@@ -322,30 +323,7 @@ function chartSpec(report) {
     values.push({ label, metric: '/health p99 latency, ms', value: r.health.latencyMs.p99 });
   }
   const labels = [...new Set(values.map((v) => v.label))];
-  const panel = (metric, format) => ({
-    title: { text: metric, fontSize: 12 },
-    transform: [{ filter: { field: 'metric', equal: metric } }],
-    width: 260,
-    height: { step: 22 },
-    layer: [
-      {
-        mark: 'bar',
-        encoding: {
-          y: { field: 'label', type: 'nominal', sort: labels, title: null, axis: { labelLimit: 320 } },
-          x: { field: 'value', type: 'quantitative', title: null },
-          color: { field: 'label', type: 'nominal', sort: labels, legend: null },
-        },
-      },
-      {
-        mark: { type: 'text', align: 'left', dx: 3, fontSize: 10 },
-        encoding: {
-          y: { field: 'label', type: 'nominal', sort: labels },
-          x: { field: 'value', type: 'quantitative' },
-          text: { field: 'value', type: 'quantitative', format },
-        },
-      },
-    ],
-  });
+  const panel = (metric, format) => labelledBars(metric, format, labels);
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: {
