@@ -30,6 +30,8 @@ const OFFLOOP_ONLY_OPTIONS = [
   // filenames are always accepted (node:sqlite accepts `file:` URLs too).
   /^DEFAULT_FOREIGN_KEYS$/,
   /^ENABLE_API_ARMOR$/,
+  // sqlite_dbpage, through which a follower writes the pages of each TXID.
+  /^ENABLE_DBPAGE_VTAB$/,
   /^ENABLE_LOAD_EXTENSION$/,
   /^ENABLE_STAT4$/,
   /^HAVE_ISNAN$/,
