@@ -296,6 +296,16 @@ impl Checkpointer {
         let before = checkpoint(conn, None)?;
         let started = Instant::now();
         let permit = self.settings.observer.before_checkpoint(writes);
+        if permit.is_refused() {
+            // The writer copies the WAL between two jobs instead, where no
+            // commit can land during the copy. Busy: the caller's round
+            // ends here, as when another connection holds a lock.
+            self.control.request_catch_up();
+            return Err(Error::sqlite(
+                ffi::SQLITE_BUSY,
+                "the WAL observer refused a checkpoint beside the writer",
+            ));
+        }
         let counts = checkpoint(conn, Some(mode));
         drop(permit);
         let counts = counts?;

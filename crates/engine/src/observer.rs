@@ -26,19 +26,39 @@ pub enum CheckpointWrites {
 /// Kept alive for the length of one checkpoint, then dropped.
 pub struct CheckpointPermit {
     _guard: Option<Box<dyn Send>>,
+    refused: bool,
 }
 
 impl CheckpointPermit {
     /// A permit that holds nothing back.
     pub fn free() -> Self {
-        CheckpointPermit { _guard: None }
+        CheckpointPermit {
+            _guard: None,
+            refused: false,
+        }
     }
 
     /// A permit that keeps `guard` until the checkpoint ends.
     pub fn holding(guard: Box<dyn Send>) -> Self {
         CheckpointPermit {
             _guard: Some(guard),
+            refused: false,
         }
+    }
+
+    /// No permit: the observer cannot keep the copy from passing what it
+    /// has seen while the writer commits, so this checkpoint must not run.
+    /// Only a `Concurrent` request may be refused; the checkpointer then
+    /// leaves the WAL to the writer's catch-up, where nothing commits.
+    pub fn refused() -> Self {
+        CheckpointPermit {
+            _guard: None,
+            refused: true,
+        }
+    }
+
+    pub fn is_refused(&self) -> bool {
+        self.refused
     }
 }
 

@@ -67,6 +67,30 @@ impl WalObserver for Observer {
     }
 }
 
+/// An observer that cannot hold the WAL still beside the writer: it
+/// refuses every checkpoint that writes may run beside.
+struct Refusing(Arc<Recorder>);
+
+impl WalObserver for Refusing {
+    fn opened(&self, path: &str) {
+        self.0.push(Event::Opened(path.to_string()));
+    }
+
+    fn committed(&self) {
+        self.0.push(Event::Committed);
+    }
+
+    fn before_checkpoint(&self, writes: CheckpointWrites) -> CheckpointPermit {
+        self.0.push(Event::Permit(writes));
+        match writes {
+            CheckpointWrites::Concurrent => CheckpointPermit::refused(),
+            CheckpointWrites::Excluded => {
+                CheckpointPermit::holding(Box::new(Release(self.0.clone())))
+            }
+        }
+    }
+}
+
 fn observed(adjust: impl FnOnce(&mut offloop_engine::Settings)) -> (TempDb, Arc<Recorder>) {
     let recorder = Arc::new(Recorder::default());
     let observer: Arc<dyn WalObserver> = Arc::new(Observer(recorder.clone()));
@@ -136,6 +160,35 @@ fn the_checkpointers_passes_ask_the_observer_with_writes_concurrent() {
     wait_until("a checkpointer pass asked the observer", || {
         recorder.permits(CheckpointWrites::Concurrent) > 0
     });
+}
+
+#[test]
+fn a_refused_checkpoint_never_runs_beside_the_writer_which_copies_the_wal_itself() {
+    let recorder = Arc::new(Recorder::default());
+    let observer: Arc<dyn WalObserver> = Arc::new(Refusing(recorder.clone()));
+    let db = open_file_with(1, |s| {
+        s.observer.set(Some(observer));
+        s.checkpoint.threshold_frames = 1;
+        s.checkpoint.idle = Duration::from_secs(3600);
+    });
+    exec(&db, "CREATE TABLE t(v)");
+    let mut i = 0;
+    wait_until(
+        "the writer copied the WAL in place of the checkpointer",
+        || {
+            run(&db, "INSERT INTO t VALUES (?)", vec![int(i)]);
+            i += 1;
+            recorder.permits(CheckpointWrites::Concurrent) > 0
+                && db.stats().checkpoint.writer_catch_ups > 0
+        },
+    );
+    let stats = db.stats().checkpoint;
+    assert_eq!(
+        (stats.runs, stats.frames_copied),
+        (0, 0),
+        "no checkpointer pass ran on a refused permit"
+    );
+    assert!(recorder.permits(CheckpointWrites::Excluded) > 0);
 }
 
 #[test]

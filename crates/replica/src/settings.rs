@@ -55,6 +55,11 @@ pub struct ReplicaSettings {
 pub struct PagedGate(pub Arc<OnceLock<Arc<Paged>>>);
 
 impl PagedGate {
+    /// Whether a paged restore put the file in place (filled or not).
+    pub fn is_set(&self) -> bool {
+        self.0.get().is_some()
+    }
+
     /// Whether the file holds every page (or was never paged).
     pub fn is_filled(&self) -> bool {
         self.0.get().is_none_or(|p| p.is_filled())

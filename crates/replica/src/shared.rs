@@ -105,9 +105,15 @@ impl Shared {
 
     /// A checkpoint is about to run: capture everything committed, and if
     /// the writer may commit meanwhile, pin a read snapshot first so the
-    /// copy stops at what was captured.
+    /// copy stops at what was captured. Without that pin such a checkpoint
+    /// is refused: it could copy a commit made after the capture, and the
+    /// WAL could then restart over frames never captured.
     pub(crate) fn permit(&self, writes: CheckpointWrites) -> CheckpointPermit {
-        let pinned = writes == CheckpointWrites::Concurrent && self.pin_snapshot();
+        let concurrent = writes == CheckpointWrites::Concurrent;
+        let pinned = concurrent && self.pin_snapshot();
+        if concurrent && !pinned {
+            return CheckpointPermit::refused();
+        }
         let captured = self.with_stager(|stager| {
             let commit_ms = self.take_uncaptured();
             // Not synced here: a capture log that loses its tail to a power
@@ -165,17 +171,28 @@ impl Shared {
         mut image: impl FnMut() -> Option<std::io::Result<T>>,
     ) -> Option<std::io::Result<T>> {
         let conn = self.image.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(conn) = conn.as_ref() else {
+            return Some(Err(std::io::Error::other(
+                "no read connection to hold the WAL still while a full image is read",
+            )));
+        };
         let mut result = None;
         for _ in 0..IMAGE_TRIES {
-            if let Some(conn) = conn.as_ref() {
-                let _ = conn.execute_batch("BEGIN");
-                let _ = conn.query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(()));
+            let begun = conn.execute_batch("BEGIN").is_ok()
+                && conn
+                    .query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(()))
+                    .is_ok();
+            if !begun {
+                if !conn.is_autocommit() {
+                    let _ = conn.execute_batch("ROLLBACK");
+                }
+                return Some(Err(std::io::Error::other(
+                    "could not begin the read transaction that holds the WAL still for a full image",
+                )));
             }
             result = image();
-            if let Some(conn) = conn.as_ref() {
-                if !conn.is_autocommit() {
-                    let _ = conn.execute_batch("COMMIT");
-                }
+            if !conn.is_autocommit() {
+                let _ = conn.execute_batch("COMMIT");
             }
             match &result {
                 Some(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => {}

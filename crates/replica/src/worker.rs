@@ -20,6 +20,7 @@ use rusqlite::{Connection, OpenFlags};
 use offloop_ltx::Txid;
 
 use crate::error::Error;
+use crate::settings::PagedGate;
 use crate::shared::{Answer, Command, Connect, Local, Reply, Shared};
 use crate::stager::Stager;
 use crate::store::{Store, Timestamps};
@@ -218,15 +219,29 @@ impl Worker {
             return Err(why);
         }
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        // A database being filled is read through the paged VFS, as the
-        // engine's connections read it.
-        let paged = self.shared.settings.paged.is_some();
+        // A database a paged restore put in place is read through the paged
+        // VFS, as the engine's connections read it; any other through the
+        // default one (the paged VFS is registered only for a restore).
+        let paged = self
+            .shared
+            .settings
+            .paged
+            .as_ref()
+            .is_some_and(PagedGate::is_set);
         let read_only = || {
-            if paged {
-                Connection::open_with_flags_and_vfs(db, flags, offloop_vfs::VFS_NAME).ok()
+            let opened = if paged {
+                Connection::open_with_flags_and_vfs(db, flags, offloop_vfs::VFS_NAME)
             } else {
-                Connection::open_with_flags(db, flags).ok()
-            }
+                Connection::open_with_flags(db, flags)
+            };
+            // Without them, checkpoints beside the writer are refused and
+            // full images fail (with this error) rather than risk a frame.
+            opened
+                .map_err(|e| {
+                    self.shared
+                        .set_error(format!("could not open a read connection: {e}"))
+                })
+                .ok()
         };
         *self.shared.pin.lock().unwrap_or_else(|e| e.into_inner()) = read_only();
         *self.shared.image.lock().unwrap_or_else(|e| e.into_inner()) = read_only();
