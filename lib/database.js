@@ -34,8 +34,8 @@ const asyncDispose = Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose');
 // A database created with `open: false` has this core until open().
 const UNOPENED = { state: CLOSED, closing: true, native: null };
 
-// The replicator answers with the replica's TXID as text.
-const decodeTxid = (text) => ({ txid: Number(text) });
+// The replicator answers with the replica's TXID, a number.
+const wrapTxid = (txid) => ({ txid });
 
 class Database {
   #core = UNOPENED;
@@ -196,7 +196,7 @@ class Database {
       const u = readReplicaUrl(url, 'url');
       const p = readPath(location);
       const o = readRestoreOptions(options);
-      const { id, promise } = track(decodeTxid, null);
+      const { id, promise } = track(wrapTxid, null);
       send(id, () => native.restoreReplica(id, u, p, o));
       return promise;
     } catch (err) {
@@ -514,7 +514,7 @@ class Database {
   }
 
   #replicaCall(start) {
-    const { id, promise } = track(decodeTxid, null);
+    const { id, promise } = track(wrapTxid, null);
     send(id, () => start(id));
     return promise;
   }

@@ -157,6 +157,8 @@ fn outcome_to_js(cx: Cx, outcome: Outcome, flags: u32) -> Result<engine::Result<
         // `completions_to_js` writes these as RUN, ROWS and PROGRESS records and never
         // passes them here.
         Outcome::Pages(pages) => cx.number(pages as f64)?,
+        // TXIDs stay below 2^53, where a JS number is exact.
+        Outcome::Number(n) => cx.number(n as f64)?,
         Outcome::Bytes(bytes) => cx.uint8array(&bytes)?,
         Outcome::Applied(applied) => cx.boolean(applied)?,
         Outcome::Run { .. } | Outcome::Rows(_) | Outcome::Progress { .. } => {

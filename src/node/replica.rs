@@ -131,7 +131,7 @@ pub fn start(options: ReplicaOptions, paged: PagedGate) -> Result<Arc<Replicator
     })
 }
 
-/// A replicator answer as the completion of call `id`: the TXID in decimal
+/// A replicator answer as the completion of call `id`: the TXID as a number
 /// (lib/database.js makes it `{ txid }`; a replica that holds nothing of
 /// this database yet is TXID 0 there), or a replica error.
 pub fn reply_to(queue: &Arc<CompletionQueue>, id: f64) -> Reply {
@@ -141,7 +141,7 @@ pub fn reply_to(queue: &Arc<CompletionQueue>, id: f64) -> Reply {
     Box::new(move |result| {
         reply.send(
             result
-                .map(|txid| engine::Outcome::Text(Some(txid.map_or(0, Txid::get).to_string())))
+                .map(|txid| engine::Outcome::Number(txid.map_or(0, Txid::get)))
                 .map_err(replica_error),
         )
     })

@@ -148,6 +148,9 @@ pub enum Outcome {
     Applied(bool),
     /// A backup finished: the source's page count.
     Pages(u64),
+    /// A number the caller names: a replica call's TXID (0 while the
+    /// replica holds nothing of the database).
+    Number(u64),
     /// A backup copied a step and has pages left: not the end of its job
     /// (its completion may be called with these before its outcome).
     Progress {
