@@ -34,6 +34,9 @@ const asyncDispose = Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose');
 // A database created with `open: false` has this core until open().
 const UNOPENED = { state: CLOSED, closing: true, native: null };
 
+// Set by the class's static block (it reads the private core).
+let rowChangesOf;
+
 // The replicator answers with the replica's TXID, a number.
 const wrapTxid = (txid) => ({ txid });
 
@@ -588,7 +591,24 @@ class Database {
     send(id, () => this.#core.native.close(id));
     return promise.then(() => undefined);
   }
+
+  static {
+    rowChangesOf = (db) => ({
+      want: (on) => {
+        if (db.#core.state !== CLOSED) native.wantRowChanges(db.#core.native, on);
+      },
+      take: () => (db.#core.state === CLOSED ? [] : native.takeRowChanges(db.#core.native)),
+    });
+  }
 }
+
+/**
+ * Not public API: SQLite's update hook on the writer, for offloop/sqlite3's
+ * 'change' event. `want(on)` starts or stops recording the rows the writer
+ * changes; `take()` returns them, oldest first, as `{ op, database, table,
+ * rowid }`.
+ */
+const rowChanges = (db) => rowChangesOf(db);
 
 /** node:sqlite's module function: `sourceDb.backup(path, options)`. */
 function backup(sourceDb, path, options) {
@@ -596,4 +616,4 @@ function backup(sourceDb, path, options) {
   return sourceDb.backup(path, options);
 }
 
-module.exports = { Database, backup };
+module.exports = { Database, backup, rowChanges };

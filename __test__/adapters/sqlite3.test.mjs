@@ -136,10 +136,32 @@ test('queries in flight never hold up the libuv thread pool', () => {
   assert.deepEqual(JSON.parse(child.stdout), ['readFile', 'query']);
 });
 
-test("a 'change' listener is refused: offloop has no update hook yet", async () => {
+test("'change' events come before the callback of the call that made them, and stop with the last listener", async () => {
   const db = new Database(':memory:');
   try {
-    assert.throws(() => db.on('change', () => {}), /update hook/);
+    const seen = [];
+    const listener = (...args) => seen.push(args);
+    db.on('change', listener);
+    await new Promise((resolve, reject) => db.run('CREATE TABLE t(v)', (err) => (err ? reject(err) : resolve())));
+    const inserts = Array.from({ length: 50 }, (_, i) =>
+      new Promise((resolve, reject) =>
+        db.run('INSERT INTO t VALUES (?)', i, function (err) {
+          if (err) reject(err);
+          // This call's own change has been heard by now.
+          else resolve(seen.some(([op, , , rowid]) => op === 'insert' && rowid === this.lastID));
+        }),
+      ),
+    );
+    assert.deepEqual(await Promise.all(inserts), Array(50).fill(true));
+    assert.deepEqual(
+      seen.map(([op, database, table, rowid]) => [op, database, table, rowid]).sort((a, b) => a[3] - b[3]),
+      Array.from({ length: 50 }, (_, i) => ['insert', 'main', 't', i + 1]),
+    );
+    db.removeListener('change', listener);
+    db.on('change', () => assert.fail('no listener was left; this one came later'));
+    db.removeAllListeners('change');
+    await new Promise((resolve, reject) => db.run('DELETE FROM t', (err) => (err ? reject(err) : resolve())));
+    assert.equal(seen.length, 50);
   } finally {
     await close(db);
   }

@@ -531,6 +531,29 @@ const cases = {
     ctx.log(traced.filter((text) => text !== 'SELECT 2'));
   },
 
+  'events/change': async (sqlite3, ctx) => {
+    const db = ctx.done(new sqlite3.Database(':memory:'));
+    const changes = [];
+    const change = (...args) => changes.push(args);
+    db.on('change', change);
+    await step((cb) => db.run('CREATE TABLE t(id INTEGER PRIMARY KEY, v)', cb));
+    await step((cb) => db.run('INSERT INTO t(v) VALUES (?)', 'x', cb));
+    await step((cb) => db.exec("INSERT INTO t(v) VALUES (1); INSERT INTO t(v) VALUES (2); UPDATE t SET v = 'y' WHERE id = 2", cb));
+    const stmt = db.prepare('DELETE FROM t WHERE id = ?');
+    await step((cb) => stmt.run(1, cb));
+    await step((cb) => stmt.finalize(cb));
+    await step((cb) => db.run('INSERT INTO t(id, v) VALUES (2, 0) ON CONFLICT DO NOTHING', cb));
+    await step((cb) => db.run('UPDATE t SET v = v WHERE id = 999', cb));
+    await step((cb) => db.all('SELECT * FROM t', cb));
+    // sqlite3 delivers hook events after the callback; one more call lets them arrive.
+    await step((cb) => db.get('SELECT 2', cb));
+    ctx.log(changes.splice(0));
+    db.removeListener('change', change);
+    await step((cb) => db.run('INSERT INTO t(v) VALUES (3)', cb));
+    await step((cb) => db.get('SELECT 1', cb));
+    ctx.log('after the listener went', changes);
+  },
+
   'events/profile': async (sqlite3, ctx) => {
     const db = ctx.done(new sqlite3.Database(':memory:'));
     const profiled = [];

@@ -15,6 +15,7 @@ const path = require('node:path');
 const { pathToFileURL } = require('node:url');
 
 const offloop = require('../../index.js');
+const { rowChanges } = require('../../lib/database.js');
 const { DEFAULT_MODE, OPEN, RESULT, limitName } = require('./constants.js');
 const { sqliteError, fromOffloop } = require('./errors.js');
 const { done, emit, invoke, report, work } = require('./callback.js');
@@ -68,6 +69,29 @@ class State {
     this.hooks = { trace: false, profile: false, change: false };
     this.statements = new Map();
     this.withSignal = new WeakMap();
+  }
+
+  /**
+   * `promise`, made to hand on first, with 'change' listeners, the rows
+   * offloop's writer changed meanwhile as sqlite3's 'change' events: a
+   * call's events come before its callback.
+   */
+  settled(promise) {
+    if (!this.hooks.change) return promise;
+    const flush = () => {
+      if (this.odb === null) return;
+      for (const c of rowChanges(this.odb).take()) emit(null, this.db, 'change', c.op, c.database, c.table, c.rowid);
+    };
+    return promise.then(
+      (value) => {
+        flush();
+        return value;
+      },
+      (err) => {
+        flush();
+        throw err;
+      },
+    );
   }
 
   /**
@@ -267,7 +291,7 @@ class Database {
             for (const text of statements) emit(null, this, 'profile', text, ms);
           }
         };
-        state.odb.exec(sql, { signal: state.signal }).then(
+        state.settled(state.odb.exec(sql, { signal: state.signal })).then(
           () => {
             finish();
             invoke(resource, callback, this, [null]);
@@ -366,9 +390,11 @@ class Database {
         state.hooks[option] = this.listenerCount(option) > 0;
       };
     } else if (option === 'change') {
-      throw new Error(
-        "offloop/sqlite3: the 'change' event needs SQLite's update hook on offloop's writer, which offloop does not offer yet",
-      );
+      apply = () => {
+        const on = this.listenerCount('change') > 0;
+        state.hooks.change = on;
+        rowChanges(state.odb).want(on);
+      };
     } else if (option === 'busyTimeout') {
       if (typeof values[0] !== 'number') throw new TypeError('Value must be an integer');
       const ms = values[0] | 0;
@@ -453,7 +479,7 @@ class Database {
 
   removeListener(event, listener) {
     EventEmitter.prototype.removeListener.call(this, event, listener);
-    if (HOOKED.has(event) && event !== 'change') this.configure(event, false);
+    if (HOOKED.has(event)) this.configure(event, false);
     return this;
   }
 
@@ -464,7 +490,7 @@ class Database {
   removeAllListeners(event) {
     // With no argument, every event's listeners go (an explicit undefined would not do that).
     EventEmitter.prototype.removeAllListeners.apply(this, arguments);
-    for (const name of ['trace', 'profile']) if (event === undefined || event === name) this.configure(name, false);
+    for (const name of HOOKED) if (event === undefined || event === name) this.configure(name, false);
     return this;
   }
 }

@@ -187,7 +187,7 @@ class Statement {
    */
   #call(method) {
     const target = this.#target();
-    const call = target[method](...this.#bound);
+    const call = this.#state.settled(target[method](...this.#bound));
     if (!this.#state.hooks.trace) return call;
     call.catch(() => {});
     return target.expandedSQL.then(

@@ -41,6 +41,7 @@ mod observer;
 mod queues;
 mod reader;
 mod role;
+mod row_changes;
 mod schemas;
 mod scope;
 mod session;
@@ -74,6 +75,7 @@ pub use functions::{
 pub use job::{Call, ColumnInfo, CursorRef, Done, Job, Outcome, Request};
 pub use observer::{CheckpointPermit, CheckpointWrites, ObserverSlot, WalObserver};
 pub use role::Role;
+pub use row_changes::{RowChange, RowChanges, RowOp};
 pub use scope::{Scope, ScopeKind, TransactionMode};
 pub use session::{ChangesetHandlers, SessionRequest};
 pub use settings::{

@@ -93,9 +93,13 @@ impl WriterThread {
         // Each job runs under its own catch_unwind; this one catches a panic
         // that escapes them (in the loop itself), which leaves the
         // connection in an unknown state.
+        let mut row_hook = false;
         let served = catch_unwind(AssertUnwindSafe(|| {
             while let Some(job) = recv_parked(&self.queue) {
                 faults::panic_point(Site::Writer);
+                self.settings
+                    .row_changes
+                    .sync_hook(executor.connection_mut(), &mut row_hook);
                 // An open statement keeps the connection inside a read of its
                 // own: the cursor would mix this job's writes into the rows it
                 // has yet to return, and SQLite documents that an implicit

@@ -22,6 +22,7 @@ pub use report::{
 use crate::changes::Changes;
 use crate::functions::Registrations;
 use crate::observer::ObserverSlot;
+use crate::row_changes::RowChanges;
 
 /// Reader threads when the caller does not say. Four keeps a 2-core server
 /// busy while one reader waits on I/O, and costs four connections.
@@ -112,6 +113,9 @@ pub struct Settings {
     /// The WAL observer (the replicator), if any; it may be installed or
     /// removed while the database is open.
     pub observer: Arc<ObserverSlot>,
+    /// Rows the writer changed, recorded while a caller wants them (SQLite's
+    /// update hook; see `row_changes`).
+    pub row_changes: Arc<RowChanges>,
     /// The SQLite VFS every connection opens the file with (`None`: the
     /// default): offloop's paged VFS while a restore fills the file.
     pub vfs: Option<String>,
@@ -154,6 +158,7 @@ impl Settings {
             registrations: Arc::default(),
             changes: Arc::default(),
             observer: Arc::default(),
+            row_changes: Arc::default(),
             vfs: None,
             before_open: None,
         }
