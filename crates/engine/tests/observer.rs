@@ -68,25 +68,24 @@ impl WalObserver for Observer {
 }
 
 /// An observer that cannot hold the WAL still beside the writer: it
-/// refuses every checkpoint that writes may run beside.
-struct Refusing(Arc<Recorder>);
+/// refuses every checkpoint that writes may run beside, and records as
+/// `Observer` does otherwise.
+struct Refusing(Observer);
 
 impl WalObserver for Refusing {
     fn opened(&self, path: &str) {
-        self.0.push(Event::Opened(path.to_string()));
+        self.0.opened(path);
     }
 
     fn committed(&self) {
-        self.0.push(Event::Committed);
+        self.0.committed();
     }
 
     fn before_checkpoint(&self, writes: CheckpointWrites) -> CheckpointPermit {
-        self.0.push(Event::Permit(writes));
+        let permit = self.0.before_checkpoint(writes);
         match writes {
             CheckpointWrites::Concurrent => CheckpointPermit::refused(),
-            CheckpointWrites::Excluded => {
-                CheckpointPermit::holding(Box::new(Release(self.0.clone())))
-            }
+            CheckpointWrites::Excluded => permit,
         }
     }
 }
@@ -165,7 +164,7 @@ fn the_checkpointers_passes_ask_the_observer_with_writes_concurrent() {
 #[test]
 fn a_refused_checkpoint_never_runs_beside_the_writer_which_copies_the_wal_itself() {
     let recorder = Arc::new(Recorder::default());
-    let observer: Arc<dyn WalObserver> = Arc::new(Refusing(recorder.clone()));
+    let observer: Arc<dyn WalObserver> = Arc::new(Refusing(Observer(recorder.clone())));
     let db = open_file_with(1, |s| {
         s.observer.set(Some(observer));
         s.checkpoint.threshold_frames = 1;
