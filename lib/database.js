@@ -147,7 +147,9 @@ class Database {
         // open does not wait: the restore has just read the replica.
         if (o.replica !== undefined) {
           const contact = this.#replicaCall((id) => core.native.replicaReady(id)).then(() => warnReplica(core));
+          // A writer that holds a lease writes nothing before it has it.
           if (o.restore === undefined) await contact;
+          else if (o.replica.leaseTtlMs !== undefined) await contact.then(() => startFill(core));
           // The fill starts after that contact, whether it worked or not.
           else contact.catch((err) => warnReplica(core, err)).then(() => startFill(core));
         }
@@ -499,7 +501,10 @@ class Database {
       if (this.#core.native.replicaStats() != null) {
         throw nodeError(Error, 'ERR_INVALID_STATE', 'the database replicates already');
       }
-      return this.#replicaCall((id) => this.#core.native.replicate(id, replica));
+      return this.#replicaCall((id) => this.#core.native.replicate(id, replica)).then((done) => {
+        this.#core.durable = replica.durable;
+        return done;
+      });
     });
   }
 
@@ -507,6 +512,7 @@ class Database {
   stopReplicating() {
     if (this.#core.state === OPENING) return this.ready.then(() => this.stopReplicating());
     if (this.#core.closing) return Promise.reject(notOpen());
+    this.#core.durable = false;
     const stopped = this.#replicaCall((id) => this.#core.native.stopReplicating(id));
     const ignore = () => {};
     this.#stopping = stopped.then(ignore, ignore);

@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::pending::Staged;
 use crate::shared::Answer;
 use crate::stager::{now_ms, Chain, ImageLevels};
-use crate::store::{LtxFile, Timestamps, WriteMode, SNAPSHOT_LEVEL};
+use crate::store::{Fault, LtxFile, Timestamps, WriteMode, SNAPSHOT_LEVEL};
 use crate::worker::{Worker, FIRST_BACKOFF};
 
 /// Retries of a replica that stays down settle at this interval: often
@@ -42,6 +42,10 @@ impl Worker {
             return Err(why.clone());
         }
         let shared = self.shared.clone();
+        if let Some(why) = shared.fenced() {
+            shared.set_error(why.clone());
+            return Err(why);
+        }
         let staged = shared.with_stager(|f| {
             let r = f
                 .capture(shared.take_uncaptured())
@@ -74,6 +78,11 @@ impl Worker {
                     shared.set_error(e.to_string());
                 }
                 Ok(self.txid())
+            }
+            Err(_) if shared.fenced().is_some() => {
+                let why = shared.fenced().unwrap_or_default();
+                shared.set_error(why.clone());
+                Err(why)
             }
             Err(e) => {
                 self.verified = false;
@@ -139,8 +148,7 @@ impl Worker {
             .with_stager(|f| f.outbox().staged().to_vec())
             .ok_or_else(unavailable)?;
         for staged in outbox {
-            self.store()?
-                .write(&staged.file, &staged.path, WriteMode::Overwrite)?;
+            self.write_staged(&staged)?;
             shared.with_stager(|f| {
                 let _ = f.outbox_mut().remove(&staged);
                 shared.publish_pending(f);
@@ -148,6 +156,39 @@ impl Worker {
             self.shipped(&staged);
         }
         Ok(())
+    }
+
+    /// Uploads one staged file. Under a lease every L0 file (a TXID) is
+    /// created only if its name is free: a name another writer took fences
+    /// this one, whatever its lease says. Without a lease it overwrites.
+    fn write_staged(&mut self, staged: &Staged) -> Result<()> {
+        let store = self.store()?;
+        let Some(lease) = self.shared.lease.clone() else {
+            return store.write(&staged.file, &staged.path, WriteMode::Overwrite);
+        };
+        if let Some(why) = self.shared.fenced() {
+            return Err(Error::State(why));
+        }
+        if staged.file.level != 0 {
+            return store.write(&staged.file, &staged.path, WriteMode::Overwrite);
+        }
+        match store.write(&staged.file, &staged.path, WriteMode::CreateNew) {
+            Err(e) if e.fault() == Some(Fault::Conflict) => {
+                // Ours after all when the replica's copy carries this
+                // file's own timestamp: an earlier put whose answer was lost.
+                if store.header_timestamp(&staged.file)? == staged.file.timestamp_ms {
+                    return Ok(());
+                }
+                let why = format!(
+                    "TXID {} is already in the replica, written by another writer: \
+                     this database no longer writes to it",
+                    staged.file.max_txid
+                );
+                lease.fence(why.clone());
+                Err(Error::State(why))
+            }
+            result => result,
+        }
     }
 
     pub(crate) fn shipped(&mut self, staged: &Staged) {
@@ -225,6 +266,18 @@ impl Worker {
             })
             .ok_or_else(unavailable)?
             .map_err(|e| Error::State(format!("cannot read the outbox: {e}")))?;
+        if let (Verdict::Diverged(why), Some(lease), true) =
+            (&verdict, &self.shared.lease, self.tenure)
+        {
+            // Under this holder's lease only this database writes TXIDs:
+            // a replica that moved otherwise has another writer.
+            let why = format!(
+                "{why}: another writer wrote to the replica, so this database no longer does"
+            );
+            lease.fence(why.clone());
+            return Err(Error::State(why));
+        }
+        self.tenure = self.shared.lease.is_some();
         if let Verdict::Start | Verdict::Diverged(_) = &verdict {
             if let Verdict::Diverged(why) = &verdict {
                 self.notice = Some(format!(
