@@ -1,6 +1,7 @@
 // A child process for the lease tests: a writer that holds a replica's
-// lease. It opens `file` replicating to `url` with the options in argv[4]
-// (JSON), reports `{ opened, holder }`, then on each `{ write: n }` message
+// lease. It opens `file` replicating to `url` with the replica options in
+// argv[4] (JSON; its `restore`, if any, is the open's), reports
+// `{ opened, holder }` (or `{ openFailed: code }`), then on each `{ write: n }` message
 // runs n concurrent inserts and reports each id as it is acknowledged
 // (`{ acked }`) or refused (`{ refused: code }`); `{ stats }` reports
 // stats().replica. Not a test file of its own.
@@ -8,10 +9,10 @@
 import offloop from '../../index.js';
 
 const [file, url, json] = process.argv.slice(2);
-const options = JSON.parse(json);
+const { restore, ...options } = JSON.parse(json);
 let db;
 try {
-  db = await offloop.Database.open(file, { replica: { url, ...options } });
+  db = await offloop.Database.open(file, { replica: { url, ...options }, ...(restore ? { restore } : {}) });
 } catch (err) {
   process.send({ openFailed: err.code, message: err.message });
   process.exit(0);

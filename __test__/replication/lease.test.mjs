@@ -9,17 +9,15 @@
 // upload keeps them waiting.
 
 import assert from 'node:assert/strict';
-import { fork } from 'node:child_process';
-import { once } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 
 import { Database, assertContiguous, folderTxids, litestream, skipWithout, tempDir } from './helpers.mjs';
+import { Writer } from './hosts.mjs';
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
 const skipLitestream = skipWithout('litestream');
 // The shortest lease offloop takes: a test that waits for one to expire
 // waits this long.
@@ -44,42 +42,6 @@ async function waitFor(what, check) {
     if (value) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(25);
-  }
-}
-
-/** A writer in a child process (lease-writer.mjs). */
-class Child {
-  constructor(file, url, options) {
-    this.messages = [];
-    this.waiters = [];
-    this.proc = fork(path.join(HERE, 'lease-writer.mjs'), [file, url, JSON.stringify(options)], {
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    this.proc.on('message', (m) => {
-      this.messages.push(m);
-      for (const w of this.waiters.splice(0)) w();
-    });
-  }
-
-  async next(pick) {
-    const deadline = Date.now() + DEADLINE_MS;
-    for (;;) {
-      const i = this.messages.findIndex(pick);
-      if (i >= 0) return this.messages.splice(i, 1)[0];
-      if (Date.now() > deadline || this.proc.exitCode !== null) throw new Error('the child did not answer');
-      await Promise.race([new Promise((resolve) => this.waiters.push(resolve)), sleep(100)]);
-    }
-  }
-
-  send(msg) {
-    this.proc.send(msg);
-  }
-
-  async kill(signal = 'SIGKILL') {
-    if (this.proc.exitCode !== null || this.proc.signalCode !== null) return;
-    const exited = once(this.proc, 'exit');
-    this.proc.kill(signal);
-    await exited;
   }
 }
 
@@ -130,7 +92,7 @@ test("the lease is Litestream's lock.json (generation, expires_at, owner) and li
 
 test('the same database reopened after SIGKILL takes its own lease back at once; another database waits for it to expire', async () => {
   const { url, file } = setup();
-  const child = new Child(file('a.db'), url, { leaseTtl: 60_000 });
+  const child = new Writer(file('a.db'), url, { leaseTtl: 60_000 });
   const { holder } = await child.next((m) => m.opened);
   await child.kill();
   // Another holder is refused for the lease's whole minute...
@@ -142,9 +104,9 @@ test('the same database reopened after SIGKILL takes its own lease back at once;
   await again.close();
 });
 
-test('a paused writer (SIGSTOP past its lease) is fenced once it runs again: its writes reject ERR_OFFLOOP_FENCED, reads go on, and the new writer owns every TXID after it', { skip: skipLitestream }, async () => {
+test('a paused writer (SIGSTOP past its lease) is fenced once it runs again: its writes reject ERR_OFFLOOP_FENCED, and the new writer owns every TXID after it', { skip: skipLitestream }, async () => {
   const { dir, replicaDir, url, file } = setup();
-  const old = new Child(file('a.db'), url, { leaseTtl: TTL, syncInterval: 50 });
+  const old = new Writer(file('a.db'), url, { leaseTtl: TTL, syncInterval: 50 });
   try {
     await old.next((m) => m.opened);
     old.send({ write: 5 });
@@ -256,7 +218,7 @@ test("durability 'replica': after SIGKILL of a writer with concurrent writes, ev
   const { dir, url, file } = setup();
   const acked = [];
   for (let round = 0; round < 3; round++) {
-    const child = new Child(file('a.db'), url, { durability: 'replica', leaseTtl: 60_000, syncInterval: 3_600_000 });
+    const child = new Writer(file('a.db'), url, { durability: 'replica', leaseTtl: 60_000, syncInterval: 3_600_000 });
     try {
       await child.next((m) => m.opened);
       child.send({ write: 64 });
@@ -272,4 +234,22 @@ test("durability 'replica': after SIGKILL of a writer with concurrent writes, ev
   const restored = await restoredValues(url, dir);
   const missing = acked.filter((v) => !restored.has(v));
   assert.deepEqual(missing, [], `${missing.length} of ${acked.length} acknowledged writes missing`);
+});
+
+test("leaseTtl is an integer of at least 3000 ms, and durability is 'local' or 'replica'", async () => {
+  const { url, file } = setup();
+  const open = (replica) => async () => Database.open(file('a.db'), { replica: { url, ...replica } });
+  await assert.rejects(open({ leaseTtl: 2999 }), { code: 'ERR_OUT_OF_RANGE' });
+  await assert.rejects(open({ leaseTtl: 'long' }), { code: 'ERR_INVALID_ARG_TYPE' });
+  await assert.rejects(open({ durability: 'eventual' }), { code: 'ERR_INVALID_ARG_VALUE' });
+  await assert.rejects(open({ durability: 1 }), { code: 'ERR_INVALID_ARG_TYPE' });
+  // durability: 'replica' takes the lease even without leaseTtl.
+  const db = await Database.open(file('a.db'), { replica: { url, durability: 'replica' } });
+  assert.equal(typeof db.stats().replica.leaseHolder, 'string');
+  await db.close();
+  // Without either, no lease: two databases may replicate there, as before.
+  const plain = await Database.open(file('b.db'), { replica: { url } });
+  assert.equal(plain.stats().replica.leaseHolder, null);
+  assert.equal(plain.stats().replica.fenced, false);
+  await plain.close();
 });
