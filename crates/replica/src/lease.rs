@@ -257,14 +257,23 @@ impl Lease {
     }
 
     /// Whether a commit now must be refused: fenced, never taken, or past
-    /// the deadline. Cheap: the writer asks before every commit.
+    /// the deadline (which fences for good: a renewal that lands later
+    /// does not lift it). Cheap: the writer asks before every commit.
     pub fn refuses_commits(&self) -> bool {
         if self.fenced.load(Ordering::Acquire) {
             return true;
         }
         match self.deadline_ns.load(Ordering::Acquire) {
             0 => true,
-            ns => self.base.elapsed().as_nanos() as u64 >= ns,
+            ns if self.base.elapsed().as_nanos() as u64 >= ns => {
+                self.fence(
+                    "the replica's lease was not renewed before its deadline: it may be \
+                     another writer's now, so this database no longer writes to it"
+                        .into(),
+                );
+                true
+            }
+            _ => false,
         }
     }
 

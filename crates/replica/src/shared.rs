@@ -225,13 +225,6 @@ impl Shared {
         if !lease.refuses_commits() {
             return None;
         }
-        if lease.deadline().is_some() && !lease.is_fenced() {
-            lease.fence(
-                "the replica's lease may have expired before it was renewed: \
-                 this database no longer writes to it"
-                    .into(),
-            );
-        }
         Some(
             lease
                 .why_fenced()
