@@ -253,3 +253,22 @@ test("leaseTtl is an integer of at least 3000 ms, and durability is 'local' or '
   assert.equal(plain.stats().replica.fenced, false);
   await plain.close();
 });
+
+test('a database the replica has moved past (another writer wrote meanwhile) is refused the open, never starting the replica again from its older file', async () => {
+  const { url, file } = setup();
+  const a = await Database.open(file('a.db'), { replica: { url, leaseTtl: 60_000, durability: 'replica' } });
+  await a.exec("CREATE TABLE t(v TEXT); INSERT INTO t VALUES ('a')");
+  await a.close();
+  const b = await Database.open(file('b.db'), { replica: { url, leaseTtl: 60_000, durability: 'replica' }, restore: 'full' });
+  await b.exec("INSERT INTO t VALUES ('b')");
+  await b.close();
+  await assert.rejects(Database.open(file('a.db'), { replica: { url, leaseTtl: 60_000 } }), (err) => {
+    assert.equal(err.code, 'ERR_OFFLOOP_REPLICA');
+    assert.match(err.message, /holds commits this database lacks/);
+    return true;
+  });
+  // The replica is still b's.
+  const c = await Database.open(file('c.db'), { replica: { url, leaseTtl: 60_000 }, restore: 'full' });
+  assert.deepEqual((await c.prepare('SELECT v FROM t ORDER BY v').all()).map((r) => r.v), ['a', 'b']);
+  await c.close();
+});

@@ -217,7 +217,6 @@ impl Lease {
             &Expect::Version(held.version),
         )?;
         self.held.lock().unwrap_or_else(|e| e.into_inner()).take();
-        self.fence("the lease was released".into());
         Ok(())
     }
 

@@ -29,8 +29,9 @@ enum Verdict {
     /// No local state: start with a full image after the replica's last.
     Start,
     /// The replica has a gap before the outbox, is ahead, or is someone
-    /// else's: start again with a full image after its last.
-    Diverged(String),
+    /// else's: start again with a full image after its last. `newer`: it
+    /// holds commits this database lacks (ahead, or someone else's).
+    Diverged { why: String, newer: bool },
 }
 
 impl Worker {
@@ -248,25 +249,32 @@ impl Worker {
                         .is_some_and(|(s, ms)| s.file.timestamp_ms == ms)
                 };
                 Ok(if replica_max + 1 < first {
-                    Verdict::Diverged(format!(
-                        "the replica ends at TXID {replica_max}, before this database's next ({first})"
-                    ))
+                    Verdict::Diverged {
+                        why: format!(
+                            "the replica ends at TXID {replica_max}, before this database's next ({first})"
+                        ),
+                        newer: false,
+                    }
                 } else if replica_max >= next {
-                    Verdict::Diverged(format!(
-                        "the replica (TXID {replica_max}) is ahead of this database (TXID {})",
-                        next - 1
-                    ))
+                    Verdict::Diverged {
+                        why: format!(
+                            "the replica (TXID {replica_max}) is ahead of this database (TXID {})",
+                            next - 1
+                        ),
+                        newer: true,
+                    }
                 } else if replica_max >= first && !same(replica_max) {
-                    Verdict::Diverged(format!(
-                        "the replica's TXID {replica_max} was written by someone else"
-                    ))
+                    Verdict::Diverged {
+                        why: format!("the replica's TXID {replica_max} was written by someone else"),
+                        newer: true,
+                    }
                 } else {
                     Verdict::Continues
                 })
             })
             .ok_or_else(unavailable)?
             .map_err(|e| Error::State(format!("cannot read the outbox: {e}")))?;
-        if let (Verdict::Diverged(why), Some(lease), true) =
+        if let (Verdict::Diverged { why, .. }, Some(lease), true) =
             (&verdict, &self.shared.lease, self.tenure)
         {
             // Under this holder's lease only this database writes TXIDs:
@@ -277,9 +285,18 @@ impl Worker {
             lease.fence(why.clone());
             return Err(Error::State(why));
         }
+        if let (Verdict::Diverged { why, newer: true }, Some(_)) = (&verdict, &self.shared.lease) {
+            // A writer that takes the lease never starts the replica again
+            // from a database older than it (a fenced old primary, a stale
+            // restore): that would drop the newer writer's commits.
+            return Err(Error::State(format!(
+                "{why}: it holds commits this database lacks; open a fresh path with restore \
+                 to carry on from it"
+            )));
+        }
         self.tenure = self.shared.lease.is_some();
-        if let Verdict::Start | Verdict::Diverged(_) = &verdict {
-            if let Verdict::Diverged(why) = &verdict {
+        if let Verdict::Start | Verdict::Diverged { .. } = &verdict {
+            if let Verdict::Diverged { why, .. } = &verdict {
                 self.notice = Some(format!(
                     "replica {}: {why}: starting it again from a full snapshot",
                     shared.settings.url

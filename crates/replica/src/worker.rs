@@ -318,6 +318,9 @@ impl Worker {
                 self.shared.set_error(why.clone());
                 if e.is_permanent() {
                     self.permanent_error = Some(why.clone());
+                    // The open fails having written nothing: the lease
+                    // goes back at once rather than block others for its TTL.
+                    self.release_lease();
                     return Err(why);
                 }
                 Ok(self.txid())

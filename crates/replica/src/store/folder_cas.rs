@@ -8,16 +8,15 @@
 //! object (rename is atomic: a reader sees the old file or the new one),
 //! then syncs the folder. Two processes that both go through here are
 //! serialised by the lock, so exactly one of two replaces of one version
-//! wins. The version is the file's inode number with the CRC-64 of its
-//! bytes: every replace makes a new inode, and the checksum tells a reused
-//! inode number apart.
+//! wins. The version is the length and CRC-64 of the object's bytes, as an
+//! S3 ETag is their MD5: the lease's bytes name their holder and expiry to
+//! the millisecond, so two of its versions never have the same bytes.
 //!
 //! It owns that object and its lock file only; it never touches the LTX
 //! files (their create-only-if-absent is `object_store`'s hard link).
 
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use bytes::Bytes;
@@ -85,11 +84,10 @@ fn read_at(path: &Path) -> io::Result<Option<Versioned>> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
     };
-    let ino = file.metadata()?.ino();
     let mut bytes = Vec::new();
     (&file).read_to_end(&mut bytes)?;
     let bytes = Bytes::from(bytes);
-    let version = format!("{ino:x}-{:016x}", offloop_ltx::crc64(&bytes));
+    let version = format!("{:x}-{:016x}", bytes.len(), offloop_ltx::crc64(&bytes));
     Ok(Some(Versioned { bytes, version }))
 }
 
@@ -118,6 +116,7 @@ mod tests {
 
     #[test]
     fn a_replace_wins_only_against_the_version_it_read() {
+        // Each write's bytes differ, as the lease's always do.
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         assert_eq!(read(root, "lock.json").unwrap(), None);
@@ -149,7 +148,7 @@ mod tests {
     fn of_many_threads_replacing_one_version_exactly_one_wins() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().to_path_buf();
-        let v = replace(&root, "lock.json", Bytes::from("0"), &Expect::Absent).unwrap();
+        let v = replace(&root, "lock.json", Bytes::from("initial"), &Expect::Absent).unwrap();
         let wins: usize = std::thread::scope(|s| {
             let threads: Vec<_> = (0..16)
                 .map(|i| {

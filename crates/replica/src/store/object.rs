@@ -393,8 +393,7 @@ impl Store for ReplicaStore {
             .runtime
             .block_on(self.store.put_opts(&path, PutPayload::from(bytes), opts))
             .map_err(|e| match e {
-                // `If-Match` on a key that is gone: S3 answers 404, and
-                // for the caller the object changed.
+                // `If-Match` on a key that is gone: S3 answers 404; to us, it changed.
                 object_store::Error::NotFound { .. } => StoreError::new(
                     Fault::Conflict,
                     "replace",
