@@ -2,7 +2,8 @@
 // replica: one holder at a time (a second is refused, naming the holder),
 // the lease in Litestream's format beside a replica `litestream restore`
 // still reads, a database reopened after SIGKILL takes its own lease back,
-// a paused writer fenced once a new one took over, a TXID another writer
+// a paused writer, and one cut off from S3 (through a relay taken down),
+// fenced once a new one took over, a TXID another writer
 // wrote fences the one that finds it, and `durability: 'replica'`: a write
 // resolves only once its commit is in the replica, every acknowledged
 // write survives a SIGKILL, many writes share one upload, and a failing
@@ -15,7 +16,17 @@ import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 
-import { Database, assertContiguous, folderTxids, litestream, skipWithout, tempDir } from './helpers.mjs';
+import {
+  Database,
+  S3_KEYS,
+  assertContiguous,
+  folderTxids,
+  litestream,
+  skipWithout,
+  startRelay,
+  startS3,
+  tempDir,
+} from './helpers.mjs';
 import { Writer } from './hosts.mjs';
 
 const skipLitestream = skipWithout('litestream');
@@ -271,4 +282,53 @@ test('a database the replica has moved past (another writer wrote meanwhile) is 
   const c = await Database.open(file('c.db'), { replica: { url, leaseTtl: 60_000 }, restore: 'full' });
   assert.deepEqual((await c.prepare('SELECT v FROM t ORDER BY v').all()).map((r) => r.v), ['a', 'b']);
   await c.close();
+});
+
+test('a writer cut off from S3 (its relay down) past its lease is fenced when it can reach S3 again, and never acknowledges a write again', { skip: skipWithout('moto_server') }, async () => {
+  const { dir } = setup();
+  const s3 = await startS3();
+  const relay = await startRelay(s3.port);
+  const url = 's3://replica/db';
+  const via = (endpoint) => ({ endpoint, region: 'us-east-1', forcePathStyle: true, ...S3_KEYS });
+  const old = new Writer(path.join(dir, 'a.db'), url, { leaseTtl: TTL, syncInterval: 50, ...via(relay.endpoint) });
+  let fresh = null;
+  try {
+    await old.next((m) => m.opened);
+    old.send({ write: 5 });
+    await old.next((m) => m.round);
+    await waitFor('the first writes in the replica', async () => {
+      const s = await old.stats();
+      return s.txid > 0 && s.pendingFiles === 0 && s.lagMs === 0;
+    });
+    await relay.down();
+    // Another database takes over, straight to S3, once the lease expired.
+    await waitFor('the takeover', async () => {
+      try {
+        const options = { replica: { url, leaseTtl: TTL, durability: 'replica', ...via(s3.endpoint) }, restore: 'full' };
+        fresh = await Database.open(path.join(dir, 'b.db'), options);
+        return true;
+      } catch (err) {
+        assert.match(err.message, /lease is held by/);
+        // A refused open may have restored the file: start afresh.
+        for (const f of fs.readdirSync(dir).filter((n) => n.startsWith('b.db'))) {
+          fs.rmSync(path.join(dir, f), { recursive: true, force: true });
+        }
+        return false;
+      }
+    });
+    await fresh.prepare('INSERT INTO t(v) VALUES (?)').run('new');
+    await relay.up();
+    old.messages.length = 0;
+    old.send({ write: 5 });
+    await old.next((m) => m.round);
+    assert.deepEqual(old.acked(), []);
+    for (const m of old.messages.filter((m) => m.refused)) assert.equal(m.refused, 'ERR_OFFLOOP_FENCED');
+    assert.equal((await old.stats()).fenced, true);
+    await fresh.prepare('INSERT INTO t(v) VALUES (?)').run('after');
+  } finally {
+    await old.kill();
+    await fresh?.close();
+    await relay.down();
+    await s3.stop();
+  }
 });
