@@ -117,6 +117,18 @@ export interface ReplicaOptions extends S3Options {
    * starts again from a snapshot once it answers. Default 1 GiB.
    */
   maxPendingBytes?: number;
+  /**
+   * Hold the replica's lease with this TTL in ms (at least 3000), renewed
+   * every third of it: only this database writes to the replica, and it is
+   * fenced (writes reject ERR_OFFLOOP_FENCED) once it may have lost the
+   * lease. Default: no lease, or 10_000 with `durability: 'replica'`.
+   */
+  leaseTtl?: number;
+  /**
+   * 'replica': a write (run, exec, batch, a transaction's commit) resolves
+   * only once its commit is in the replica. Default 'local'.
+   */
+  durability?: 'local' | 'replica';
 }
 
 export interface RestoreOptions extends S3Options {
@@ -164,6 +176,10 @@ export interface ReplicaStats {
   lastSyncAt: number | null;
   /** What is wrong with the replica now, or null. */
   lastError: string | null;
+  /** This database's name in the replica's lease, or null without a lease. */
+  leaseHolder: string | null;
+  /** True once it may no longer hold the lease: writes reject ERR_OFFLOOP_FENCED. */
+  fenced: boolean;
 }
 
 export interface RunResult {

@@ -10,6 +10,7 @@ const { native, track, forget, armCancel } = require('./calls.js');
 const { codedError, nodeError, notOpen } = require('./errors.js');
 const { flagsOf } = require('./options.js');
 const {
+  call: CALL,
   scope: SCOPE,
   batchEntry: BATCH_ENTRY,
   refusal: REFUSAL,
@@ -127,6 +128,23 @@ class Core {
     this.database = null;
     this.state = OPENING;
     this.cancel = (id) => nativeDb.cancel(id);
+    // `durability: 'replica'`: a write resolves once its commit is in the
+    // replica (set again by db.replicate() and db.stopReplicating()).
+    this.durable = options.replica?.durable === true;
+  }
+
+  /**
+   * With `durability: 'replica'`, `promise` (a write that settled) resolves
+   * only once every commit made until then is in the replica: the addon
+   * has every such call made during one upload share the next one.
+   */
+  #inReplica(promise) {
+    if (!this.durable) return promise;
+    return promise.then((value) => {
+      const { id, promise: shipped } = track(null, null);
+      send(id, () => this.native.replicaDurable(id));
+      return shipped.then(() => value);
+    });
   }
 
   get closing() {
@@ -232,7 +250,7 @@ class Core {
     }
     if (scope === null) hold(this.native);
     this.#arm(id, control);
-    return promise;
+    return scope === null && kind === CALL.RUN ? this.#inReplica(promise) : promise;
   }
 
   exec(sql, scope, control) {
@@ -242,7 +260,8 @@ class Core {
     const { id, promise } = track(null, null);
     send(id, () => this.native.exec(id, sql, scope?.native ?? null, this.#cancellable(control)));
     this.#arm(id, control);
-    return promise.then(() => undefined);
+    const done = promise.then(() => undefined);
+    return scope === null ? this.#inReplica(done) : done;
   }
 
   /** `calls` is `[handle, args, stmtOptions]` per statement. */
@@ -268,7 +287,7 @@ class Core {
       err.batchIndex = Number(bad[BATCH_REFUSAL.INDEX]);
       throw err;
     }
-    return promise;
+    return scope === null ? this.#inReplica(promise) : promise;
   }
 
   next(cursor, stmtOptions, scope) {
@@ -339,7 +358,7 @@ class Core {
     if (this.state === CLOSED || !this.native.scopeStarted(scope.native)) return Promise.resolve();
     const { id, promise } = track(null, null);
     send(id, () => this.native.end(id, scope.native, commit));
-    return promise;
+    return commit && scope.write ? this.#inReplica(promise) : promise;
   }
 }
 

@@ -43,8 +43,7 @@ const wrapTxid = (txid) => ({ txid });
 class Database {
   #core = UNOPENED;
   #closed = null;
-  // A stopReplicating() still shipping: a new replicate() waits for it, as
-  // both use the replicator's folder next to the database.
+  // A stopReplicating() still shipping: a new replicate() waits for it (both use the replicator's folder).
   #stopping = Promise.resolve();
   #transactions = { open: 0 };
   #path;
@@ -75,8 +74,7 @@ class Database {
       settle = { resolve, reject };
     });
     this.#ready = settle;
-    // A failed open is reported through `ready` (and every queued call);
-    // nobody awaiting `ready` must not crash the process.
+    // A failed open is reported through `ready` (and every queued call); nobody awaiting it must not crash.
     this.ready.catch(() => {});
     if (this.#options.open) this.#start();
   }
@@ -147,10 +145,11 @@ class Database {
         // A replica that can never work (a bad URL, refused credentials, a
         // path that is a file) fails the open; one that is only down does
         // not, and shows in stats().replica.lastError. After a restore the
-        // open does not wait: the restore has just read the replica.
+        // open waits only to take a lease: the restore has just read the replica.
         if (o.replica !== undefined) {
           const contact = this.#replicaCall((id) => core.native.replicaReady(id)).then(() => warnReplica(core));
           if (o.restore === undefined) await contact;
+          else if (o.replica.leaseTtlMs !== undefined) await contact.then(() => startFill(core));
           // The fill starts after that contact, whether it worked or not.
           else contact.catch((err) => warnReplica(core, err)).then(() => startFill(core));
         }
@@ -171,8 +170,7 @@ class Database {
         },
       );
     opened.catch(() => {});
-    // The first open settles the `ready` made in the constructor; a reopen
-    // after close() has a `ready` of its own.
+    // The first open settles the `ready` made in the constructor; a reopen after close() has its own.
     this.#ready.resolve(opened);
     this.ready = opened;
     return opened;
@@ -502,6 +500,7 @@ class Database {
       if (this.#core.native.replicaStats() != null) {
         throw nodeError(Error, 'ERR_INVALID_STATE', 'the database replicates already');
       }
+      this.#core.durable = replica.durable;
       return this.#replicaCall((id) => this.#core.native.replicate(id, replica));
     });
   }
@@ -510,6 +509,7 @@ class Database {
   stopReplicating() {
     if (this.#core.state === OPENING) return this.ready.then(() => this.stopReplicating());
     if (this.#core.closing) return Promise.reject(notOpen());
+    this.#core.durable = false;
     const stopped = this.#replicaCall((id) => this.#core.native.stopReplicating(id));
     const ignore = () => {};
     this.#stopping = stopped.then(ignore, ignore);

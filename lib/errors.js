@@ -25,6 +25,11 @@ function codedError(code, message) {
 // threw (src/node/functions.rs, THROWN_CODE): it is rejected with as it is.
 const THROWN = 'OFFLOOP_THROWN';
 
+// SQLITE_CONSTRAINT_COMMITHOOK: a commit that offloop's writer turned into a
+// rollback, which it does only when the database is fenced (it may no longer
+// hold its replica's lease; no user code can install a commit hook).
+const SQLITE_CONSTRAINT_COMMITHOOK = 531;
+
 // `[code, message, errcode, errstr, sqliteCode, batchIndex?]` from the addon.
 function errorFromNative(desc) {
   const code = desc[ERROR.CODE];
@@ -35,7 +40,16 @@ function errorFromNative(desc) {
   const batchIndex = desc[ERROR.BATCH_INDEX];
   if (code === THROWN) return message;
   let err;
-  if (code === 'ERR_SQLITE_ERROR') {
+  if (code === 'ERR_SQLITE_ERROR' && errcode === SQLITE_CONSTRAINT_COMMITHOOK) {
+    err = new Error(
+      "the database is fenced: it may no longer hold its replica's lease, so this write was rolled back " +
+        '(stats().replica.lastError says why)',
+    );
+    err.code = 'ERR_OFFLOOP_FENCED';
+    err.errcode = errcode;
+    err.errstr = errstr;
+    err.sqliteCode = sqliteCode;
+  } else if (code === 'ERR_SQLITE_ERROR') {
     err = new Error(message);
     err.code = code;
     err.errcode = errcode;

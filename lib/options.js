@@ -93,6 +93,12 @@ const DEFAULT_COMPACTION_INTERVALS_MS = [30_000, 300_000, 3_600_000];
 const MAX_COMPACTION_LEVELS = 8;
 // 1 GiB waiting for upload at most (see docs/replication.md).
 const DEFAULT_MAX_PENDING_BYTES = 1024 * 1024 * 1024;
+// The lease's TTL when `durability: 'replica'` names none, and its least:
+// the holder stops a second (the clock-skew bound) before its lease
+// expires and renews every third of it (see docs/replication.md).
+const DEFAULT_LEASE_TTL_MS = 10_000;
+const MIN_LEASE_TTL_MS = 3000;
+const DURABILITIES = ['local', 'replica'];
 const S3_TEXT_OPTIONS = ['endpoint', 'region', 'accessKeyId', 'secretAccessKey', 'sessionToken'];
 
 const CHECKPOINT_MODES = { __proto__: null, ...CHECKPOINT };
@@ -192,6 +198,15 @@ function readReplicaOptions(value, prefix = 'options.replica.') {
       if (ms < 1 || ms > Number.MAX_SAFE_INTEGER) throw outOfRange(`${name}[${i}]`, 1, Number.MAX_SAFE_INTEGER, ms);
       return ms;
     });
+  }
+  const { durability } = value;
+  if (durability !== undefined && !DURABILITIES.includes(durability)) {
+    if (typeof durability !== 'string') throw argType(`${prefix}durability`, "'local' or 'replica'");
+    throw invalidValue(`${prefix}durability`, `must be 'local' or 'replica'. Received '${durability}'`);
+  }
+  out.durable = durability === 'replica';
+  if (value.leaseTtl !== undefined || out.durable) {
+    out.leaseTtlMs = readInteger(value, 'leaseTtl', DEFAULT_LEASE_TTL_MS, MIN_LEASE_TTL_MS, MAX_INT32, prefix);
   }
   readS3Options(value, prefix, out);
   return out;

@@ -52,6 +52,8 @@ function replicaStats(r) {
     bytesShipped: r.bytesShipped,
     lastSyncAt: r.lastSyncAt ?? null,
     lastError: r.lastError ?? null,
+    leaseHolder: r.leaseHolder ?? null,
+    fenced: r.fenced,
   };
 }
 

@@ -390,7 +390,22 @@ impl NativeDatabase {
 
     #[napi(catch_unwind)]
     pub fn replica_stats(&self) -> Option<ReplicaStats> {
-        self.replicator.borrow().as_ref().map(|r| r.stats().into())
+        self.replicator.borrow().as_ref().map(|r| replica::stats(r))
+    }
+
+    /// Completes `id` once every commit made so far is in the replica
+    /// (`durability: 'replica'`: lib/core.js calls it after each write).
+    #[napi(catch_unwind)]
+    pub fn replica_durable(&self, id: f64) {
+        self.dispatcher.release_held();
+        match self.replicator.borrow().as_ref() {
+            Some(replicator) => replicator.durable(replica::durable_reply_to(
+                &self.dispatcher.queue,
+                id,
+                replicator.clone(),
+            )),
+            None => replica::reply_to(&self.dispatcher.queue, id)(Ok(None)),
+        }
     }
 
     #[napi(catch_unwind)]

@@ -25,6 +25,9 @@ use super::drain;
 
 /// The `code` of errors about the replica (lib/errors.js keeps it as is).
 const REPLICA_ERROR: &str = "ERR_OFFLOOP_REPLICA";
+/// The `code` of a write refused because the database may no longer hold
+/// its replica's lease.
+const FENCED_ERROR: &str = "ERR_OFFLOOP_FENCED";
 
 /// The S3 settings of `ReplicaOptions` and `RestoreOptions` alike
 /// (lib/options.js gathers them into `s3`), field for field the store's
@@ -62,6 +65,10 @@ pub struct ReplicaOptions {
     pub retention_ms: f64,
     pub max_pending_bytes: f64,
     pub compaction_intervals_ms: Vec<f64>,
+    /// Hold the replica's lease with this TTL; absent: no lease.
+    pub lease_ttl_ms: Option<f64>,
+    /// `durability: 'replica'`.
+    pub durable: bool,
     pub s3: S3Connection,
 }
 
@@ -84,6 +91,12 @@ pub struct ReplicaStats {
     pub bytes_shipped: f64,
     pub last_sync_at: Option<f64>,
     pub last_error: Option<String>,
+    /// The lease holder's name while this database holds the lease (null
+    /// without a lease).
+    pub lease_holder: Option<String>,
+    /// Whether the database is fenced: it may no longer hold the lease, and
+    /// refuses every commit.
+    pub fenced: bool,
 }
 
 impl From<offloop_replica::ReplicaStats> for ReplicaStats {
@@ -97,6 +110,8 @@ impl From<offloop_replica::ReplicaStats> for ReplicaStats {
             bytes_shipped: s.bytes_shipped as f64,
             last_sync_at: s.last_sync_at_ms.map(|ms| ms as f64),
             last_error: s.last_error,
+            lease_holder: None,
+            fenced: false,
         }
     }
 }
@@ -118,6 +133,8 @@ pub fn start(options: ReplicaOptions, paged: PagedGate) -> Result<Arc<Replicator
         .iter()
         .map(|&ms| millis(ms))
         .collect();
+    settings.lease_ttl = options.lease_ttl_ms.map(millis);
+    settings.durable = options.durable;
     let s3 = offloop_replica::S3Options::from(options.s3);
     let url = options.url;
     let connect = Box::new(move || {
@@ -145,6 +162,42 @@ pub fn reply_to(queue: &Arc<CompletionQueue>, id: f64) -> Reply {
                 .map_err(replica_error),
         )
     })
+}
+
+/// `replicator.durable` as the completion of call `id`: a fenced database
+/// rejects with `ERR_OFFLOOP_FENCED`, any other failure (replication
+/// stopped) with `ERR_OFFLOOP_REPLICA`.
+pub fn durable_reply_to(
+    queue: &Arc<CompletionQueue>,
+    id: f64,
+    replicator: Arc<Replicator>,
+) -> Reply {
+    let reply = drain::expect_reply(queue, id, 0);
+    Box::new(move |result| {
+        reply.send(
+            result
+                .map(|txid| engine::Outcome::Text(Some(txid.map_or(0, Txid::get).to_string())))
+                .map_err(|message| match replicator.fenced() {
+                    Some(_) => engine::Error::Misuse {
+                        code: FENCED_ERROR,
+                        message: format!(
+                            "this write committed locally but is not known to be in the replica, \
+                             and the database is fenced: {message}"
+                        ),
+                    },
+                    None => replica_error(message),
+                }),
+        )
+    })
+}
+
+/// `stats().replica`, with the lease's state.
+pub fn stats(replicator: &Replicator) -> ReplicaStats {
+    ReplicaStats {
+        lease_holder: replicator.lease_holder(),
+        fenced: replicator.fenced().is_some() && replicator.lease_holder().is_some(),
+        ..replicator.stats().into()
+    }
 }
 
 pub fn replica_error(message: String) -> engine::Error {

@@ -95,6 +95,13 @@ const paged = await Database.open('paged.db', { replica: { url: 's3://bucket/app
 // @ts-expect-error: restore is 'paged' or 'full'
 await Database.open('lazy.db', { replica: { url: 's3://bucket/app' }, restore: 'lazy' });
 const settings: DatabaseSettings = await db.settings();
+const writer = await Database.open('writer.db', {
+  replica: { url: 's3://bucket/app', leaseTtl: 10_000, durability: 'replica' },
+});
+const holder: string | null = writer.stats().replica?.leaseHolder ?? null;
+const fenced: boolean = writer.stats().replica?.fenced ?? false;
+// @ts-expect-error: durability is 'local' or 'replica'
+await Database.open('eventual.db', { replica: { url: 's3://bucket/app', durability: 'eventual' } });
 
 // @ts-expect-error: an unknown transaction mode
 await db.begin({ mode: 'later' });

@@ -72,6 +72,13 @@ pub trait WalObserver: Send + Sync {
     /// observer has what it needs; the permit lives until the checkpoint
     /// ends.
     fn before_checkpoint(&self, writes: CheckpointWrites) -> CheckpointPermit;
+    /// Whether the writer must turn the commit it is about to make into a
+    /// rollback (it fails with `SQLITE_CONSTRAINT_COMMITHOOK`). Called on
+    /// the writer's thread inside every commit; must be cheap and must not
+    /// block.
+    fn refuses_commits(&self) -> bool {
+        false
+    }
 }
 
 /// Where the engine's threads find the current observer; `Database`
@@ -129,6 +136,11 @@ impl ObserverSlot {
         if let Some(observer) = self.get() {
             observer.committed();
         }
+    }
+
+    pub fn refuses_commits(&self) -> bool {
+        self.get()
+            .is_some_and(|observer| observer.refuses_commits())
     }
 
     pub fn before_checkpoint(&self, writes: CheckpointWrites) -> CheckpointPermit {

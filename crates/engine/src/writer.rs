@@ -48,6 +48,13 @@ impl WriterThread {
             Some(before) => (before.0)().and_then(|()| open_writer(&self.settings)),
             None => open_writer(&self.settings),
         };
+        // The observer may refuse commits (a replica's writer that lost its
+        // lease): SQLite then rolls the commit back.
+        let observer = self.settings.observer.clone();
+        let opened = opened.and_then(|(mut conn, settings)| {
+            conn.commit_hook(Some(move || observer.refuses_commits()))?;
+            Ok((conn, settings))
+        });
         let mut conn = match opened {
             Ok((conn, settings)) => {
                 self.latch.record(settings);

@@ -115,6 +115,9 @@ impl fmt::Display for StoreError {
                 f,
                 "replica {op}: access denied, check the credentials ({object}): {cause}"
             ),
+            Fault::Conflict if *op == "replace" => {
+                write!(f, "replica {op}: {object} changed: {cause}")
+            }
             Fault::Conflict => write!(f, "replica {op}: {object} already exists: {cause}"),
             _ => write!(f, "replica {op}: {object}: {cause}"),
         }

@@ -24,11 +24,13 @@ pub mod compact;
 pub mod error;
 mod fault;
 mod housekeeping;
+pub mod lease;
 mod page_io;
 pub mod paged;
 pub mod pending;
 pub mod plan;
 mod plan_files;
+mod renewer;
 mod replica_url;
 pub mod replicator;
 pub mod restore;
@@ -52,6 +54,6 @@ pub use restore_at_open::{FillStats, RestoreAtOpen, RestoreMode, RestoreSource};
 pub use settings::{PagedGate, ReplicaSettings};
 pub use shared::Answer;
 pub use store::{
-    Fault, LtxFile, ReplicaStore, S3Options, Store, StoreError, Timestamps, WriteMode, LEVELS,
-    SNAPSHOT_LEVEL,
+    Expect, Fault, LtxFile, ReplicaStore, S3Options, Store, StoreError, Timestamps, Versioned,
+    WriteMode, LEVELS, SNAPSHOT_LEVEL,
 };

@@ -41,6 +41,7 @@ use std::time::Duration;
 use crossbeam_channel::{bounded, unbounded, Sender, TrySendError};
 use offloop_engine::{CheckpointPermit, CheckpointWrites, WalObserver};
 
+use crate::lease::Lease;
 use crate::settings::ReplicaSettings;
 use crate::shared::{Command, Counters, Local, Shared};
 use crate::stager::now_ms;
@@ -77,7 +78,10 @@ impl Replicator {
     pub fn start(settings: ReplicaSettings, connect: Connect) -> std::io::Result<Arc<Self>> {
         let (wake, woken) = bounded(1);
         let (commands, inbox) = unbounded();
+        let (durable, waiting) = unbounded();
+        let lease = settings.lease_ttl.map(|ttl| Arc::new(Lease::new(ttl)));
         let shared = Arc::new(Shared {
+            lease,
             settings,
             store: OnceLock::new(),
             local: Mutex::new(Local::Waiting),
@@ -86,12 +90,13 @@ impl Replicator {
             image: Mutex::new(None),
             counters: Counters::default(),
             wake,
+            durable,
         });
         let thread = {
             let shared = shared.clone();
             std::thread::Builder::new()
                 .name("offloop-replicator".into())
-                .spawn(move || run(shared, connect, inbox, woken))?
+                .spawn(move || run(shared, connect, inbox, woken, waiting))?
         };
         Ok(Arc::new(Replicator {
             shared,
@@ -112,6 +117,31 @@ impl Replicator {
     /// hears the replica's TXID once every one of them is in the replica.
     pub fn sync(&self, reply: Reply) {
         self.send(Command::Sync(reply));
+    }
+
+    /// `reply` hears the replica's TXID once every commit made before this
+    /// call is in the replica. Calls made while an upload is in flight
+    /// share the next one, which starts as soon as that one ends; a failed
+    /// upload is retried and the call keeps waiting; a fenced database
+    /// answers with why (see [`Replicator::fenced`]).
+    pub fn durable(&self, reply: Reply) {
+        if let Err(err) = self.shared.durable.send(reply) {
+            (err.0)(Err("replication has stopped".into()));
+        }
+    }
+
+    /// Why this database may no longer write to its replica (its lease is
+    /// lost, or may be): commits are refused from then on. `None` while it
+    /// may, or when it holds no lease.
+    pub fn fenced(&self) -> Option<String> {
+        self.shared.fenced()
+    }
+
+    /// The holder's name in the replica's lease, once it is taken.
+    pub fn lease_holder(&self) -> Option<String> {
+        let lease = self.shared.lease.as_ref()?;
+        lease.deadline()?;
+        Some(lease.owner().to_string())
     }
 
     /// Ships what is committed (trying for a bounded time), then ends the
@@ -197,6 +227,15 @@ impl WalObserver for Replicator {
         match self.shared.wake.try_send(()) {
             Ok(()) | Err(TrySendError::Full(())) | Err(TrySendError::Disconnected(())) => {}
         }
+    }
+
+    /// Past the lease's deadline, or fenced, no commit may be acknowledged:
+    /// the writer turns it into a rollback.
+    fn refuses_commits(&self) -> bool {
+        self.shared
+            .lease
+            .as_ref()
+            .is_some_and(|lease| lease.refuses_commits())
     }
 
     /// Runs on the engine's threads: a panic here must not end one of

@@ -46,6 +46,12 @@ pub struct ReplicaSettings {
     /// full images wait until it is whole, and the replicator's own
     /// connections read through the paged VFS.
     pub paged: Option<PagedGate>,
+    /// Hold the replica's lease (see `lease`), renewed every third of this.
+    /// `None`: no lease, as before leases existed.
+    pub lease_ttl: Option<Duration>,
+    /// `durability: 'replica'`: a write is acknowledged once its commit is
+    /// in the replica (`Replicator::durable`).
+    pub durable: bool,
 }
 
 /// The database file a paged restore fills, as the replicator sees it:
@@ -89,6 +95,8 @@ impl ReplicaSettings {
             l0_retention: DEFAULT_L0_RETENTION,
             max_pending_bytes: DEFAULT_MAX_PENDING_BYTES,
             paged: None,
+            lease_ttl: None,
+            durable: false,
         }
     }
 }

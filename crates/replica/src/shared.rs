@@ -19,6 +19,7 @@ use rusqlite::Connection;
 use offloop_ltx::Txid;
 
 use crate::error::Result;
+use crate::lease::Lease;
 use crate::settings::ReplicaSettings;
 use crate::stager::Stager;
 use crate::store::Store;
@@ -83,6 +84,12 @@ pub(crate) struct Shared {
     pub(crate) image: Mutex<Option<Connection>>,
     pub(crate) counters: Counters,
     pub(crate) wake: Sender<()>,
+    /// Writes waiting for their commit to be in the replica
+    /// (`Replicator::durable`): every waiter queued when an upload starts
+    /// shares it.
+    pub(crate) durable: Sender<Reply>,
+    /// The replica's lease, when the settings ask for one.
+    pub(crate) lease: Option<Arc<Lease>>,
 }
 
 impl Shared {
@@ -226,6 +233,20 @@ impl Shared {
             .min()
             .unwrap_or(0);
         c.oldest_pending_ms.store(oldest, Ordering::Relaxed);
+    }
+
+    /// Why this database may no longer write to the replica (its lease is
+    /// lost or may be); `None` while it may, or holds no lease.
+    pub(crate) fn fenced(&self) -> Option<String> {
+        let lease = self.lease.as_ref()?;
+        if !lease.refuses_commits() {
+            return None;
+        }
+        Some(
+            lease
+                .why_fenced()
+                .unwrap_or_else(|| "the replica's lease is not held".into()),
+        )
     }
 
     pub(crate) fn set_error(&self, message: String) {

@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::pending::Staged;
 use crate::shared::Answer;
 use crate::stager::{now_ms, Chain, ImageLevels};
-use crate::store::{LtxFile, Timestamps, WriteMode, SNAPSHOT_LEVEL};
+use crate::store::{Fault, LtxFile, Timestamps, WriteMode, SNAPSHOT_LEVEL};
 use crate::worker::{Worker, FIRST_BACKOFF};
 
 /// Retries of a replica that stays down settle at this interval: often
@@ -29,8 +29,9 @@ enum Verdict {
     /// No local state: start with a full image after the replica's last.
     Start,
     /// The replica has a gap before the outbox, is ahead, or is someone
-    /// else's: start again with a full image after its last.
-    Diverged(String),
+    /// else's: start again with a full image after its last. `newer`: it
+    /// holds commits this database lacks (ahead, or someone else's).
+    Diverged { why: String, newer: bool },
 }
 
 impl Worker {
@@ -42,6 +43,10 @@ impl Worker {
             return Err(why.clone());
         }
         let shared = self.shared.clone();
+        if let Some(why) = shared.fenced() {
+            shared.set_error(why.clone());
+            return Err(why);
+        }
         let staged = shared.with_stager(|f| {
             let r = f
                 .capture(shared.take_uncaptured())
@@ -74,6 +79,11 @@ impl Worker {
                     shared.set_error(e.to_string());
                 }
                 Ok(self.txid())
+            }
+            Err(_) if shared.fenced().is_some() => {
+                let why = shared.fenced().unwrap_or_default();
+                shared.set_error(why.clone());
+                Err(why)
             }
             Err(e) => {
                 self.verified = false;
@@ -139,8 +149,7 @@ impl Worker {
             .with_stager(|f| f.outbox().staged().to_vec())
             .ok_or_else(unavailable)?;
         for staged in outbox {
-            self.store()?
-                .write(&staged.file, &staged.path, WriteMode::Overwrite)?;
+            self.write_staged(&staged)?;
             shared.with_stager(|f| {
                 let _ = f.outbox_mut().remove(&staged);
                 shared.publish_pending(f);
@@ -148,6 +157,39 @@ impl Worker {
             self.shipped(&staged);
         }
         Ok(())
+    }
+
+    /// Uploads one staged file. Under a lease every L0 file (a TXID) is
+    /// created only if its name is free: a name another writer took fences
+    /// this one, whatever its lease says. Without a lease it overwrites.
+    fn write_staged(&mut self, staged: &Staged) -> Result<()> {
+        let store = self.store()?;
+        let Some(lease) = self.shared.lease.clone() else {
+            return store.write(&staged.file, &staged.path, WriteMode::Overwrite);
+        };
+        if let Some(why) = self.shared.fenced() {
+            return Err(Error::State(why));
+        }
+        if staged.file.level != 0 {
+            return store.write(&staged.file, &staged.path, WriteMode::Overwrite);
+        }
+        match store.write(&staged.file, &staged.path, WriteMode::CreateNew) {
+            Err(e) if e.fault() == Some(Fault::Conflict) => {
+                // Ours after all when the replica's copy carries this
+                // file's own timestamp: an earlier put whose answer was lost.
+                if store.header_timestamp(&staged.file)? == staged.file.timestamp_ms {
+                    return Ok(());
+                }
+                let why = format!(
+                    "TXID {} is already in the replica, written by another writer: \
+                     this database no longer writes to it",
+                    staged.file.max_txid
+                );
+                lease.fence(why.clone());
+                Err(Error::State(why))
+            }
+            result => result,
+        }
     }
 
     pub(crate) fn shipped(&mut self, staged: &Staged) {
@@ -207,26 +249,54 @@ impl Worker {
                         .is_some_and(|(s, ms)| s.file.timestamp_ms == ms)
                 };
                 Ok(if replica_max + 1 < first {
-                    Verdict::Diverged(format!(
-                        "the replica ends at TXID {replica_max}, before this database's next ({first})"
-                    ))
+                    Verdict::Diverged {
+                        why: format!(
+                            "the replica ends at TXID {replica_max}, before this database's next ({first})"
+                        ),
+                        newer: false,
+                    }
                 } else if replica_max >= next {
-                    Verdict::Diverged(format!(
-                        "the replica (TXID {replica_max}) is ahead of this database (TXID {})",
-                        next - 1
-                    ))
+                    Verdict::Diverged {
+                        why: format!(
+                            "the replica (TXID {replica_max}) is ahead of this database (TXID {})",
+                            next - 1
+                        ),
+                        newer: true,
+                    }
                 } else if replica_max >= first && !same(replica_max) {
-                    Verdict::Diverged(format!(
-                        "the replica's TXID {replica_max} was written by someone else"
-                    ))
+                    Verdict::Diverged {
+                        why: format!("the replica's TXID {replica_max} was written by someone else"),
+                        newer: true,
+                    }
                 } else {
                     Verdict::Continues
                 })
             })
             .ok_or_else(unavailable)?
             .map_err(|e| Error::State(format!("cannot read the outbox: {e}")))?;
-        if let Verdict::Start | Verdict::Diverged(_) = &verdict {
-            if let Verdict::Diverged(why) = &verdict {
+        if let (Verdict::Diverged { why, .. }, Some(lease), true) =
+            (&verdict, &self.shared.lease, self.tenure)
+        {
+            // Under this holder's lease only this database writes TXIDs:
+            // a replica that moved otherwise has another writer.
+            let why = format!(
+                "{why}: another writer wrote to the replica, so this database no longer does"
+            );
+            lease.fence(why.clone());
+            return Err(Error::State(why));
+        }
+        if let (Verdict::Diverged { why, newer: true }, Some(_)) = (&verdict, &self.shared.lease) {
+            // A writer that takes the lease never starts the replica again
+            // from a database older than it (a fenced old primary, a stale
+            // restore): that would drop the newer writer's commits.
+            return Err(Error::State(format!(
+                "{why}: it holds commits this database lacks; open a fresh path with restore \
+                 to carry on from it"
+            )));
+        }
+        self.tenure = self.shared.lease.is_some();
+        if let Verdict::Start | Verdict::Diverged { .. } = &verdict {
+            if let Verdict::Diverged { why, .. } = &verdict {
                 self.notice = Some(format!(
                     "replica {}: {why}: starting it again from a full snapshot",
                     shared.settings.url

@@ -20,6 +20,8 @@ use rusqlite::{Connection, OpenFlags};
 use offloop_ltx::Txid;
 
 use crate::error::Error;
+use crate::lease::{Lease, Refusal};
+use crate::renewer::{holder_id, Renewer};
 use crate::settings::PagedGate;
 use crate::shared::{Answer, Command, Connect, Local, Reply, Shared};
 use crate::stager::Stager;
@@ -63,6 +65,11 @@ pub(crate) struct Worker {
     /// Why the chain started again, to show as `last_error` after the
     /// round that did it succeeds (the open turns it into a warning).
     pub(crate) notice: Option<String>,
+    /// Renews the lease while it is held.
+    renewer: Option<Renewer>,
+    /// The replica's position was checked once under this holder's lease:
+    /// from then on, a TXID this database did not write fences it.
+    pub(crate) tenure: bool,
 }
 
 pub(crate) fn run(
@@ -70,6 +77,7 @@ pub(crate) fn run(
     connect: Connect,
     inbox: Receiver<Command>,
     woken: Receiver<()>,
+    waiting: Receiver<Reply>,
 ) {
     let _ended = Ended(shared.clone());
     let connected = catch_unwind(AssertUnwindSafe(connect)).unwrap_or_else(|_| {
@@ -88,6 +96,8 @@ pub(crate) fn run(
         permanent_error: None,
         db: None,
         notice: None,
+        renewer: None,
+        tenure: false,
     };
     match connected {
         Ok(store) => {
@@ -107,8 +117,43 @@ pub(crate) fn run(
     // arriving meanwhile are captured together.
     let mut capture_at: Option<Instant> = None;
     let never = crossbeam_channel::never();
+    // Writes waiting for the replica, and when a failed upload for them is
+    // tried again.
+    let mut durable: Vec<Reply> = Vec::new();
+    let mut durable_retry: Option<Instant> = None;
     loop {
-        let due = capture_at.map_or(next_sync, |c| c.min(next_sync));
+        if opened && !durable.is_empty() {
+            if let Some(why) = worker.shared.fenced() {
+                for reply in durable.drain(..) {
+                    reply(Err(why.clone()));
+                }
+            } else if durable_retry.is_none_or(|at| Instant::now() >= at) {
+                // Everyone who asked before this upload starts shares it.
+                durable.extend(waiting.try_iter());
+                let result = guarded(|| worker.sync(true));
+                let result = match (result, worker.shared.fenced()) {
+                    (_, Some(why)) => Err(why),
+                    (result, None) => result,
+                };
+                let keep_waiting = result.is_err()
+                    && worker.permanent_error.is_none()
+                    && worker.shared.fenced().is_none();
+                if keep_waiting {
+                    durable_retry = Some(Instant::now() + FIRST_BACKOFF);
+                } else {
+                    durable_retry = None;
+                    for reply in durable.drain(..) {
+                        reply(result.clone());
+                    }
+                }
+                next_sync = Instant::now() + sync_interval;
+                continue;
+            }
+        }
+        let mut due = capture_at.map_or(next_sync, |c| c.min(next_sync));
+        if let Some(retry) = durable_retry.filter(|_| !durable.is_empty()) {
+            due = due.min(retry);
+        }
         let timeout = due.saturating_duration_since(Instant::now());
         let wake = if capture_at.is_some() { &never } else { &woken };
         select! {
@@ -139,13 +184,23 @@ pub(crate) fn run(
                     break;
                 }
                 Ok(Command::Stop { reply, closed }) => {
-                    reply(guarded(|| worker.stop(closed)));
+                    durable.extend(waiting.try_iter());
+                    let result = guarded(|| worker.stop(closed));
+                    for waiter in durable.drain(..) {
+                        waiter(result.clone());
+                    }
+                    reply(result);
                     break;
                 }
                 Err(_) => break,
             },
             recv(wake) -> _ => {
                 capture_at = Some(Instant::now() + CAPTURE_DELAY);
+            }
+            recv(waiting) -> reply => {
+                if let Ok(reply) = reply {
+                    durable.push(reply);
+                }
             }
             default(timeout) => {
                 let now = Instant::now();
@@ -167,6 +222,9 @@ pub(crate) fn run(
     }
     for reply in waiting_ready {
         reply(Err("replication stopped before the database opened".into()));
+    }
+    for reply in durable.into_iter().chain(waiting.try_iter()) {
+        reply(Err("replication has stopped".into()));
     }
 }
 
@@ -251,6 +309,13 @@ impl Worker {
         if let Some(why) = &self.permanent_error {
             return Err(why.clone());
         }
+        if let Some(lease) = self.shared.lease.clone() {
+            if let Err(why) = self.take_lease(lease, db) {
+                self.shared.set_error(why.clone());
+                self.permanent_error = Some(why.clone());
+                return Err(why);
+            }
+        }
         let contact = self
             .store()
             .and_then(|store| store.list_all(Timestamps::Listed))
@@ -268,11 +333,37 @@ impl Worker {
                 self.shared.set_error(why.clone());
                 if e.is_permanent() {
                     self.permanent_error = Some(why.clone());
+                    // The open fails having written nothing: the lease
+                    // goes back at once rather than block others for its TTL.
+                    self.release_lease();
                     return Err(why);
                 }
                 Ok(self.txid())
             }
         }
+    }
+
+    /// Takes the replica's lease as the holder this database's local state
+    /// names, and starts renewing it.
+    fn take_lease(&mut self, lease: Arc<Lease>, db: &Path) -> Result<(), String> {
+        let url = &self.shared.settings.url;
+        let owner = holder_id(&state_dir(db))
+            .map_err(|e| format!("cannot keep the lease holder's id next to the database: {e}"))?;
+        lease.set_owner(owner);
+        let store = self.store().map_err(|e| format!("replica {url}: {e}"))?;
+        lease.acquire(&*store).map_err(|refusal| match refusal {
+            Refusal::Held(why) => format!("replica {url}: {why}"),
+            Refusal::Store(e) => format!("replica {url}: cannot take its lease: {e}"),
+        })?;
+        let shared = self.shared.clone();
+        let fenced = Box::new(move |why: String| {
+            shared.set_error(why);
+            let _ = shared.wake.try_send(());
+        });
+        let renewer = Renewer::start(lease, store, fenced)
+            .map_err(|e| format!("could not start the lease thread: {e}"))?;
+        self.renewer = Some(renewer);
+        Ok(())
     }
 
     pub(crate) fn readiness(&self) -> Answer {
@@ -309,6 +400,18 @@ impl Worker {
         }
     }
 
+    /// Stops renewing the lease and gives it up, when it is still surely
+    /// this holder's; a release that fails leaves it to expire.
+    fn release_lease(&mut self) {
+        self.renewer.take();
+        if let (Some(lease), Ok(store)) = (&self.shared.lease, self.store()) {
+            if let Err(e) = lease.release(&*store) {
+                self.shared
+                    .set_error(format!("could not release the replica's lease: {e}"));
+            }
+        }
+    }
+
     /// The final round: capture, stage and upload, retrying until the
     /// deadline; whatever is left stays in the outbox for the next open.
     pub(crate) fn stop(&mut self, closed: bool) -> Answer {
@@ -336,10 +439,18 @@ impl Worker {
                         }
                     }
                     self.shared.with_stager(|f| f.make_durable());
+                    self.release_lease();
                     return Ok(txid);
                 }
-                Err(e) if self.permanent_error.is_some() || Instant::now() >= deadline => {
+                Err(e)
+                    if self.permanent_error.is_some()
+                        || self.shared.fenced().is_some()
+                        || Instant::now() >= deadline =>
+                {
                     self.shared.with_stager(|f| f.make_durable());
+                    // What waits is not in the replica: the lease expires
+                    // rather than let another writer in before it is.
+                    self.renewer.take();
                     return Err(e);
                 }
                 Err(_) => std::thread::sleep(FIRST_BACKOFF),

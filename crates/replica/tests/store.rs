@@ -304,3 +304,83 @@ fn s3_faults_are_named() {
     assert!(e.is_permanent());
     assert!(e.to_string().contains("access denied"), "{e}");
 }
+
+/// A conditional replace of the lease object: created only when absent,
+/// replaced only at the version read, each refusal a `Conflict` that
+/// leaves the object as it was; of 16 racing replaces of one version,
+/// exactly one wins.
+fn check_conditional_replace(store: Arc<dyn Store>) {
+    use offloop_replica::Expect;
+    assert_eq!(store.read_object("lock.json").unwrap(), None);
+    let v1 = store
+        .replace_object("lock.json", Bytes::from("one"), &Expect::Absent)
+        .unwrap();
+    let taken = store
+        .replace_object("lock.json", Bytes::from("two"), &Expect::Absent)
+        .unwrap_err();
+    assert_eq!(taken.fault(), Some(Fault::Conflict), "{taken}");
+    let read = store.read_object("lock.json").unwrap().unwrap();
+    assert_eq!(read.bytes.as_ref(), b"one");
+    assert_eq!(read.version, v1);
+    let v2 = store
+        .replace_object(
+            "lock.json",
+            Bytes::from("three"),
+            &Expect::Version(v1.clone()),
+        )
+        .unwrap();
+    assert_ne!(v1, v2);
+    let stale = store
+        .replace_object("lock.json", Bytes::from("four"), &Expect::Version(v1))
+        .unwrap_err();
+    assert_eq!(stale.fault(), Some(Fault::Conflict), "{stale}");
+    assert_eq!(
+        store
+            .read_object("lock.json")
+            .unwrap()
+            .unwrap()
+            .bytes
+            .as_ref(),
+        b"three"
+    );
+    // The lease sits beside the levels: listings never see it.
+    assert!(store
+        .list_all(Timestamps::Listed)
+        .unwrap()
+        .concat()
+        .is_empty());
+    let barrier = Arc::new(Barrier::new(16));
+    let wins: usize = (0..16)
+        .map(|i| {
+            let (store, barrier, v2) = (store.clone(), barrier.clone(), v2.clone());
+            std::thread::spawn(move || {
+                barrier.wait();
+                let bytes = Bytes::from(format!("racer {i}"));
+                store
+                    .replace_object("lock.json", bytes, &Expect::Version(v2))
+                    .is_ok() as usize
+            })
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|t| t.join().unwrap())
+        .sum();
+    assert_eq!(wins, 1);
+}
+
+#[test]
+fn a_folder_replaces_the_lease_only_at_the_version_it_read() {
+    let dir = tempfile::tempdir().unwrap();
+    check_conditional_replace(Arc::new(folder_store(dir.path())));
+}
+
+#[test]
+fn s3_replaces_the_lease_only_at_the_etag_it_read() {
+    let Some(moto) = Moto::start(false) else {
+        return;
+    };
+    moto.create_bucket("lease");
+    check_conditional_replace(Arc::new(
+        ReplicaStore::open("s3://lease/db", &moto.options()).unwrap(),
+    ));
+}

@@ -8,7 +8,9 @@
 //! `ReplicaClient`: list a level from a TXID on, read a byte range of a
 //! file as a stream, write a file from a stream, delete files, and create a
 //! file only if no file of that name exists (the conditional write a fenced
-//! writer is built on).
+//! writer is built on); and, for the one small object beside the LTX files
+//! (the lease, `lock.json`), a read that returns the object's version and a
+//! replace that succeeds only if the version is still the one read.
 //!
 //! The store knows LTX only by file name: it never decodes a file. Its
 //! failures are [`StoreError`]s whose [`Fault`] says whether retrying can
@@ -23,6 +25,7 @@ use offloop_ltx::{parse_file_name, Txid, HEADER_SIZE};
 
 use crate::error::{Error, Result};
 
+mod folder_cas;
 pub mod object;
 
 pub use crate::fault::{Fault, StoreError};
@@ -103,6 +106,24 @@ pub enum WriteMode {
     CreateNew,
 }
 
+/// A small object read whole, with the version a conditional replace
+/// names: S3's ETag, or for a folder the file's identity and checksum.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Versioned {
+    pub bytes: Bytes,
+    pub version: String,
+}
+
+/// What a conditional replace expects to find.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Expect {
+    /// No object of that name (S3 `If-None-Match: *`).
+    Absent,
+    /// The object at this version, unchanged since it was read (S3
+    /// `If-Match: <etag>`).
+    Version(String),
+}
+
 /// The replica as offloop sees it. Every method blocks the calling thread
 /// (a plain thread of the replicator or a restore, never the JS thread)
 /// until the store answers.
@@ -144,6 +165,17 @@ pub trait Store: Send + Sync + std::fmt::Debug {
 
     /// Deletes files; one already gone is not an error.
     fn delete(&self, files: &[LtxFile]) -> Result<()>;
+
+    /// The object `name` at the replica's root (beside `ltx/` in a folder,
+    /// beside the level prefixes in S3), whole, with its version; `None`
+    /// when there is none.
+    fn read_object(&self, name: &str) -> Result<Option<Versioned>>;
+
+    /// Writes the object `name` at the replica's root only if it is as
+    /// `expect` says; returns its new version. Anything else fails with
+    /// [`Fault::Conflict`] and leaves the object as it was. Readers see the
+    /// old object or the new one, never part of either.
+    fn replace_object(&self, name: &str, bytes: Bytes, expect: &Expect) -> Result<String>;
 
     /// The LTX timestamp in a file's header: one small ranged read, exact
     /// whatever the listing said.

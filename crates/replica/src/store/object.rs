@@ -25,11 +25,13 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{
     Attribute, Attributes, GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutMode,
-    PutMultipartOptions, PutOptions, PutPayload, WriteMultipart,
+    PutMultipartOptions, PutOptions, PutPayload, UpdateVersion, WriteMultipart,
 };
 use offloop_ltx::Txid;
 
-use super::{Fault, LtxFile, Store, StoreError, Timestamps, WriteMode, LEVELS};
+use super::{
+    folder_cas, Expect, Fault, LtxFile, Store, StoreError, Timestamps, Versioned, WriteMode, LEVELS,
+};
 use crate::error::{Error, Result};
 use crate::replica_url::{backend, Layout, S3Options};
 
@@ -349,6 +351,58 @@ impl Store for ReplicaStore {
             set_mtime(&written, file.timestamp_ms)?;
         }
         Ok(())
+    }
+
+    fn read_object(&self, name: &str) -> Result<Option<Versioned>> {
+        let prefix = match &self.layout {
+            Layout::Folder { root } => return folder_cas::read(root, name),
+            Layout::S3 { prefix } => prefix,
+        };
+        let path = prefix.clone().join(name);
+        let backend = |e| StoreError::from_backend("read", path.as_ref(), e);
+        self.runtime.block_on(async {
+            let got = match self.store.get(&path).await {
+                Ok(got) => got,
+                Err(object_store::Error::NotFound { .. }) => return Ok(None),
+                Err(e) => return Err(backend(e).into()),
+            };
+            let version = got.meta.e_tag.clone().unwrap_or_default();
+            let bytes = got.bytes().await.map_err(backend)?;
+            Ok(Some(Versioned { bytes, version }))
+        })
+    }
+
+    fn replace_object(&self, name: &str, bytes: Bytes, expect: &Expect) -> Result<String> {
+        let prefix = match &self.layout {
+            Layout::Folder { root } => return folder_cas::replace(root, name, bytes, expect),
+            Layout::S3 { prefix } => prefix,
+        };
+        let path = prefix.clone().join(name);
+        let mode = match expect {
+            Expect::Absent => PutMode::Create,
+            Expect::Version(e_tag) => PutMode::Update(UpdateVersion {
+                e_tag: Some(e_tag.clone()),
+                version: None,
+            }),
+        };
+        let opts = PutOptions {
+            mode,
+            ..PutOptions::default()
+        };
+        let put = self
+            .runtime
+            .block_on(self.store.put_opts(&path, PutPayload::from(bytes), opts))
+            .map_err(|e| match e {
+                // `If-Match` on a key that is gone: S3 answers 404; to us, it changed.
+                object_store::Error::NotFound { .. } => StoreError::new(
+                    Fault::Conflict,
+                    "replace",
+                    path.as_ref(),
+                    "it no longer exists",
+                ),
+                e => StoreError::from_backend("replace", path.as_ref(), e),
+            })?;
+        Ok(put.e_tag.unwrap_or_default())
     }
 
     fn delete(&self, files: &[LtxFile]) -> Result<()> {

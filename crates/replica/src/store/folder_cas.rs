@@ -1,0 +1,169 @@
+//! A folder's conditional replace: S3's `If-None-Match: *` and `If-Match`
+//! for one small object at the replica's root, built from what a local
+//! filesystem guarantees.
+//!
+//! Every replace takes an exclusive `flock` on `<name>.lock` beside the
+//! object, compares the object's version with the one expected, writes the
+//! new content to a temporary file, syncs it, and renames it over the
+//! object (rename is atomic: a reader sees the old file or the new one),
+//! then syncs the folder. Two processes that both go through here are
+//! serialised by the lock, so exactly one of two replaces of one version
+//! wins. The version is the length and CRC-64 of the object's bytes, as an
+//! S3 ETag is their MD5: the lease's bytes name their holder and expiry to
+//! the millisecond, so two of its versions never have the same bytes.
+//!
+//! It owns that object and its lock file only; it never touches the LTX
+//! files (their create-only-if-absent is `object_store`'s hard link).
+
+use std::fs::{self, File};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+use bytes::Bytes;
+
+use super::{Expect, Fault, StoreError, Versioned};
+use crate::error::Result;
+
+/// The object `name` in the folder `root`, with its version.
+pub(crate) fn read(root: &Path, name: &str) -> Result<Option<Versioned>> {
+    let path = root.join(name);
+    Ok(read_at(&path).map_err(|e| failed("read", &path, e))?)
+}
+
+/// Replaces the object `name` in `root` if it is as `expect` says.
+pub(crate) fn replace(root: &Path, name: &str, bytes: Bytes, expect: &Expect) -> Result<String> {
+    let path = root.join(name);
+    let object = path.display().to_string();
+    fs::create_dir_all(root).map_err(|e| failed("write", &path, e))?;
+    let lock_path = root.join(format!("{name}.lock"));
+    let lock = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| failed("lock", &lock_path, e))?;
+    lock.lock().map_err(|e| failed("lock", &lock_path, e))?;
+    let current = read_at(&path).map_err(|e| failed("read", &path, e))?;
+    let matches = match (expect, &current) {
+        (Expect::Absent, None) => true,
+        (Expect::Version(v), Some(c)) => *v == c.version,
+        _ => false,
+    };
+    if !matches {
+        let found = match &current {
+            Some(c) => format!("it is at version {}", c.version),
+            None => "it does not exist".into(),
+        };
+        return Err(StoreError::new(
+            Fault::Conflict,
+            "replace",
+            object,
+            format!("expected {expect:?}, but {found}"),
+        )
+        .into());
+    }
+    let temp = temp_path(root, name);
+    let written = write_synced(&temp, &bytes)
+        .and_then(|()| fs::rename(&temp, &path))
+        .and_then(|()| File::open(root)?.sync_all());
+    if let Err(e) = written {
+        let _ = fs::remove_file(&temp);
+        return Err(failed("write", &path, e).into());
+    }
+    let version = read_at(&path)
+        .map_err(|e| failed("read", &path, e))?
+        .map(|v| v.version)
+        .unwrap_or_default();
+    drop(lock);
+    Ok(version)
+}
+
+fn read_at(path: &Path) -> io::Result<Option<Versioned>> {
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let mut bytes = Vec::new();
+    (&file).read_to_end(&mut bytes)?;
+    let bytes = Bytes::from(bytes);
+    let version = format!("{:x}-{:016x}", bytes.len(), offloop_ltx::crc64(&bytes));
+    Ok(Some(Versioned { bytes, version }))
+}
+
+fn write_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut f = File::create(path)?;
+    f.write_all(bytes)?;
+    f.sync_all()
+}
+
+fn temp_path(root: &Path, name: &str) -> PathBuf {
+    root.join(format!(".{name}.{}.tmp", std::process::id()))
+}
+
+fn failed(op: &'static str, path: &Path, e: io::Error) -> StoreError {
+    let fault = if e.kind() == io::ErrorKind::PermissionDenied {
+        Fault::Denied
+    } else {
+        Fault::Unavailable
+    };
+    StoreError::new(fault, op, path.display().to_string(), e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_replace_wins_only_against_the_version_it_read() {
+        // Each write's bytes differ, as the lease's always do.
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        assert_eq!(read(root, "lock.json").unwrap(), None);
+        let v1 = replace(root, "lock.json", Bytes::from("a"), &Expect::Absent).unwrap();
+        let again = replace(root, "lock.json", Bytes::from("b"), &Expect::Absent).unwrap_err();
+        assert_eq!(again.fault(), Some(Fault::Conflict), "{again}");
+        let read1 = read(root, "lock.json").unwrap().unwrap();
+        assert_eq!(
+            (read1.bytes.as_ref(), read1.version.as_str()),
+            (&b"a"[..], v1.as_str())
+        );
+        let v2 = replace(
+            root,
+            "lock.json",
+            Bytes::from("c"),
+            &Expect::Version(v1.clone()),
+        )
+        .unwrap();
+        assert_ne!(v1, v2);
+        let stale = replace(root, "lock.json", Bytes::from("d"), &Expect::Version(v1)).unwrap_err();
+        assert_eq!(stale.fault(), Some(Fault::Conflict), "{stale}");
+        assert_eq!(
+            read(root, "lock.json").unwrap().unwrap().bytes.as_ref(),
+            b"c"
+        );
+    }
+
+    #[test]
+    fn of_many_threads_replacing_one_version_exactly_one_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().to_path_buf();
+        let v = replace(&root, "lock.json", Bytes::from("initial"), &Expect::Absent).unwrap();
+        let wins: usize = std::thread::scope(|s| {
+            let threads: Vec<_> = (0..16)
+                .map(|i| {
+                    let (root, v) = (&root, v.clone());
+                    s.spawn(move || {
+                        let bytes = Bytes::from(format!("{i}"));
+                        replace(root, "lock.json", bytes, &Expect::Version(v)).is_ok()
+                    })
+                })
+                .collect();
+            threads
+                .into_iter()
+                .map(|t| t.join().unwrap() as usize)
+                .sum()
+        });
+        assert_eq!(wins, 1);
+    }
+}
