@@ -127,6 +127,8 @@ class Core {
     this.database = null;
     this.state = OPENING;
     this.cancel = (id) => nativeDb.cancel(id);
+    // A follower with `maxStaleness`: why a call may not run now, or null.
+    this.stale = null;
   }
 
   get closing() {
@@ -147,6 +149,7 @@ class Core {
       return null;
     }
     if (this.state >= CLOSING) return notOpen();
+    if (this.stale !== null) return this.stale(this);
     return null;
   }
 

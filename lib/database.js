@@ -2,6 +2,7 @@
 
 // Database: the public handle on one open database.
 
+const EventEmitter = require('node:events');
 const { native, track, forget } = require('./calls.js');
 const { Core, OPENING, OPEN, CLOSING, CLOSED, send } = require('./core.js');
 const { argType, nodeError, notOpen } = require('./errors.js');
@@ -11,8 +12,10 @@ const { deserialize, serialize } = require('./image.js');
 const { observe } = require('./diagnostics.js');
 const { readAuthorizer } = require('./authorizer.js');
 const { replicaStats, restoreStats, startFill, waitFilled, warnReplica } = require('./restore.js');
+const { catchUp, followStats, staleness, startFollowing, stopFollowing } = require('./follow.js');
 const {
   readCallOptions,
+  readCatchUpOptions,
   readCheckpointMode,
   readOptions,
   readPath,
@@ -37,8 +40,10 @@ const UNOPENED = { state: CLOSED, closing: true, native: null };
 // The replicator answers with the replica's TXID as text.
 const decodeTxid = (text) => ({ txid: Number(text) });
 
-class Database {
+class Database extends EventEmitter {
   #core = UNOPENED;
+  // The call that hears a follower's applied files (0: none).
+  #watch = 0;
   #closed = null;
   // A stopReplicating() still shipping: a new replicate() waits for it, as
   // both use the replicator's folder next to the database.
@@ -64,6 +69,7 @@ class Database {
    * their queues.
    */
   constructor(location, options) {
+    super();
     this.#path = readPath(location);
     this.#options = readOptions(arguments.length < 2 ? {} : options);
     let settle;
@@ -124,6 +130,7 @@ class Database {
           threadNice: o.threadNice,
           replica: o.replica,
           restore: o.restore,
+          follow: o.follow,
         },
         id,
       );
@@ -133,6 +140,7 @@ class Database {
     }
     const core = new Core(nativeDb, o);
     core.database = this;
+    if (o.follow?.maxStalenessMs !== undefined) core.stale = staleness;
     this.#core = core;
     this.#closed = null;
     this.#transactions = { open: 0 };
@@ -150,6 +158,9 @@ class Database {
           if (o.restore === undefined) await contact;
           // The fill starts after that contact, whether it worked or not.
           else contact.catch((err) => warnReplica(core, err)).then(() => startFill(core));
+        }
+        if (o.follow !== undefined) {
+          this.#watch = startFollowing(core, (txid, pages) => this.emit('applied', { txid, pages }));
         }
         return settings;
       })
@@ -466,7 +477,30 @@ class Database {
       checkpoint: { ...s.checkpoint, error: s.checkpoint.error ?? null },
       replica: replicaStats(r),
       restore: restoreStats(native.restoreStats(this.#core.native)),
+      follow: followStats(native.followStats(this.#core.native)),
     };
+  }
+
+  /**
+   * A follower's read-your-writes: resolves to `{ txid }`, the TXID the
+   * database is at, once it is at `options.txid` or later (checking the
+   * replica every `pollInterval`), or, without a TXID, once a check of the
+   * replica found nothing more to apply. `timeout` (ms) rejects with a
+   * `TimeoutError` DOMException, `signal` with its reason.
+   */
+  catchUp(options) {
+    let read;
+    try {
+      read = readCatchUpOptions(options);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (this.#core.state === OPENING) return this.ready.then(() => this.catchUp(options));
+    if (this.#core.closing) return Promise.reject(notOpen());
+    if (this.#options.follow === undefined) {
+      return Promise.reject(nodeError(Error, 'ERR_INVALID_STATE', 'the database does not follow a replica'));
+    }
+    return catchUp(this.#core, read);
   }
 
   /**
@@ -584,6 +618,8 @@ class Database {
   }
 
   #shutdown() {
+    stopFollowing(this.#watch);
+    this.#watch = 0;
     const { id, promise } = track(null, null);
     send(id, () => this.#core.native.close(id));
     return promise.then(() => undefined);

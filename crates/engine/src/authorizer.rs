@@ -74,10 +74,13 @@ pub fn install(
     state_reads: Option<Arc<AtomicBool>>,
     user: Option<UserAuthorizer>,
     failure: Failure,
+    follower: bool,
 ) -> Result<()> {
     conn.authorizer(Some(move |ctx: AuthContext<'_>| {
         let own = match role {
             Role::Reader(_) => reader_decision(&ctx),
+            // A follower's writer is `query_only` and stays so.
+            Role::Writer if follower && sets_query_only(&ctx) => Authorization::Deny,
             Role::Writer | Role::Checkpointer => {
                 if let Some(flag) = &state_reads {
                     if reads_connection_state(&ctx) {
@@ -154,18 +157,16 @@ pub fn reader_decision(ctx: &AuthContext<'_>) -> Authorization {
         | AuthAction::Recursive
         | AuthAction::Transaction { .. }
         | AuthAction::Savepoint { .. } => Authorization::Allow,
-        AuthAction::Pragma {
-            pragma_name,
-            pragma_value,
-        } => {
-            if pragma_name.eq_ignore_ascii_case("query_only") && pragma_value.is_some() {
-                Authorization::Deny
-            } else {
-                Authorization::Allow
-            }
-        }
+        AuthAction::Pragma { .. } if sets_query_only(ctx) => Authorization::Deny,
+        AuthAction::Pragma { .. } => Authorization::Allow,
         _ => Authorization::Deny,
     }
+}
+
+/// Whether the statement sets `PRAGMA query_only`.
+fn sets_query_only(ctx: &AuthContext<'_>) -> bool {
+    matches!(ctx.action, AuthAction::Pragma { pragma_name, pragma_value: Some(_) }
+        if pragma_name.eq_ignore_ascii_case("query_only"))
 }
 
 /// Whether a statement being prepared reads something only this connection
