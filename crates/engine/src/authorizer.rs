@@ -376,6 +376,7 @@ mod tests {
             None,
             user(Answer(0)),
             failure.clone(),
+            false,
         )
         .unwrap();
         let error = Error::from(conn.execute("INSERT INTO t VALUES (2)", []).unwrap_err());
@@ -401,6 +402,7 @@ mod tests {
             Some(state_reads.clone()),
             deny,
             failure.clone(),
+            false,
         )
         .unwrap();
         assert!(conn.prepare("SELECT a FROM t").is_err());
@@ -412,6 +414,7 @@ mod tests {
             Some(state_reads.clone()),
             allow,
             failure,
+            false,
         )
         .unwrap();
         conn.prepare("SELECT last_insert_rowid()").unwrap();
@@ -419,10 +422,36 @@ mod tests {
     }
 
     #[test]
+    fn a_followers_writer_cannot_turn_query_only_off_and_still_reads_it() {
+        let mut conn = connection();
+        install(
+            &mut conn,
+            Role::Writer,
+            None,
+            None,
+            Failure::default(),
+            true,
+        )
+        .unwrap();
+        assert!(conn.execute_batch("PRAGMA query_only = 0").is_err());
+        conn.query_row("PRAGMA query_only", [], |r| r.get::<_, i64>(0))
+            .unwrap();
+        conn.execute("INSERT INTO t VALUES (3)", []).unwrap();
+    }
+
+    #[test]
     fn what_a_throwing_caller_reported_replaces_not_authorized() {
         let mut conn = connection();
         let failure = Failure::default();
-        install(&mut conn, Role::Writer, None, user(Throws), failure.clone()).unwrap();
+        install(
+            &mut conn,
+            Role::Writer,
+            None,
+            user(Throws),
+            failure.clone(),
+            false,
+        )
+        .unwrap();
         let error = Error::from(conn.prepare("SELECT a FROM t").unwrap_err());
         assert_eq!(
             explain(error, &failure),

@@ -110,7 +110,10 @@ pub enum Request {
 /// the defensive flag off and only offloop's authorizer asked: a
 /// follower applying a replica's pages. The engine runs it and knows
 /// nothing of what it does.
-pub struct Privileged(pub Box<dyn FnOnce(&rusqlite::Connection) -> Result<Outcome> + Send>);
+pub struct Privileged(pub PrivilegedWork);
+
+/// What `Privileged` runs: given the writer's connection, its outcome.
+pub type PrivilegedWork = Box<dyn FnOnce(&rusqlite::Connection) -> Result<Outcome> + Send>;
 
 impl std::fmt::Debug for Privileged {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -465,7 +465,7 @@ impl Shared {
         if at == 0 || reach > at + 1 {
             return Ok(Check::Suspect);
         }
-        let probe = *misses > 0 && *misses % PROBE_EVERY == 0;
+        let probe = *misses > 0 && misses.is_multiple_of(PROBE_EVERY);
         let want = if probe { at + 2 } else { at + 1 };
         let txid = Txid::new(want).ok_or("the replica's TXIDs ran out")?;
         self.gets.fetch_add(1, Ordering::Relaxed);

@@ -176,6 +176,94 @@ mod tests {
         assert_eq!(next_file(&l, 25, 31), None);
     }
 
+    /// A WAL database at `path` with `rows` rows of 3,000 bytes.
+    fn database(path: &std::path::Path, rows: i64) -> Connection {
+        let conn = Connection::open(path).unwrap();
+        conn.execute_batch("PRAGMA journal_mode = WAL; CREATE TABLE t(v BLOB)")
+            .unwrap();
+        conn.execute(
+            "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < ?1) \
+             INSERT INTO t SELECT randomblob(3000) FROM c",
+            [rows],
+        )
+        .unwrap();
+        conn
+    }
+
+    /// Every page of `conn`'s database as an LTX file covering TXIDs
+    /// `min..=max`.
+    fn image(conn: &Connection, min: u64, max: u64) -> Vec<u8> {
+        let count: u32 = conn
+            .query_row("PRAGMA page_count", [], |r| r.get(0))
+            .unwrap();
+        let header = offloop_ltx::Header {
+            flags: offloop_ltx::HEADER_FLAG_NO_CHECKSUM,
+            page_size: 4096,
+            commit: count,
+            min_txid: min,
+            max_txid: max,
+            timestamp: 0,
+            pre_apply_checksum: 0,
+            wal_offset: 0,
+            wal_size: 0,
+            wal_salt1: 0,
+            wal_salt2: 0,
+            node_id: 0,
+        };
+        let mut enc = offloop_ltx::Encoder::new(Vec::new(), header).unwrap();
+        let mut stmt = conn
+            .prepare("SELECT pgno, data FROM sqlite_dbpage ORDER BY pgno")
+            .unwrap();
+        let pages = stmt
+            .query_map([], |r| Ok((r.get::<_, u32>(0)?, r.get::<_, Vec<u8>>(1)?)))
+            .unwrap();
+        for page in pages {
+            let (pgno, data) = page.unwrap();
+            enc.encode_page(pgno, &data).unwrap();
+        }
+        enc.finish(0).unwrap().writer
+    }
+
+    fn rows(conn: &Connection) -> i64 {
+        conn.query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+            .unwrap()
+    }
+
+    #[test]
+    fn a_file_applied_over_a_bigger_database_leaves_exactly_its_pages_and_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let primary = database(&dir.path().join("p.db"), 10);
+        let follower = database(&dir.path().join("f.db"), 300);
+        let bytes = image(&primary, 1, 5);
+        let applied = apply_file(&follower, "L0/test", &bytes).unwrap();
+        let size =
+            |c: &Connection| -> u32 { c.query_row("PRAGMA page_count", [], |r| r.get(0)).unwrap() };
+        assert_eq!(applied.commit, size(&primary));
+        assert_eq!(
+            size(&follower),
+            size(&primary),
+            "the pages past the commit size went"
+        );
+        // The writing connection itself reads the new pages, not its cache.
+        assert_eq!(rows(&follower), 10);
+        let integrity: String = follower
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(integrity, "ok");
+    }
+
+    #[test]
+    fn a_damaged_file_is_rolled_back_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let primary = database(&dir.path().join("p.db"), 10);
+        let follower = database(&dir.path().join("f.db"), 3);
+        let mut bytes = image(&primary, 1, 5);
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0xff;
+        assert!(apply_file(&follower, "L0/test", &bytes).is_err());
+        assert_eq!(rows(&follower), 3);
+    }
+
     #[test]
     fn a_gap_leaves_only_a_full_image_and_the_smaller_file_wins_a_tie() {
         let l = levels(&[file(0, 1, 40), file(9, 1, 40), file(0, 35, 40)]);
