@@ -11,17 +11,14 @@ const { applyChangeset, createSession } = require('./session.js');
 const { deserialize, serialize } = require('./image.js');
 const { observe } = require('./diagnostics.js');
 const { readAuthorizer } = require('./authorizer.js');
-const { replicaStats, restoreStats, startFill, waitFilled, warnReplica } = require('./restore.js');
+const { decodeTxid, replicaStats, restoreInto, restoreStats, startFill, waitFilled, warnReplica } = require('./restore.js');
 const { catchUp, followStats, staleness, startFollowing, stopFollowing } = require('./follow.js');
 const {
   readCallOptions,
-  readCatchUpOptions,
   readCheckpointMode,
   readOptions,
   readPath,
   readReplicaOptions,
-  readReplicaUrl,
-  readRestoreOptions,
   whyNotReplicable,
 } = require('./options.js');
 const { decodeBatch, decodeCheckpoint } = require('./rows.js');
@@ -37,13 +34,8 @@ const asyncDispose = Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose');
 // A database created with `open: false` has this core until open().
 const UNOPENED = { state: CLOSED, closing: true, native: null };
 
-// The replicator answers with the replica's TXID as text.
-const decodeTxid = (text) => ({ txid: Number(text) });
-
 class Database extends EventEmitter {
   #core = UNOPENED;
-  // The call that hears a follower's applied files (0: none).
-  #watch = 0;
   #closed = null;
   // A stopReplicating() still shipping: a new replicate() waits for it, as
   // both use the replicator's folder next to the database.
@@ -159,9 +151,7 @@ class Database extends EventEmitter {
           // The fill starts after that contact, whether it worked or not.
           else contact.catch((err) => warnReplica(core, err)).then(() => startFill(core));
         }
-        if (o.follow !== undefined) {
-          this.#watch = startFollowing(core, (txid, pages) => this.emit('applied', { txid, pages }));
-        }
+        if (o.follow !== undefined) startFollowing(core, (txid, pages) => this.emit('applied', { txid, pages }));
         return settings;
       })
       .then(
@@ -203,16 +193,7 @@ class Database extends EventEmitter {
    * existing file unless `overwrite: true`.
    */
   static restore(url, location, options) {
-    try {
-      const u = readReplicaUrl(url, 'url');
-      const p = readPath(location);
-      const o = readRestoreOptions(options);
-      const { id, promise } = track(decodeTxid, null);
-      send(id, () => native.restoreReplica(id, u, p, o));
-      return promise;
-    } catch (err) {
-      return Promise.reject(err);
-    }
+    return restoreInto(url, location, options);
   }
 
   /** The version of the bundled SQLite. */
@@ -481,26 +462,10 @@ class Database extends EventEmitter {
     };
   }
 
-  /**
-   * A follower's read-your-writes: resolves to `{ txid }`, the TXID the
-   * database is at, once it is at `options.txid` or later (checking the
-   * replica every `pollInterval`), or, without a TXID, once a check of the
-   * replica found nothing more to apply. `timeout` (ms) rejects with a
-   * `TimeoutError` DOMException, `signal` with its reason.
-   */
+  /** A follower's read-your-writes: resolves to `{ txid }` (lib/follow.js). */
   catchUp(options) {
-    let read;
-    try {
-      read = readCatchUpOptions(options);
-    } catch (err) {
-      return Promise.reject(err);
-    }
     if (this.#core.state === OPENING) return this.ready.then(() => this.catchUp(options));
-    if (this.#core.closing) return Promise.reject(notOpen());
-    if (this.#options.follow === undefined) {
-      return Promise.reject(nodeError(Error, 'ERR_INVALID_STATE', 'the database does not follow a replica'));
-    }
-    return catchUp(this.#core, read);
+    return catchUp(this.#core, options);
   }
 
   /**
@@ -618,8 +583,7 @@ class Database extends EventEmitter {
   }
 
   #shutdown() {
-    stopFollowing(this.#watch);
-    this.#watch = 0;
+    stopFollowing(this.#core);
     const { id, promise } = track(null, null);
     send(id, () => this.#core.native.close(id));
     return promise.then(() => undefined);

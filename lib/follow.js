@@ -7,23 +7,27 @@
 
 const { native, track, forget, armCancel } = require('./calls.js');
 const { send } = require('./core.js');
-const { nodeError } = require('./errors.js');
+const { nodeError, notOpen } = require('./errors.js');
+const { readCatchUpOptions } = require('./options.js');
 const { cancel: CANCEL } = require('./protocol.js');
+const { decodeTxid } = require('./restore.js');
 
 /**
  * Starts following once the open has resolved; `emit(txid, pages)` hears
  * each applied file, on a later tick (a listener that throws does so
- * outside the completion path). Returns the watch's call id, to forget
- * at close.
+ * outside the completion path). The watch's call id is kept on the core,
+ * to forget at close.
  */
 function startFollowing(core, emit) {
   const { id } = track(null, null, (txid, pages) => process.nextTick(emit, txid, pages));
   send(id, () => native.followStart(core.native, id));
-  return id;
+  core.watch = id;
 }
 
-function stopFollowing(watchId) {
-  if (watchId !== 0) forget(watchId);
+/** Forgets the watch of a closing database (it never settles). */
+function stopFollowing(core) {
+  if (core.watch !== undefined) forget(core.watch);
+  core.watch = undefined;
 }
 
 /** Why a call may not run now: the follower is staler than `maxStaleness`. */
@@ -39,10 +43,27 @@ function staleness(core) {
   );
 }
 
-/** `db.catchUp({ txid, timeout, signal })`, options already read. */
-function catchUp(core, { txid, timeout, signal }) {
+/**
+ * `db.catchUp({ txid, timeout, signal })`: resolves to `{ txid }`, the TXID
+ * the database is at, once it is at `txid` or later (checking the replica
+ * every `pollInterval`), or, without a TXID, once a check of the replica
+ * found nothing more to apply. `timeout` (ms) rejects with a `TimeoutError`
+ * DOMException, `signal` with its reason.
+ */
+function catchUp(core, options) {
+  let read;
+  try {
+    read = readCatchUpOptions(options);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  if (core.closing) return Promise.reject(notOpen());
+  if (core.options.follow === undefined) {
+    return Promise.reject(nodeError(Error, 'ERR_INVALID_STATE', 'the database does not follow a replica'));
+  }
+  const { txid, timeout, signal } = read;
   if (signal?.aborted) return Promise.reject(signal.reason);
-  const { id, promise } = track((text) => ({ txid: Number(text) }), null);
+  const { id, promise } = track(decodeTxid, null);
   send(id, () => native.followCatchUp(core.native, id, txid));
   if (signal !== undefined || timeout > 0) {
     const cancel = (callId) => {
