@@ -135,13 +135,16 @@ test("each applied file is an 'applied' event with its TXID and page count", asy
   }
 });
 
-test('follow and replica together are refused', async () => {
+test("follow with replica, with readOnly or with restore: 'paged' is refused", async () => {
   const dir = tempDir();
   const url = pathToFileURL(path.join(dir, 'replica')).href;
-  assert.throws(
-    () => new Database(path.join(dir, 'x.db'), { follow: { url }, replica: { url } }),
-    (err) => err.code === 'ERR_INVALID_ARG_VALUE',
-  );
+  for (const extra of [{ replica: { url } }, { readOnly: true }, { restore: 'paged' }]) {
+    assert.throws(
+      () => new Database(path.join(dir, 'x.db'), { follow: { url }, ...extra }),
+      (err) => err.code === 'ERR_INVALID_ARG_VALUE',
+      JSON.stringify(extra),
+    );
+  }
 });
 
 test('an existing file no follower of the replica made is refused with ERR_OFFLOOP_REPLICA and left untouched', async () => {
