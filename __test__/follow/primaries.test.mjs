@@ -133,3 +133,46 @@ test('a follower of a replica that `litestream replicate` writes equals its data
     await db.close();
   }
 });
+
+/** Waits, without catchUp() (which lists), until the follower reaches `txid`. */
+async function reaches(follower, txid) {
+  for (let i = 0; i < 1000 && follower.stats().follow.txid < txid; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  assert.ok(follower.stats().follow.txid >= txid, `stuck at ${follower.stats().follow.txid} of ${txid}`);
+}
+
+test('a full image in place of the next TXID (a database changed behind the primary, then one restored to an earlier point) is found by polling alone', async () => {
+  const dir = tempDir();
+  const url = pathToFileURL(path.join(dir, 'replica')).href;
+  const file = path.join(dir, 'primary.db');
+  let primary = await Database.open(file, { replica: { url, syncInterval: 50 } });
+  await primary.exec('CREATE TABLE t(x)');
+  const created = (await primary.syncReplica()).txid;
+  const follower = await Database.open(path.join(dir, 'follower.db'), { follow: { url, pollInterval: 10 } });
+  try {
+    // Changed while nothing replicated it: the next open ships a full image.
+    await primary.close();
+    const bare = await Database.open(file);
+    await bare.exec("INSERT INTO t VALUES ('behind its back')");
+    await bare.close();
+    primary = await Database.open(file, { replica: { url, syncInterval: 50 } });
+    await primary.exec("INSERT INTO t VALUES ('after')");
+    let { txid } = await primary.syncReplica();
+    await reaches(follower, txid);
+    assert.deepEqual(await tables(follower), await tables(primary));
+    // Restored to an earlier TXID and replicating again: the replica is
+    // ahead, so the primary ships a full image at its next TXID.
+    await primary.close();
+    await Database.restore(url, path.join(dir, 'earlier.db'), { txid: created });
+    primary = await Database.open(path.join(dir, 'earlier.db'), { replica: { url, syncInterval: 50 } });
+    await primary.syncReplica();
+    await primary.exec("INSERT INTO t VALUES ('from the earlier state')");
+    ({ txid } = await primary.syncReplica());
+    await reaches(follower, txid);
+    assert.deepEqual(await tables(follower), await tables(primary));
+  } finally {
+    await follower.close();
+    await primary.close();
+  }
+});
