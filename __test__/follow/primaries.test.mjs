@@ -1,7 +1,8 @@
 // What a primary does that a follower must survive, with an offloop primary
 // and with the real `litestream replicate`: a database that shrinks
-// (VACUUM: the pages past the new size go), a primary that restarts, and
-// compaction with a follower that was away (it catches up through L1).
+// (VACUUM: the pages past the new size go), a primary that restarts,
+// compaction with a follower that was away (it catches up through L1), a
+// full image at the next TXID, and a next L0 file that never comes.
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -142,7 +143,7 @@ async function reaches(follower, txid) {
   assert.ok(follower.stats().follow.txid >= txid, `stuck at ${follower.stats().follow.txid} of ${txid}`);
 }
 
-test('a full image in place of the next TXID (a database changed behind the primary, then one restored to an earlier point) is found by polling alone', async () => {
+test('a full image at the next TXID (a database changed behind the primary, then one restored to an earlier point) is applied by polling alone', async () => {
   const dir = tempDir();
   const url = pathToFileURL(path.join(dir, 'replica')).href;
   const file = path.join(dir, 'primary.db');
@@ -169,6 +170,50 @@ test('a full image in place of the next TXID (a database changed behind the prim
     await primary.syncReplica();
     await primary.exec("INSERT INTO t VALUES ('from the earlier state')");
     ({ txid } = await primary.syncReplica());
+    await reaches(follower, txid);
+    assert.deepEqual(await tables(follower), await tables(primary));
+  } finally {
+    await follower.close();
+    await primary.close();
+  }
+});
+
+test('a next L0 file that never comes while later ones do (a gap a compaction covers) is found by polling alone', async () => {
+  const dir = tempDir();
+  const source = path.join(dir, 'replica');
+  const mirror = path.join(dir, 'mirror');
+  const primary = await Database.open(path.join(dir, 'primary.db'), {
+    replica: { url: pathToFileURL(source).href, syncInterval: 20, compactionIntervals: [100] },
+  });
+  await primary.exec('CREATE TABLE t(x)');
+  await primary.syncReplica();
+  // The follower reads a copy of the replica that the test fills itself.
+  const copy = (filter) => {
+    for (const level of fs.readdirSync(path.join(source, 'ltx'))) {
+      fs.mkdirSync(path.join(mirror, 'ltx', level), { recursive: true });
+      for (const name of fs.readdirSync(path.join(source, 'ltx', level))) {
+        if (filter(Number(level), name)) fs.copyFileSync(path.join(source, 'ltx', level, name), path.join(mirror, 'ltx', level, name));
+      }
+    }
+  };
+  copy(() => true);
+  const follower = await Database.open(path.join(dir, 'follower.db'), { follow: { url: pathToFileURL(mirror).href, pollInterval: 10 } });
+  try {
+    const at = follower.stats().follow.txid;
+    for (let i = 0; i < 5; i++) {
+      await primary.exec(`INSERT INTO t VALUES (${i})`);
+      await primary.syncReplica();
+    }
+    const { txid } = await primary.syncReplica();
+    // Wait for an L1 file reaching the last TXID.
+    const l1 = path.join(source, 'ltx', '1');
+    for (let i = 0; i < 200; i++) {
+      const names = fs.existsSync(l1) ? fs.readdirSync(l1) : [];
+      if (names.some((n) => Number.parseInt(n.slice(17, 33), 16) >= txid)) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    // Every new file but the next L0 one.
+    copy((level, name) => !(level === 0 && Number.parseInt(name.slice(0, 16), 16) === at + 1));
     await reaches(follower, txid);
     assert.deepEqual(await tables(follower), await tables(primary));
   } finally {
