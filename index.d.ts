@@ -1,5 +1,7 @@
 // Public types of offloop. The reference is docs/api.md.
 
+import { EventEmitter } from 'node:events';
+
 export type SQLInputValue = null | number | bigint | string | boolean | ArrayBufferView | ArrayBuffer;
 export type SQLOutputValue = null | number | bigint | string | Uint8Array;
 export type NamedParameters = Record<string, SQLInputValue>;
@@ -77,9 +79,58 @@ export interface DatabaseOptions extends StatementOptions {
   replica?: ReplicaOptions;
   /**
    * When the file is missing, open it from `replica`: page by page with a
-   * background fill ('paged'), or after a full download ('full').
+   * background fill ('paged'), or after a full download ('full'). A
+   * follower restores a missing file 'full'.
    */
   restore?: 'paged' | 'full';
+  /**
+   * Follow a replica another process writes: the database is read-only to
+   * the application and applies each new TXID as it appears. Not with
+   * `replica`.
+   */
+  follow?: FollowOptions;
+}
+
+export interface FollowOptions extends S3Options {
+  /** 'file:///absolute/dir' or 's3://bucket/prefix'. */
+  url: string;
+  /** Milliseconds between checks for the next TXID. Default 1000. */
+  pollInterval?: number;
+  /**
+   * Milliseconds; while the follower last held the newest TXID longer ago
+   * than this, calls reject with ERR_OFFLOOP_STALE. Default: no bound.
+   */
+  maxStaleness?: number;
+}
+
+export interface CatchUpOptions {
+  /** Resolve once this TXID (or a later one) is applied. */
+  txid?: number;
+  /** Milliseconds; rejects with a TimeoutError DOMException. 0 for none. */
+  timeout?: number;
+  /** Rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+export interface FollowStats {
+  url: string;
+  /** The TXID the database is at. */
+  txid: number;
+  /** Milliseconds since the follower last knew it held the replica's newest TXID. */
+  stalenessMs: number;
+  /** Ms since the epoch, or null before the first check. */
+  lastCheckAt: number | null;
+  /** Ms since the epoch of the last applied file, or null. */
+  appliedAt: number | null;
+  requests: { list: number; get: number };
+  bytesFetched: number;
+  lastError: string | null;
+}
+
+/** What an 'applied' event carries: the TXID the database is at now, the pages written. */
+export interface AppliedEvent {
+  txid: number;
+  pages: number;
 }
 
 /**
@@ -281,6 +332,8 @@ export interface DatabaseStats {
   replica: ReplicaStats | null;
   /** Null unless the database was opened with restore: 'paged' from its replica. */
   restore: RestoreStats | null;
+  /** null when the database does not follow a replica. */
+  follow: FollowStats | null;
 }
 
 export type CheckpointMode = 'PASSIVE' | 'FULL' | 'RESTART' | 'TRUNCATE';
@@ -427,7 +480,7 @@ export interface ApplyChangesetOptions {
   onConflict?: (kind: number) => number;
 }
 
-export declare class Database {
+export declare class Database extends EventEmitter {
   constructor(path: string | Uint8Array | URL, options?: DatabaseOptions);
   static open(path: string | Uint8Array | URL, options?: DatabaseOptions): Promise<Database>;
   static readonly sqliteVersion: string;
@@ -497,6 +550,11 @@ export declare class Database {
   replicate(options: ReplicaOptions): Promise<ReplicaResult>;
   /** Ships what was committed, then stops replicating. */
   stopReplicating(): Promise<ReplicaResult>;
+  /** A follower: resolves once `txid` is applied, or (no txid) once a check found nothing more. */
+  catchUp(options?: CatchUpOptions): Promise<ReplicaResult>;
+  /** A follower applied a file. */
+  on(event: 'applied', listener: (event: AppliedEvent) => void): this;
+  on(event: string | symbol, listener: (...args: any[]) => void): this;
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }

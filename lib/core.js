@@ -131,6 +131,8 @@ class Core {
     // `durability: 'replica'`: a write resolves once its commit is in the
     // replica (set again by db.replicate() and db.stopReplicating()).
     this.durable = options.replica?.durable === true;
+    // A follower with `maxStaleness`: why a call may not run now, or null.
+    this.stale = null;
   }
 
   /**
@@ -165,6 +167,7 @@ class Core {
       return null;
     }
     if (this.state >= CLOSING) return notOpen();
+    if (this.stale !== null) return this.stale(this);
     return null;
   }
 

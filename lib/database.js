@@ -2,6 +2,7 @@
 
 // Database: the public handle on one open database.
 
+const EventEmitter = require('node:events');
 const { native, track, forget } = require('./calls.js');
 const { Core, OPENING, OPEN, CLOSING, CLOSED, send } = require('./core.js');
 const { argType, nodeError, notOpen } = require('./errors.js');
@@ -10,15 +11,14 @@ const { applyChangeset, createSession } = require('./session.js');
 const { deserialize, serialize } = require('./image.js');
 const { observe } = require('./diagnostics.js');
 const { readAuthorizer } = require('./authorizer.js');
-const { replicaStats, restoreStats, startFill, waitFilled, warnReplica } = require('./restore.js');
+const { wrapTxid, replicaStats, restoreInto, restoreStats, startFill, waitFilled, warnReplica } = require('./restore.js');
+const { catchUp, followStats, staleness, startFollowing, stopFollowing } = require('./follow.js');
 const {
   readCallOptions,
   readCheckpointMode,
   readOptions,
   readPath,
   readReplicaOptions,
-  readReplicaUrl,
-  readRestoreOptions,
   whyNotReplicable,
 } = require('./options.js');
 const { decodeBatch, decodeCheckpoint } = require('./rows.js');
@@ -37,10 +37,7 @@ const UNOPENED = { state: CLOSED, closing: true, native: null };
 // Set by the class's static block (it reads the private core).
 let rowChangesOf;
 
-// The replicator answers with the replica's TXID, a number.
-const wrapTxid = (txid) => ({ txid });
-
-class Database {
+class Database extends EventEmitter {
   #core = UNOPENED;
   #closed = null;
   // A stopReplicating() still shipping: a new replicate() waits for it (both use the replicator's folder).
@@ -66,6 +63,7 @@ class Database {
    * their queues.
    */
   constructor(location, options) {
+    super();
     this.#path = readPath(location);
     this.#options = readOptions(arguments.length < 2 ? {} : options);
     let settle;
@@ -125,6 +123,7 @@ class Database {
           threadNice: o.threadNice,
           replica: o.replica,
           restore: o.restore,
+          follow: o.follow,
         },
         id,
       );
@@ -134,6 +133,7 @@ class Database {
     }
     const core = new Core(nativeDb, o);
     core.database = this;
+    if (o.follow?.maxStalenessMs !== undefined) core.stale = staleness;
     this.#core = core;
     this.#closed = null;
     this.#transactions = { open: 0 };
@@ -153,6 +153,7 @@ class Database {
           // The fill starts after that contact, whether it worked or not.
           else contact.catch((err) => warnReplica(core, err)).then(() => startFill(core));
         }
+        if (o.follow !== undefined) startFollowing(core, (txid, pages) => this.emit('applied', { txid, pages }));
         return settings;
       })
       .then(
@@ -193,16 +194,7 @@ class Database {
    * existing file unless `overwrite: true`.
    */
   static restore(url, location, options) {
-    try {
-      const u = readReplicaUrl(url, 'url');
-      const p = readPath(location);
-      const o = readRestoreOptions(options);
-      const { id, promise } = track(wrapTxid, null);
-      send(id, () => native.restoreReplica(id, u, p, o));
-      return promise;
-    } catch (err) {
-      return Promise.reject(err);
-    }
+    return restoreInto(url, location, options);
   }
 
   /** The version of the bundled SQLite. */
@@ -467,7 +459,14 @@ class Database {
       checkpoint: { ...s.checkpoint, error: s.checkpoint.error ?? null },
       replica: replicaStats(r),
       restore: restoreStats(native.restoreStats(this.#core.native)),
+      follow: followStats(native.followStats(this.#core.native)),
     };
+  }
+
+  /** A follower's read-your-writes: resolves to `{ txid }` (lib/follow.js). */
+  catchUp(options) {
+    if (this.#core.state === OPENING) return this.ready.then(() => this.catchUp(options));
+    return catchUp(this.#core, options);
   }
 
   /**
@@ -587,6 +586,7 @@ class Database {
   }
 
   #shutdown() {
+    stopFollowing(this.#core);
     const { id, promise } = track(null, null);
     send(id, () => this.#core.native.close(id));
     return promise.then(() => undefined);

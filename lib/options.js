@@ -212,6 +212,31 @@ function readReplicaOptions(value, prefix = 'options.replica.') {
   return out;
 }
 
+const DEFAULT_POLL_INTERVAL_MS = 1000;
+
+/** `options.follow`, defaults filled in (`maxStaleness` undefined: no bound). */
+function readFollowOptions(value, prefix = 'options.follow.') {
+  if (value === null || typeof value !== 'object') throw argType(prefix.slice(0, -1), 'an object');
+  const out = { url: readReplicaUrl(value.url, `${prefix}url`) };
+  out.pollIntervalMs = readInteger(value, 'pollInterval', DEFAULT_POLL_INTERVAL_MS, 1, MAX_INT32, prefix);
+  out.maxStalenessMs = readInteger(value, 'maxStaleness', undefined, 1, Number.MAX_SAFE_INTEGER, prefix);
+  readS3Options(value, prefix, out);
+  return out;
+}
+
+/** `db.catchUp(options)`: `{ txid, timeout, signal }`, each optional. */
+function readCatchUpOptions(options) {
+  if (options === undefined) return {};
+  if (options === null || typeof options !== 'object') throw argType('options', 'an object');
+  const { txid, signal } = options;
+  if (txid !== undefined && (!Number.isSafeInteger(txid) || txid < 0)) {
+    throw argType('options.txid', 'a non-negative integer');
+  }
+  const timeout = readInteger(options, 'timeout', 0, 0, MAX_INT32);
+  if (signal !== undefined && !(signal instanceof AbortSignal)) throw argType('options.signal', 'an AbortSignal');
+  return { txid, timeout, signal };
+}
+
 /** `Database.restore(url, path, options)` options. */
 function readRestoreOptions(options) {
   if (options === undefined) options = {};
@@ -275,7 +300,18 @@ function readOptions(options) {
     const why = whyNotReplicable(out);
     if (why !== null) throw invalidValue('options.replica', why);
   }
-  if (out.restore !== undefined && out.replica === undefined) {
+  out.follow = options.follow === undefined ? undefined : readFollowOptions(options.follow);
+  if (out.follow !== undefined) {
+    if (out.replica !== undefined) {
+      throw invalidValue('options.follow', 'and options.replica cannot both be set: a follower only reads its replica.');
+    }
+    const why = whyNotReplicable(out);
+    if (why !== null) throw invalidValue('options.follow', why.replace('replicate', 'follow'));
+    if (out.restore === 'paged') {
+      throw invalidValue('options.restore', "must be 'full' for a follower (a paged follower is not built yet).");
+    }
+  }
+  if (out.restore !== undefined && out.replica === undefined && out.follow === undefined) {
     throw invalidValue('options.restore', 'needs options.replica, the replica to restore from.');
   }
   return out;
@@ -477,6 +513,7 @@ function flagsOf(o) {
 }
 
 module.exports = {
+  readCatchUpOptions,
   readCheckpointMode,
   readOptions,
   readReplicaOptions,

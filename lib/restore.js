@@ -6,6 +6,24 @@
 
 const { native, track } = require('./calls.js');
 const { send } = require('./core.js');
+const { readPath, readReplicaUrl, readRestoreOptions } = require('./options.js');
+
+// The replicator (and a follower) answer with a TXID, a number.
+const wrapTxid = (txid) => ({ txid });
+
+/** `Database.restore(url, path, options)`: on a thread of the addon's own. */
+function restoreInto(url, location, options) {
+  try {
+    const u = readReplicaUrl(url, 'url');
+    const p = readPath(location);
+    const o = readRestoreOptions(options);
+    const { id, promise } = track(wrapTxid, null);
+    send(id, () => native.restoreReplica(id, u, p, o));
+    return promise;
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
 
 /**
  * Starts the background fill of a database opened with `restore: 'paged'`
@@ -70,4 +88,4 @@ function restoreStats(r) {
   };
 }
 
-module.exports = { startFill, waitFilled, warnReplica, replicaStats, restoreStats };
+module.exports = { wrapTxid, restoreInto, startFill, waitFilled, warnReplica, replicaStats, restoreStats };

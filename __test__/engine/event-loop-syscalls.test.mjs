@@ -4,7 +4,8 @@
 // reads, writes, opens, locks or truncates the database, its WAL or its
 // shared-memory file; and with replication on, it never touches the WAL,
 // the replicator's own folder or the replica either: the replicator thread
-// does. `strace -f -y` prints the thread id on each line and
+// does. Nor does it for a follower of that replica under load (polling,
+// fetching and applying run on the follower's thread and the writer's). `strace -f -y` prints the thread id on each line and
 // the path behind each file descriptor; the JS thread's id is the process id.
 
 import assert from 'node:assert/strict';
@@ -39,11 +40,31 @@ async function run(name, pattern, count = 20000, replica = undefined) {
   await db.close();
   return { n, runs: stats.runs, txid };
 }
+async function follow(count) {
+  const url = 'file://' + dir + '/followed';
+  const primary = await Database.open(dir + '/primary.db', { replica: { url, syncInterval: 50 } });
+  await primary.exec('CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB)');
+  await primary.syncReplica();
+  const follower = await Database.open(dir + '/follower.db', { follow: { url, pollInterval: 20 } });
+  const insert = primary.prepare('INSERT INTO t(b) VALUES (?)');
+  const read = follower.prepare('SELECT count(*) AS n FROM t');
+  for (let i = 0; i < count; i++) {
+    await insert.run(blob);
+    if (i % 50 === 0) await Promise.all([read.get(), read.get()]);
+  }
+  const { txid } = await primary.syncReplica();
+  await follower.catchUp({ txid });
+  const { n } = await read.get();
+  await follower.close();
+  await primary.close();
+  return { n, txid };
+}
 (async () => {
   const constant = await run('constant', 'constant');
   const bursts = await run('bursts', 'bursts');
   const replicated = await run('replicated', 'constant', 5000, { url: 'file://' + dir + '/replica', syncInterval: 100 });
-  console.log(JSON.stringify({ pid: process.pid, constant, bursts, replicated }));
+  const followed = await follow(3000);
+  console.log(JSON.stringify({ pid: process.pid, constant, bursts, replicated, followed }));
 })();
 `;
 
@@ -56,7 +77,7 @@ function strace() {
   );
 }
 
-test('under the W1 workload, and with replication on, the JS thread makes no sync and no database, WAL or replica file I/O; offloop threads do', async () => {
+test('under the W1 workload, with replication on and with a follower under load, the JS thread makes no sync and no database, WAL or replica file I/O; offloop threads do', async () => {
   strace();
   const script = path.join(tmp.dir, 'workload.cjs');
   const trace = path.join(tmp.dir, 'trace.txt');
@@ -90,13 +111,17 @@ test('under the W1 workload, and with replication on, the JS thread makes no syn
   assert.ok(result.constant.runs > 0 && result.bursts.runs > 0, 'the checkpointer ran');
   assert.equal(result.replicated.n, 5000);
   assert.ok(result.replicated.txid > 0, 'the replica holds the commits');
+  assert.equal(result.followed.n, 3000, 'the follower caught up');
 
   const jsThread = String(result.pid);
   const dir = tmp.dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const dbFile = new RegExp(`${dir}/((constant|bursts|replicated)\\.db(-wal|-shm|-journal|-replica)?\\b|replica/)`);
+  const dbFile = new RegExp(
+    `${dir}/((constant|bursts|replicated|primary|follower)\\.db(-wal|-shm|-journal|-replica|-follow)?\\b|replica/|followed/)`,
+  );
   const replicaFile = new RegExp(`${dir}/(replicated\\.db-replica|replica)/`);
+  const followerFile = new RegExp(`${dir}/follower\\.db(-wal|-follow)?\\b`);
   const onJsThread = { syncs: [], fileIo: [] };
-  const elsewhere = { syncs: 0, dbWrites: 0, replicaWrites: 0 };
+  const elsewhere = { syncs: 0, dbWrites: 0, replicaWrites: 0, followerWrites: 0 };
   for (const line of fs.readFileSync(trace, 'utf8').split('\n')) {
     const match = /^(\d+)\s+(\w+)\(/.exec(line);
     if (!match) continue;
@@ -110,6 +135,7 @@ test('under the W1 workload, and with replication on, the JS thread makes no syn
       if (isSync) elsewhere.syncs += 1;
       if (call === 'pwrite64' && touchesDb) elsewhere.dbWrites += 1;
       if ((call === 'pwrite64' || call === 'write') && replicaFile.test(line)) elsewhere.replicaWrites += 1;
+      if ((call === 'pwrite64' || call === 'write') && followerFile.test(line)) elsewhere.followerWrites += 1;
     }
   }
   assert.deepEqual(onJsThread.syncs, [], 'syncs on the JS thread');
@@ -118,4 +144,5 @@ test('under the W1 workload, and with replication on, the JS thread makes no syn
   assert.ok(elsewhere.syncs > 10, `${elsewhere.syncs} syncs on offloop threads`);
   assert.ok(elsewhere.dbWrites > 40000, `${elsewhere.dbWrites} database writes on offloop threads`);
   assert.ok(elsewhere.replicaWrites > 0, `${elsewhere.replicaWrites} replica writes on offloop threads`);
+  assert.ok(elsewhere.followerWrites > 0, `${elsewhere.followerWrites} follower writes on offloop threads`);
 });

@@ -14,11 +14,12 @@ use napi_derive::napi;
 use offloop_engine::{
     self as engine, Cancelled, CheckpointMode, Request, ScopeKind, Sql, TransactionMode,
 };
-use offloop_replica::{Replicator, RestoreAtOpen};
+use offloop_replica::{Follower, Replicator, RestoreAtOpen};
 
 use super::dispatch::{
     cursor_ref, done_for, queue, Cancel, Dispatcher, Hold, ScopeCell, ITERATE_CHUNK_ROWS,
 };
+use super::follow;
 use super::js::{Cx, Js};
 use super::open::OpenOptions;
 use super::paged;
@@ -34,6 +35,8 @@ pub struct NativeDatabase {
     replicator: RefCell<Option<Arc<Replicator>>>,
     /// The `restore` open option's work: a paged restore's fill.
     restore: RestoreAtOpen,
+    /// The `follow` open option's follower.
+    follower: Option<Follower>,
 }
 
 impl NativeDatabase {
@@ -44,6 +47,10 @@ impl NativeDatabase {
 
     pub(super) fn restore(&self) -> &RestoreAtOpen {
         &self.restore
+    }
+
+    pub(super) fn follower(&self) -> Option<&Follower> {
+        self.follower.as_ref()
     }
 }
 
@@ -57,13 +64,19 @@ impl NativeDatabase {
         let mut options = options;
         let replica_options = options.replica.take();
         let restore_mode = options.restore.take();
+        let follow_options = options.follow.take();
         let mut settings = options.into_settings(path.clone())?;
+        // A follower restores a missing file itself (lib/options.js allows
+        // it only 'full').
         let restore = paged::setup(
             &path,
-            restore_mode.as_deref(),
+            restore_mode.as_deref().filter(|_| follow_options.is_none()),
             replica_options.as_ref(),
             &mut settings,
         )?;
+        let follower = follow_options
+            .map(|o| follow::setup(&path, o, &mut settings))
+            .transpose()?;
         // Installed before the threads start, so the replicator hears the
         // open and every commit from the first.
         let gate = restore.gate();
@@ -80,6 +93,7 @@ impl NativeDatabase {
             dispatcher: Dispatcher::new(db, queue),
             replicator: RefCell::new(replicator),
             restore,
+            follower,
         })
     }
 
@@ -316,6 +330,10 @@ impl NativeDatabase {
     #[napi(catch_unwind)]
     pub fn close(&self, id: f64) {
         self.restore.stop();
+        // Lets go of the writer's queue, so the writer can end.
+        if let Some(follower) = &self.follower {
+            follower.stop();
+        }
         self.dispatcher.release_held();
         let done = done_for(&self.dispatcher.queue, id, 0);
         match self.replicator.borrow_mut().take() {

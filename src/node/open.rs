@@ -9,6 +9,7 @@ use napi::Result;
 use napi_derive::napi;
 use offloop_engine::Settings;
 
+use super::follow::FollowOptions;
 use super::replica::ReplicaOptions;
 use super::settings::{apply_options, PragmaOption, SettingOptions};
 
@@ -44,6 +45,9 @@ pub struct OpenOptions {
     /// 'paged' or 'full': how a missing file is restored from the replica
     /// (see `paged.rs`); taken out before the conversion too.
     pub restore: Option<String>,
+    /// A replica to follow (see `follow.rs`); taken out before the
+    /// conversion too.
+    pub follow: Option<FollowOptions>,
 }
 
 impl OpenOptions {

@@ -74,10 +74,13 @@ pub fn install(
     state_reads: Option<Arc<AtomicBool>>,
     user: Option<UserAuthorizer>,
     failure: Failure,
+    follower: bool,
 ) -> Result<()> {
     conn.authorizer(Some(move |ctx: AuthContext<'_>| {
         let own = match role {
             Role::Reader(_) => reader_decision(&ctx),
+            // A follower's writer is `query_only` and stays so.
+            Role::Writer if follower && sets_query_only(&ctx) => Authorization::Deny,
             Role::Writer | Role::Checkpointer => {
                 if let Some(flag) = &state_reads {
                     if reads_connection_state(&ctx) {
@@ -154,18 +157,16 @@ pub fn reader_decision(ctx: &AuthContext<'_>) -> Authorization {
         | AuthAction::Recursive
         | AuthAction::Transaction { .. }
         | AuthAction::Savepoint { .. } => Authorization::Allow,
-        AuthAction::Pragma {
-            pragma_name,
-            pragma_value,
-        } => {
-            if pragma_name.eq_ignore_ascii_case("query_only") && pragma_value.is_some() {
-                Authorization::Deny
-            } else {
-                Authorization::Allow
-            }
-        }
+        AuthAction::Pragma { .. } if sets_query_only(ctx) => Authorization::Deny,
+        AuthAction::Pragma { .. } => Authorization::Allow,
         _ => Authorization::Deny,
     }
+}
+
+/// Whether the statement sets `PRAGMA query_only`.
+fn sets_query_only(ctx: &AuthContext<'_>) -> bool {
+    matches!(ctx.action, AuthAction::Pragma { pragma_name, pragma_value: Some(_) }
+        if pragma_name.eq_ignore_ascii_case("query_only"))
 }
 
 /// Whether a statement being prepared reads something only this connection
@@ -375,6 +376,7 @@ mod tests {
             None,
             user(Answer(0)),
             failure.clone(),
+            false,
         )
         .unwrap();
         let error = Error::from(conn.execute("INSERT INTO t VALUES (2)", []).unwrap_err());
@@ -400,6 +402,7 @@ mod tests {
             Some(state_reads.clone()),
             deny,
             failure.clone(),
+            false,
         )
         .unwrap();
         assert!(conn.prepare("SELECT a FROM t").is_err());
@@ -411,6 +414,7 @@ mod tests {
             Some(state_reads.clone()),
             allow,
             failure,
+            false,
         )
         .unwrap();
         conn.prepare("SELECT last_insert_rowid()").unwrap();
@@ -418,10 +422,36 @@ mod tests {
     }
 
     #[test]
+    fn a_followers_writer_cannot_turn_query_only_off_and_still_reads_it() {
+        let mut conn = connection();
+        install(
+            &mut conn,
+            Role::Writer,
+            None,
+            None,
+            Failure::default(),
+            true,
+        )
+        .unwrap();
+        assert!(conn.execute_batch("PRAGMA query_only = 0").is_err());
+        conn.query_row("PRAGMA query_only", [], |r| r.get::<_, i64>(0))
+            .unwrap();
+        conn.execute("INSERT INTO t VALUES (3)", []).unwrap();
+    }
+
+    #[test]
     fn what_a_throwing_caller_reported_replaces_not_authorized() {
         let mut conn = connection();
         let failure = Failure::default();
-        install(&mut conn, Role::Writer, None, user(Throws), failure.clone()).unwrap();
+        install(
+            &mut conn,
+            Role::Writer,
+            None,
+            user(Throws),
+            failure.clone(),
+            false,
+        )
+        .unwrap();
         let error = Error::from(conn.prepare("SELECT a FROM t").unwrap_err());
         assert_eq!(
             explain(error, &failure),

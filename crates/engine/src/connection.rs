@@ -80,6 +80,9 @@ pub fn open_writer(settings: &Settings) -> Result<(Connection, ConnectionSetting
     }
     apply_db_config(&conn, settings)?;
     let report = settings::apply(&conn, Role::Writer, settings)?;
+    if settings.follower {
+        conn.pragma_update(None, "query_only", true)?;
+    }
     Ok((conn, report))
 }
 

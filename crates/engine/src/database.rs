@@ -34,6 +34,23 @@ use crate::wake::IdleReaders;
 use crate::wal::{nudge_channel, WalControl};
 use crate::writer::WriterThread;
 
+/// The writer's queue, held by a thread of offloop's that is not the
+/// caller's (see [`Database::writer_handle`]).
+pub struct WriterHandle {
+    sender: crossbeam_channel::Sender<Job>,
+    writer: std::thread::Thread,
+}
+
+impl WriterHandle {
+    /// Queues `job` for the writer; a closed database fails it at once.
+    pub fn submit(&self, job: Job) {
+        match self.sender.send(job) {
+            Ok(()) => self.writer.unpark(),
+            Err(unsent) => unsent.0.fail(Error::closed()),
+        }
+    }
+}
+
 pub struct Database {
     settings: Arc<Settings>,
     sqls: SqlRegistry,
@@ -246,6 +263,18 @@ impl Database {
         self.queues.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// A way for another of offloop's threads (a follower's) to queue jobs
+    /// for the writer; `None` once the database is closed. The handle holds
+    /// the writer's queue open while it lives: drop it before `close`, or
+    /// the writer waits for it.
+    pub fn writer_handle(&self) -> Option<WriterHandle> {
+        let queues = self.lock_queues();
+        Some(WriterHandle {
+            sender: queues.as_ref()?.writer.clone(),
+            writer: self.sleepers.writer.clone(),
+        })
+    }
+
     /// Queues a request. `done` runs on a SQLite thread with the result, or
     /// at once with `ERR_INVALID_STATE` when the database is closed.
     pub fn submit(&self, request: Request, done: Done) {
@@ -313,7 +342,8 @@ impl Database {
             | Request::ApplyChangeset { .. }
             | Request::Serialize(_)
             | Request::Deserialize { .. }
-            | Request::ReadSettings(_) => Target::Writer,
+            | Request::ReadSettings(_)
+            | Request::Privileged(_) => Target::Writer,
             Request::Scope(pinned) => match (pinned.kind(), &queues.readers) {
                 (ScopeKind::Read, Some(_)) => Target::Shared,
                 _ => Target::Writer,

@@ -2,6 +2,8 @@
 //! the code that runs a `Request` against them. An executor lives and dies on
 //! its own thread; writer and readers differ only in what they feed it.
 
+mod privileged;
+
 use std::ffi::CString;
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,6 +11,7 @@ use std::time::Duration;
 use rusqlite::{ffi, Connection};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::authorizer::UserAuthorizer;
 use crate::authorizer::{self, Failure};
 use crate::cache::{StatementCache, STATEMENT_CACHE_CAPACITY};
 use crate::cancel::CancelToken;
@@ -63,6 +66,11 @@ pub struct Executor {
     /// What the caller's authorizer failed with while the current job
     /// prepared a statement (`authorizer::explain`).
     auth_failure: Failure,
+    /// Writer only: the database follows a replica, so the connection is
+    /// `query_only` for every job but `Request::Privileged`.
+    follower: bool,
+    /// The caller's authorizer, if any, put back after privileged work.
+    user_authorizer: Option<UserAuthorizer>,
     conn: Connection,
 }
 
@@ -85,6 +93,7 @@ impl Executor {
                 Some(flag.clone()),
                 None,
                 auth_failure.clone(),
+                false,
             );
             // Without the observer every query stays on the writer.
             if installed.is_err() {
@@ -105,6 +114,8 @@ impl Executor {
             busy_timeout: Duration::ZERO,
             sessions: Sessions::default(),
             auth_failure,
+            follower: false,
+            user_authorizer: None,
             conn,
         }
     }
@@ -270,6 +281,8 @@ impl Executor {
             Request::Serialize(schema) => {
                 image::serialize(self.handle(), &schema).map(Outcome::Bytes)
             }
+            Request::Deserialize { .. } if self.follower => Err(privileged::read_only_follower()),
+            Request::Privileged(work) => self.privileged(work),
             Request::Deserialize { schema, image } => {
                 // Cached statements belong to the schema being replaced.
                 self.cache.clear();
@@ -297,13 +310,10 @@ impl Executor {
                 self.cache.clear();
                 Ok(())
             }
-            Change::Authorizer(user) => authorizer::install(
-                &mut self.conn,
-                self.role,
-                self.state_reads.clone(),
-                user.clone(),
-                self.auth_failure.clone(),
-            ),
+            Change::Authorizer(user) => {
+                self.user_authorizer = user.clone();
+                self.reinstall_authorizer()
+            }
             Change::Defensive(on) => {
                 let config = rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE;
                 self.conn.set_db_config(config, *on)?;

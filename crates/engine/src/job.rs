@@ -101,6 +101,24 @@ pub enum Request {
     /// Reads the connection's settings back and compares them with these
     /// (`db.settings()` sends one to every connection).
     ReadSettings(Arc<Settings>),
+    /// Work of offloop's own on the writer's connection with writes
+    /// allowed, the one way a follower's writer writes (see `Privileged`).
+    Privileged(Privileged),
+}
+
+/// Work that runs on the writer's connection with `query_only` lifted,
+/// the defensive flag off and only offloop's authorizer asked: a
+/// follower applying a replica's pages. The engine runs it and knows
+/// nothing of what it does.
+pub struct Privileged(pub PrivilegedWork);
+
+/// What `Privileged` runs: given the writer's connection, its outcome.
+pub type PrivilegedWork = Box<dyn FnOnce(&rusqlite::Connection) -> Result<Outcome> + Send>;
+
+impl std::fmt::Debug for Privileged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Privileged")
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

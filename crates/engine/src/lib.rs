@@ -66,13 +66,13 @@ pub use cancel::{CancelToken, Cancelled};
 pub use changes::{limit_defaults, Change, Changes};
 pub use codes::result_code_name;
 pub use connection::compile_options;
-pub use database::Database;
+pub use database::{Database, WriterHandle};
 pub use error::{explain_read_errors, Error, Result};
 pub use functions::{
     Accumulator, AggregateFunction, FunctionBody, FunctionDefinition, FunctionError, Registrations,
     ScalarFunction,
 };
-pub use job::{Call, ColumnInfo, CursorRef, Done, Job, Outcome, Request};
+pub use job::{Call, ColumnInfo, CursorRef, Done, Job, Outcome, Privileged, Request};
 pub use observer::{CheckpointPermit, CheckpointWrites, ObserverSlot, WalObserver};
 pub use role::Role;
 pub use row_changes::{RowChange, RowChanges, RowOp};

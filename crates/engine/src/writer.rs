@@ -96,7 +96,8 @@ impl WriterThread {
             self.settings.registrations.clone(),
             self.settings.changes.clone(),
         )
-        .with_observer(self.settings.observer.clone(), self.settings.busy_timeout);
+        .with_observer(self.settings.observer.clone(), self.settings.busy_timeout)
+        .following(self.settings.follower);
         // Each job runs under its own catch_unwind; this one catches a panic
         // that escapes them (in the loop itself), which leaves the
         // connection in an unknown state.

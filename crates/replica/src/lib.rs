@@ -23,6 +23,9 @@ pub mod capture;
 pub mod compact;
 pub mod error;
 mod fault;
+pub mod follow;
+mod follow_apply;
+mod follow_record;
 mod housekeeping;
 pub mod lease;
 mod page_io;
@@ -45,6 +48,7 @@ mod worker;
 
 pub use adopt::continue_after_restore;
 pub use error::{Error, Result};
+pub use follow::{FollowSettings, FollowStats, Follower, OnApplied};
 pub use offloop_ltx::Txid;
 pub use paged::PagedReplica;
 pub use plan::{plan_restore, restore_plan, Target};

@@ -123,6 +123,11 @@ pub struct Settings {
     /// other threads wait for the writer): a restore that must put the
     /// file in place first. An error fails the open.
     pub before_open: Option<BeforeOpen>,
+    /// The database follows a replica another process writes: the
+    /// writer's connection is `query_only` for every job of the
+    /// application's, so SQLite refuses each of its writes with
+    /// `SQLITE_READONLY`; only `Request::Privileged` writes.
+    pub follower: bool,
 }
 
 /// Work that must finish before the database's first connection opens.
@@ -141,6 +146,7 @@ impl Settings {
             path: path.into(),
             readers: DEFAULT_READERS,
             read_only: false,
+            follower: false,
             busy_timeout: DEFAULT_BUSY_TIMEOUT,
             foreign_keys: true,
             double_quoted_string_literals: false,

@@ -100,6 +100,28 @@ impl ReplicaStore {
         ))
     }
 
+    /// The file of `level` covering exactly `min..=max`, whole, found by its
+    /// name with one GET and no listing; `None` when there is none. A
+    /// follower polls for the next TXID this way.
+    pub fn get_named(&self, level: u8, min: Txid, max: Txid) -> Result<Option<(LtxFile, Bytes)>> {
+        let name = format!("{min}-{max}.ltx");
+        let path = self.layout.level_dir(level).join(name.as_str());
+        let backend = |e| StoreError::from_backend("read", path.as_ref(), e);
+        self.runtime.block_on(async {
+            let got = match self.store.get(&path).await {
+                Ok(got) => got,
+                Err(object_store::Error::NotFound { .. }) => return Ok(None),
+                Err(e) => return Err(backend(e).into()),
+            };
+            let (size, stamp) = (got.meta.size, got.meta.last_modified.timestamp_millis());
+            let bytes = got.bytes().await.map_err(backend)?;
+            let file = LtxFile::from_name(level, &name, size, stamp).ok_or_else(|| {
+                StoreError::new(Fault::Corrupt, "read", path.as_ref(), "not an LTX name")
+            })?;
+            Ok(Some((file, bytes)))
+        })
+    }
+
     /// Fetches whole `files`, up to `concurrency` at once on the store's
     /// threads, and hands each to `on_file` (with its index in `files`) on
     /// the calling thread as it arrives, in any order. The first error

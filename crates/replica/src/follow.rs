@@ -1,0 +1,591 @@
+//! The follower: a database that follows a replica another process
+//! writes. [`Follower::setup`] makes the engine's writer read-only to the
+//! application and puts the file in place before the first connection
+//! opens (restored whole when missing; refused when it is not this
+//! replica's follower). [`Follower::start`] then runs an `offloop-follower`
+//! thread that polls the replica and applies each file it finds on the
+//! writer's connection, in one transaction per file (see `follow_apply`).
+//!
+//! Polling costs one request per interval in steady state: a GET of the
+//! next TXID's L0 file by name. It lists the replica only when it must:
+//! at start, after a failure, when asked to (`catch_up` with no TXID),
+//! when the next L0 file is missing while the one after it is there (a
+//! full image, a compaction, a gap), or while a caller waits for a TXID
+//! that the next L0 file does not bring.
+//!
+//! It owns its thread, the record beside the database (`follow_record`)
+//! and its counters. It never runs on the JS thread, never touches a
+//! database page itself (the writer does), and knows nothing of Node.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
+use offloop_engine::{self as engine, Job, Outcome, Privileged, Request, WriterHandle};
+use offloop_ltx::Txid;
+
+use crate::error::{Error, Result};
+use crate::follow_apply::{anything_after, apply_file, next_file, Applied};
+use crate::follow_record::FollowRecord;
+use crate::restore::{restore, RestoreOptions};
+use crate::shared::Reply;
+use crate::store::{LtxFile, ReplicaStore, S3Options, Store, Timestamps, LEVELS};
+
+/// Every this many polls that find no next file, the poll asks for the
+/// file after it instead: if that one is there, the next one never will
+/// be (a full image or a compaction took its place) and a listing finds
+/// what to apply. Still one request per poll, and no listing while idle.
+const PROBE_EVERY: u64 = 8;
+
+/// What a follower follows and how often it looks.
+#[derive(Clone, Debug)]
+pub struct FollowSettings {
+    pub url: String,
+    pub s3: S3Options,
+    pub poll_interval: Duration,
+}
+
+/// `stats().follow`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FollowStats {
+    pub url: String,
+    /// The TXID the database is at (0 before the first is known).
+    pub txid: u64,
+    /// Since the follower last knew it held the replica's newest TXID.
+    pub staleness: Duration,
+    /// Ms since the epoch.
+    pub last_check_at_ms: Option<i64>,
+    pub applied_at_ms: Option<i64>,
+    pub list_requests: u64,
+    pub get_requests: u64,
+    pub bytes_fetched: u64,
+    pub last_error: Option<String>,
+}
+
+/// Hears each applied file: the TXID the database is at now and the pages
+/// the file wrote. Called on the follower's thread.
+pub type OnApplied = Box<dyn Fn(u64, u64) + Send + Sync>;
+
+/// A `catch_up` waiting: `id` (to cancel it), the TXID it waits for
+/// (`None`: the end of the next check), its answer.
+struct Waiter {
+    id: u64,
+    txid: Option<u64>,
+    /// The listings begun before it came (`State::listings`).
+    listings: u64,
+    reply: Reply,
+}
+
+#[derive(Default)]
+struct State {
+    /// The database is at `at`, or (after a crash during an apply) at
+    /// `reach`; whatever is applied next must reach `reach`.
+    at: u64,
+    reach: u64,
+    fresh_at: Option<Instant>,
+    last_check_at_ms: Option<i64>,
+    applied_at_ms: Option<i64>,
+    last_error: Option<String>,
+    waiters: Vec<Waiter>,
+    /// A caller asked for a check with a listing.
+    list_now: bool,
+    /// Listings begun so far: a `catch_up` without a TXID is answered at
+    /// the end of a check that listed after it came.
+    listings: u64,
+    stopped: bool,
+}
+
+struct Shared {
+    settings: FollowSettings,
+    db: PathBuf,
+    started: Instant,
+    state: Mutex<State>,
+    lists: AtomicU64,
+    gets: AtomicU64,
+    bytes: AtomicU64,
+    /// Taken at stop: the writer's queue must not outlive the close.
+    writer: Mutex<Option<WriterHandle>>,
+    wake: Sender<()>,
+}
+
+/// One database's follower.
+pub struct Follower {
+    shared: Arc<Shared>,
+    wakes: Mutex<Option<Receiver<()>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+impl Follower {
+    /// Sets up `engine` (the settings of the database at `path`) to follow
+    /// `settings.url`: the writer is read-only to the application and
+    /// syncs every commit, and before the first connection opens the file
+    /// is restored whole when missing, or checked to be this replica's
+    /// follower when present. The open fails with `fail(why)` otherwise.
+    pub fn setup(
+        path: &str,
+        settings: FollowSettings,
+        fail: fn(String) -> engine::Error,
+        engine: &mut engine::Settings,
+    ) -> Result<Follower> {
+        if path.is_empty() || path == ":memory:" || path.starts_with("file:") {
+            return Err(Error::Config(format!(
+                "`follow` needs a database file's path, not '{path}'"
+            )));
+        }
+        engine.follower = true;
+        // The record says where the file is only if the commit it brackets
+        // is durable when the next record is written.
+        engine.synchronous = Some(engine::Synchronous::Full);
+        let (wake, wakes) = bounded(1);
+        let shared = Arc::new(Shared {
+            db: PathBuf::from(path),
+            settings,
+            started: Instant::now(),
+            state: Mutex::new(State::default()),
+            lists: AtomicU64::new(0),
+            gets: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
+            writer: Mutex::new(None),
+            wake,
+        });
+        let prepare = shared.clone();
+        engine.before_open = Some(engine::BeforeOpen(Arc::new(move || {
+            let put = || prepare.put_in_place();
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(put))
+                .unwrap_or_else(|_| Err("offloop internal error: the restore panicked".into()))
+                .map_err(fail)
+        })));
+        Ok(Follower {
+            shared,
+            wakes: Mutex::new(Some(wakes)),
+        })
+    }
+
+    /// Starts following, once the database is open: applies go to
+    /// `writer`, and `on_applied` hears each one.
+    pub fn start(&self, writer: WriterHandle, on_applied: OnApplied) -> Result<()> {
+        let Some(wakes) = lock(&self.wakes).take() else {
+            return Ok(());
+        };
+        *lock(&self.shared.writer) = Some(writer);
+        let shared = self.shared.clone();
+        std::thread::Builder::new()
+            .name("offloop-follower".into())
+            .spawn(move || {
+                let run = || shared.run(&wakes, &on_applied);
+                if std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)).is_err() {
+                    shared.end("offloop internal error: the follower panicked");
+                }
+            })
+            .map(|_| ())
+            .map_err(|e| Error::io("start the follower thread", e))
+    }
+
+    /// Answers `reply` with the TXID the database is at once it is at
+    /// `txid` or later, or (`None`) once a check of the replica, with a
+    /// listing, found nothing more to apply.
+    pub fn catch_up(&self, id: u64, txid: Option<u64>, reply: Reply) {
+        let mut state = lock(&self.shared.state);
+        if state.stopped {
+            drop(state);
+            reply(Err("the database is closed".into()));
+            return;
+        }
+        if let Some(t) = txid {
+            if state.at >= t && state.reach <= state.at {
+                let at = state.at;
+                drop(state);
+                reply(Ok(Txid::new(at)));
+                return;
+            }
+        }
+        state.list_now |= txid.is_none();
+        let listings = state.listings;
+        state.waiters.push(Waiter {
+            id,
+            txid,
+            listings,
+            reply,
+        });
+        drop(state);
+        let _ = self.shared.wake.try_send(());
+    }
+
+    /// Drops the `catch_up` made as `id` (its caller gave up on it).
+    pub fn cancel(&self, id: u64) {
+        let mut state = lock(&self.shared.state);
+        let dropped: Vec<Waiter> = {
+            let (gone, kept) = std::mem::take(&mut state.waiters)
+                .into_iter()
+                .partition(|w| w.id == id);
+            state.waiters = kept;
+            gone
+        };
+        drop(state);
+        for w in dropped {
+            (w.reply)(Err("cancelled".into()));
+        }
+    }
+
+    /// How long since the follower last knew it held the newest TXID.
+    pub fn staleness(&self) -> Duration {
+        self.shared.staleness(&lock(&self.shared.state))
+    }
+
+    pub fn stats(&self) -> FollowStats {
+        let s = &self.shared;
+        let state = lock(&s.state);
+        FollowStats {
+            url: s.settings.url.clone(),
+            txid: state.at,
+            staleness: s.staleness(&state),
+            last_check_at_ms: state.last_check_at_ms,
+            applied_at_ms: state.applied_at_ms,
+            list_requests: s.lists.load(Ordering::Relaxed),
+            get_requests: s.gets.load(Ordering::Relaxed),
+            bytes_fetched: s.bytes.load(Ordering::Relaxed),
+            last_error: state.last_error.clone(),
+        }
+    }
+
+    /// Stops following (the database closes): the thread ends after what
+    /// it is doing, and the writer's queue is let go at once.
+    pub fn stop(&self) {
+        lock(&self.shared.writer).take();
+        self.shared.end("the database closed");
+        let _ = self.shared.wake.try_send(());
+    }
+}
+
+impl Drop for Follower {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// What one check found.
+enum Check {
+    /// Nothing newer: the database holds the replica's newest TXID.
+    Fresh,
+    /// A file was applied; look again at once.
+    Applied,
+    /// The next L0 file will never come: list the replica.
+    Suspect,
+}
+
+impl Shared {
+    fn staleness(&self, state: &State) -> Duration {
+        state.fresh_at.unwrap_or(self.started).elapsed()
+    }
+
+    fn store(&self) -> std::result::Result<ReplicaStore, String> {
+        ReplicaStore::open(&self.settings.url, &self.settings.s3).map_err(|e| e.to_string())
+    }
+
+    /// Before the first connection opens (the writer's thread): the file
+    /// is restored whole when missing, or checked to be this replica's.
+    fn put_in_place(&self) -> std::result::Result<(), String> {
+        let (db, url) = (&self.db, &self.settings.url);
+        let record = FollowRecord::read(db).map_err(|e| e.to_string())?;
+        if db.exists() {
+            let record = record.ok_or_else(|| {
+                format!(
+                    "{} was not made by a follower of {url}: it is left as it is (open \
+                     another path to follow the replica)",
+                    db.display()
+                )
+            })?;
+            if &record.url != url {
+                return Err(format!(
+                    "{} follows {}, not {url}: it is left as it is",
+                    db.display(),
+                    record.url
+                ));
+            }
+            let mut state = lock(&self.state);
+            (state.at, state.reach) = (record.at, record.to);
+            return Ok(());
+        }
+        let store = self.store()?;
+        // Written first: a crash during the restore leaves a file whose
+        // state is not known, which only a full image puts right.
+        let unknown = FollowRecord {
+            url: url.clone(),
+            at: 0,
+            to: 0,
+        };
+        unknown
+            .write(db)
+            .map_err(|e| format!("cannot write {}-follow: {e}", db.display()))?;
+        let options = RestoreOptions {
+            // Only a stale -wal or -shm of a file that is gone is replaced.
+            overwrite: true,
+            ..RestoreOptions::default()
+        };
+        let report = restore(&store, db, &options)
+            .map_err(|e| format!("cannot restore {} from {url}: {e}", db.display()))?;
+        let txid = report.txid.get();
+        FollowRecord {
+            url: url.clone(),
+            at: txid,
+            to: txid,
+        }
+        .write(db)
+        .map_err(|e| format!("cannot write {}-follow: {e}", db.display()))?;
+        let mut state = lock(&self.state);
+        (state.at, state.reach) = (txid, txid);
+        state.fresh_at = Some(Instant::now());
+        Ok(())
+    }
+
+    /// Ends following: those waiting hear `why`.
+    fn end(&self, why: &str) {
+        let waiters = {
+            let mut state = lock(&self.state);
+            state.stopped = true;
+            std::mem::take(&mut state.waiters)
+        };
+        for w in waiters {
+            (w.reply)(Err(why.to_string()));
+        }
+    }
+
+    fn run(&self, wakes: &Receiver<()>, on_applied: &OnApplied) {
+        let store = match self.store() {
+            Ok(store) => store,
+            Err(e) => {
+                lock(&self.state).last_error = Some(e.clone());
+                self.end(&e);
+                return;
+            }
+        };
+        let mut must_list = true;
+        let mut misses = 0u64;
+        loop {
+            let (stopped, listing) = {
+                let mut state = lock(&self.state);
+                let listing = must_list || std::mem::take(&mut state.list_now);
+                state.listings += u64::from(listing);
+                (state.stopped, listing)
+            };
+            if stopped {
+                return;
+            }
+            let checked = if listing {
+                self.listed_check(&store, on_applied)
+            } else {
+                self.quick_check(&store, &mut misses, on_applied)
+            };
+            let again = {
+                let mut state = lock(&self.state);
+                state.last_check_at_ms = Some(now_ms());
+                let again = match &checked {
+                    Ok(Check::Fresh) => {
+                        state.fresh_at = Some(Instant::now());
+                        state.last_error = None;
+                        // Waiting for a TXID the next L0 file did not bring:
+                        // the next check lists.
+                        must_list = state
+                            .waiters
+                            .iter()
+                            .any(|w| w.txid.is_some_and(|t| t > state.at));
+                        false
+                    }
+                    Ok(Check::Applied) => {
+                        must_list = false;
+                        true
+                    }
+                    Ok(Check::Suspect) => {
+                        must_list = true;
+                        true
+                    }
+                    Err(e) => {
+                        state.last_error = Some(e.clone());
+                        must_list = true;
+                        false
+                    }
+                };
+                // A check with a listing answers those who asked for one;
+                // a TXID reached answers those who wait for it.
+                let at = state.at;
+                let settled = state.reach <= at;
+                let listings = state.listings;
+                let (ready, waiting): (Vec<Waiter>, Vec<Waiter>) =
+                    std::mem::take(&mut state.waiters)
+                        .into_iter()
+                        .partition(|w| match w.txid {
+                            Some(t) => settled && at >= t,
+                            None => !again && listings > w.listings,
+                        });
+                state.waiters = waiting;
+                drop(state);
+                for w in ready {
+                    let answer = match (&checked, w.txid) {
+                        (Err(e), None) => Err(e.clone()),
+                        _ => Ok(Txid::new(at)),
+                    };
+                    (w.reply)(answer);
+                }
+                again
+            };
+            if again {
+                continue;
+            }
+            match wakes.recv_timeout(self.settings.poll_interval) {
+                Ok(()) | Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+        }
+    }
+
+    /// One request: the next TXID's L0 file by name (or, every
+    /// `PROBE_EVERY` misses, the one after it).
+    fn quick_check(
+        &self,
+        store: &ReplicaStore,
+        misses: &mut u64,
+        on_applied: &OnApplied,
+    ) -> std::result::Result<Check, String> {
+        let (at, reach) = {
+            let state = lock(&self.state);
+            (state.at, state.reach)
+        };
+        if at == 0 || reach > at + 1 {
+            return Ok(Check::Suspect);
+        }
+        let probe = *misses > 0 && misses.is_multiple_of(PROBE_EVERY);
+        let want = if probe { at + 2 } else { at + 1 };
+        let txid = Txid::new(want).ok_or("the replica's TXIDs ran out")?;
+        self.gets.fetch_add(1, Ordering::Relaxed);
+        let found = store.get_named(0, txid, txid).map_err(|e| e.to_string())?;
+        match found {
+            None => {
+                *misses += 1;
+                Ok(Check::Fresh)
+            }
+            Some(_) if probe => {
+                *misses = 0;
+                Ok(Check::Suspect)
+            }
+            Some((file, bytes)) => {
+                *misses = 0;
+                self.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                self.apply(&file, bytes, on_applied)?;
+                Ok(Check::Applied)
+            }
+        }
+    }
+
+    /// Lists every level and applies what continues the database, as far
+    /// as the listing reaches.
+    fn listed_check(
+        &self,
+        store: &ReplicaStore,
+        on_applied: &OnApplied,
+    ) -> std::result::Result<Check, String> {
+        self.lists
+            .fetch_add(LEVELS.count() as u64, Ordering::Relaxed);
+        let levels = store
+            .list_all(Timestamps::Listed)
+            .map_err(|e| e.to_string())?;
+        let mut applied = false;
+        loop {
+            let (at, reach) = {
+                let state = lock(&self.state);
+                (state.at, state.reach)
+            };
+            let Some(file) = next_file(&levels, at, reach) else {
+                if let Some(newest) = anything_after(&levels, at) {
+                    return Err(format!(
+                        "the replica holds TXIDs up to {} but no file that continues this \
+                         database from TXID {at} (a gap, and no full image past it)",
+                        newest.get()
+                    ));
+                }
+                return Ok(if applied {
+                    Check::Applied
+                } else {
+                    Check::Fresh
+                });
+            };
+            self.gets.fetch_add(1, Ordering::Relaxed);
+            let bytes = store.get(&file).map_err(|e| e.to_string())?;
+            self.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+            self.apply(&file, bytes, on_applied)?;
+            applied = true;
+        }
+    }
+
+    /// Applies `file` on the writer: the record first announces it, then
+    /// one transaction writes it.
+    fn apply(
+        &self,
+        file: &LtxFile,
+        bytes: Bytes,
+        on_applied: &OnApplied,
+    ) -> std::result::Result<(), String> {
+        let at = lock(&self.state).at;
+        let to = file.max_txid.get();
+        FollowRecord {
+            url: self.settings.url.clone(),
+            at,
+            to,
+        }
+        .write(&self.db)
+        .map_err(|e| format!("cannot write {}-follow: {e}", self.db.display()))?;
+        let label = file.label();
+        let (done, result) = bounded(1);
+        let work = Privileged(Box::new(move |conn| {
+            let applied = apply_file(conn, &label, &bytes).map_err(|m| engine::Error::Misuse {
+                code: "ERR_OFFLOOP_REPLICA",
+                message: m,
+            })?;
+            Ok(Outcome::Run {
+                changes: applied.pages as i64,
+                last_insert_rowid: i64::from(applied.commit),
+            })
+        }));
+        let job = Job::new(
+            Request::Privileged(work),
+            Box::new(move |r| {
+                let _ = done.send(r);
+            }),
+        );
+        match lock(&self.writer).as_ref() {
+            Some(writer) => writer.submit(job),
+            None => return Err("the database closed".into()),
+        }
+        let applied = match result.recv() {
+            Ok(Ok(Outcome::Run {
+                changes,
+                last_insert_rowid,
+            })) => Applied {
+                pages: changes as u64,
+                commit: last_insert_rowid as u32,
+            },
+            Ok(Ok(_)) => return Err("offloop internal error: an apply answered oddly".into()),
+            Ok(Err(e)) => return Err(e.to_string()),
+            Err(_) => return Err("the database closed".into()),
+        };
+        {
+            let mut state = lock(&self.state);
+            state.at = to;
+            state.reach = to;
+            state.applied_at_ms = Some(now_ms());
+        }
+        on_applied(to, applied.pages);
+        Ok(())
+    }
+}

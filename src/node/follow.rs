@@ -1,0 +1,68 @@
+//! The `follow` open option across the boundary: the options become a
+//! `Follower` (crates/replica) set up before the threads start, and its
+//! counters become `stats().follow` (the calls are in `following.rs`).
+//!
+//! Nothing here touches the database or the replica: the follower polls
+//! on its own thread and applies on the writer's.
+
+use napi::{Error, Result, Status};
+use napi_derive::napi;
+use offloop_engine as engine;
+use offloop_replica::{FollowSettings, FollowStats as Stats, Follower};
+
+use super::replica::{replica_error, S3Connection};
+
+/// `options.follow`, validated by lib/options.js (which keeps
+/// `maxStaleness` to itself: reads are refused on the JS side).
+#[napi(object)]
+pub struct FollowOptions {
+    pub url: String,
+    pub poll_interval_ms: f64,
+    pub s3: S3Connection,
+}
+
+#[napi(object)]
+pub struct FollowStats {
+    pub url: String,
+    pub txid: f64,
+    pub staleness_ms: f64,
+    pub last_check_at: Option<f64>,
+    pub applied_at: Option<f64>,
+    pub list_requests: f64,
+    pub get_requests: f64,
+    pub bytes_fetched: f64,
+    pub last_error: Option<String>,
+}
+
+impl From<Stats> for FollowStats {
+    fn from(s: Stats) -> Self {
+        FollowStats {
+            url: s.url,
+            txid: s.txid as f64,
+            staleness_ms: s.staleness.as_secs_f64() * 1000.0,
+            last_check_at: s.last_check_at_ms.map(|ms| ms as f64),
+            applied_at: s.applied_at_ms.map(|ms| ms as f64),
+            list_requests: s.list_requests as f64,
+            get_requests: s.get_requests as f64,
+            bytes_fetched: s.bytes_fetched as f64,
+            last_error: s.last_error,
+        }
+    }
+}
+
+/// Sets up `settings` to follow `options` for the database at `path`.
+pub fn setup(
+    path: &str,
+    options: FollowOptions,
+    settings: &mut engine::Settings,
+) -> Result<Follower> {
+    let follow = FollowSettings {
+        url: options.url,
+        s3: options.s3.into(),
+        poll_interval: std::time::Duration::from_millis(options.poll_interval_ms.max(1.0) as u64),
+    };
+    Follower::setup(path, follow, replica_error, settings).map_err(|e| match e {
+        offloop_replica::Error::Config(m) => Error::new(Status::InvalidArg, m),
+        e => Error::new(Status::GenericFailure, e.to_string()),
+    })
+}

@@ -1,0 +1,84 @@
+//! A follower's calls, as addon functions: `followStart` (once the open
+//! has resolved) starts its thread and hands it the writer's queue and the
+//! call that hears each applied file; `catchUp` completes on this
+//! environment's queue like any call; `stats().follow` reads its counters.
+//! Each hands the call to the database's `Follower` (crates/replica),
+//! which does the work off the JS thread.
+
+use std::sync::Arc;
+
+use napi::{Error, Result, Status};
+use napi_derive::napi;
+use offloop_engine as engine;
+use offloop_replica::Follower;
+
+use super::completion::Completion;
+use super::database::NativeDatabase;
+use super::follow::FollowStats;
+use super::replica;
+
+fn follower(db: &NativeDatabase) -> Result<&Follower> {
+    db.follower().ok_or_else(|| {
+        Error::new(
+            Status::GenericFailure,
+            "the database does not follow a replica",
+        )
+    })
+}
+
+/// Starts following once the open has resolved. Each applied file is
+/// reported to call `watch_id` (lib/follow.js), which stays pending and
+/// keeps nothing alive: `[txid, pages]` as a progress record.
+#[napi(catch_unwind)]
+pub fn follow_start(db: &NativeDatabase, watch_id: f64) -> Result<()> {
+    let follower = follower(db)?;
+    let Some(writer) = db.engine().writer_handle() else {
+        return Ok(());
+    };
+    let queue = db.dispatcher.queue.clone();
+    let report = Arc::new(move |txid: u64, pages: u64| {
+        queue.report(Completion {
+            id: watch_id,
+            flags: 0,
+            result: Ok(engine::Outcome::Progress {
+                total_pages: txid,
+                remaining_pages: pages,
+            }),
+        });
+    });
+    follower
+        .start(writer, Box::new(move |txid, pages| report(txid, pages)))
+        .map_err(|e| Error::new(Status::GenericFailure, e.to_string()))
+}
+
+/// Completes `id` with the TXID the database is at, once it is at `txid`
+/// or later, or (no `txid`) once a check of the replica found nothing
+/// more to apply.
+#[napi(catch_unwind)]
+pub fn follow_catch_up(db: &NativeDatabase, id: f64, txid: Option<f64>) -> Result<()> {
+    let follower = follower(db)?;
+    let reply = replica::reply_to(&db.dispatcher.queue, id);
+    follower.catch_up(id.to_bits(), txid.map(|t| t.max(0.0) as u64), reply);
+    Ok(())
+}
+
+/// Drops the catch-up made as call `id` (a timeout or an abort).
+#[napi(catch_unwind)]
+pub fn follow_cancel(db: &NativeDatabase, id: f64) {
+    if let Some(follower) = db.follower() {
+        follower.cancel(id.to_bits());
+    }
+}
+
+/// Ms since the follower last knew it held the replica's newest TXID.
+#[napi(catch_unwind)]
+pub fn follow_staleness(db: &NativeDatabase) -> f64 {
+    db.follower()
+        .map_or(0.0, |f| f.staleness().as_secs_f64() * 1000.0)
+}
+
+/// `stats().follow`: absent when the database does not follow.
+#[napi(catch_unwind)]
+pub fn follow_stats(db: &NativeDatabase) -> Option<FollowStats> {
+    db.follower().map(|f| f.stats().into())
+}
