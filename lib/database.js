@@ -13,14 +13,7 @@ const { observe } = require('./diagnostics.js');
 const { readAuthorizer } = require('./authorizer.js');
 const { wrapTxid, replicaStats, restoreInto, restoreStats, startFill, waitFilled, warnReplica } = require('./restore.js');
 const { catchUp, followStats, staleness, startFollowing, stopFollowing } = require('./follow.js');
-const {
-  readCallOptions,
-  readCheckpointMode,
-  readOptions,
-  readPath,
-  readReplicaOptions,
-  whyNotReplicable,
-} = require('./options.js');
+const { readCallOptions, readCheckpointMode, readOptions, readPath, readReplicaOptions, whyNotReplicable } = require('./options.js');
 const { decodeBatch, decodeCheckpoint } = require('./rows.js');
 const { defineAggregate, defineFunction } = require('./functions.js');
 const { createLimits, limitValues } = require('./limits.js');
@@ -34,8 +27,8 @@ const asyncDispose = Symbol.asyncDispose ?? Symbol.for('nodejs.asyncDispose');
 // A database created with `open: false` has this core until open().
 const UNOPENED = { state: CLOSED, closing: true, native: null };
 
-// Set by the class's static block (it reads the private core).
-let rowChangesOf;
+// The open database's native handle, or null: set by the class's static block, for lib/row-changes.js.
+let nativeOf;
 
 class Database extends EventEmitter {
   #core = UNOPENED;
@@ -593,22 +586,9 @@ class Database extends EventEmitter {
   }
 
   static {
-    rowChangesOf = (db) => ({
-      want: (on) => {
-        if (db.#core.state !== CLOSED) native.wantRowChanges(db.#core.native, on);
-      },
-      take: () => (db.#core.state === CLOSED ? [] : native.takeRowChanges(db.#core.native)),
-    });
+    nativeOf = (db) => (db.#core.state === CLOSED ? null : db.#core.native);
   }
 }
-
-/**
- * Not public API: SQLite's update hook on the writer, for offloop/sqlite3's
- * 'change' event. `want(on)` starts or stops recording the rows the writer
- * changes; `take()` returns them, oldest first, as `{ op, database, table,
- * rowid }`.
- */
-const rowChanges = (db) => rowChangesOf(db);
 
 /** node:sqlite's module function: `sourceDb.backup(path, options)`. */
 function backup(sourceDb, path, options) {
@@ -616,4 +596,4 @@ function backup(sourceDb, path, options) {
   return sourceDb.backup(path, options);
 }
 
-module.exports = { Database, backup, rowChanges };
+module.exports = { Database, backup, nativeOf: (db) => nativeOf(db) };

@@ -15,7 +15,7 @@ const path = require('node:path');
 const { pathToFileURL } = require('node:url');
 
 const offloop = require('../../index.js');
-const { rowChanges } = require('../../lib/database.js');
+const { rowChanges } = require('../../lib/row-changes.js');
 const { DEFAULT_MODE, OPEN, RESULT, limitName } = require('./constants.js');
 const { sqliteError, fromOffloop } = require('./errors.js');
 const { done, emit, invoke, report, work } = require('./callback.js');
