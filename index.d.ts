@@ -197,6 +197,7 @@ export interface CheckpointResult {
 
 export interface RoleStats {
   executed: number;
+  sharedReads: number;
   queued: number;
   waitMeanMs: number;
   waitMaxMs: number;
