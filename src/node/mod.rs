@@ -15,6 +15,7 @@ mod functions;
 mod image;
 mod invoker;
 mod js;
+mod linger;
 mod open;
 mod outcome;
 mod packer;

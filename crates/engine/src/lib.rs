@@ -38,6 +38,7 @@ mod image;
 mod job;
 mod latch;
 mod observer;
+mod pace;
 mod queues;
 mod reader;
 mod role;
@@ -73,6 +74,7 @@ pub use functions::{
 };
 pub use job::{Call, ColumnInfo, CursorRef, Done, Job, Outcome, Request};
 pub use observer::{CheckpointPermit, CheckpointWrites, ObserverSlot, WalObserver};
+pub use pace::Pace;
 pub use role::Role;
 pub use scope::{Scope, ScopeKind, TransactionMode};
 pub use session::{ChangesetHandlers, SessionRequest};
