@@ -29,6 +29,8 @@ use crate::steps::{all_rows, column_info, query_rows, read_row, run_to_end, step
 use crate::value::RowSet;
 use crate::wal::checkpoint_waiting;
 
+mod shared_read;
+
 /// How often (in SQLite VM instructions) a cancellable job's connection
 /// checks its token: a few microseconds of work between checks, each far
 /// cheaper than the instructions between them.
@@ -568,38 +570,6 @@ impl Executor {
     /// Ends the cursors opened since `mark` (a scope's end with it).
     pub fn close_cursors_from(&mut self, mark: u64) {
         self.cursors.close_from(mark, &mut self.cache);
-    }
-
-    /// Opens a read transaction that the next jobs share (a reader's batch,
-    /// see `reader.rs`). It is deferred: the snapshot starts with the first
-    /// statement that reads, after the batch was taken from the queue.
-    pub fn begin_shared_read(&mut self) -> Result<()> {
-        self.step_cached("BEGIN")
-    }
-
-    /// Ends the read transaction `begin_shared_read` opened, if a job did
-    /// not end it already (an error SQLite answers with a rollback).
-    pub fn end_shared_read(&mut self) {
-        if !self.conn.is_autocommit() && self.step_cached("COMMIT").is_err() {
-            let _ = self.exec("ROLLBACK");
-        }
-    }
-
-    /// Runs a statement of the engine's own from the cache: a reader's
-    /// BEGIN and COMMIT around every batch are not prepared each time.
-    fn step_cached(&mut self, text: &'static str) -> Result<()> {
-        let mut stmt = match self.cache.take(text) {
-            Some(stmt) => stmt,
-            // SAFETY: the handle is live; the statement is kept only in
-            // this executor's cache, dropped before `conn`.
-            None => match unsafe { RawStatement::prepare(self.handle(), text) }? {
-                Some(stmt) => stmt,
-                None => return Err(Error::invalid_state("an empty engine statement")),
-            },
-        };
-        let stepped = stmt.step().map(|_| ());
-        self.cache.put(text, stmt);
-        stepped
     }
 
     /// Stops whatever this connection runs; used by cancellation.
