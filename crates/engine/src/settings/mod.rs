@@ -48,13 +48,8 @@ pub struct CheckpointSettings {
     /// so the next write restarts the WAL.
     pub idle: Duration,
     /// The writer's own `wal_autocheckpoint` while the checkpointer runs: a
-    /// backstop for when the checkpointer cannot keep up (other processes
-    /// take the CPU, the disk is slow). 3,000 frames (12 MiB at 4 KiB pages)
-    /// keeps the WAL under 16 MiB however late the checkpointer runs: with
-    /// `stress --cpu 2` beside 12,000 back-to-back 2 KiB inserts, the WAL
-    /// peaked at 7.1-11.7 MiB with 3,000 and 36.5-39.2 MiB with 10,000, at
-    /// the same insert rate. On a machine with CPU to spare the checkpointer
-    /// keeps the WAL far below it and it never fires.
+    /// backstop for when the checkpointer cannot keep up, high enough that it
+    /// never fires in normal operation.
     pub backstop_frames: u64,
 }
 
@@ -64,7 +59,7 @@ impl Default for CheckpointSettings {
             enabled: true,
             threshold_frames: 1000,
             idle: Duration::from_millis(100),
-            backstop_frames: 3_000,
+            backstop_frames: 10_000,
         }
     }
 }
