@@ -24,7 +24,7 @@ export interface CheckpointOptions {
 }
 
 export interface DatabaseOptions extends StatementOptions {
-  /** Reader threads, 0–64. Default 4. */
+  /** Reader threads, 0–64. Default: one per CPU the process may use, at least 2 and at most 4. */
   readers?: number;
   /**
    * Nice value (0–19) of the writer, reader and checkpointer threads, on
@@ -264,6 +264,7 @@ export interface CheckpointResult {
 
 export interface RoleStats {
   executed: number;
+  sharedReads: number;
   queued: number;
   waitMeanMs: number;
   waitMaxMs: number;

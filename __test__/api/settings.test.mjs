@@ -4,6 +4,7 @@
 // warning (an error with strictSettings).
 
 import assert from 'node:assert/strict';
+import os from 'node:os';
 import { after, test } from 'node:test';
 
 import { Database, readerExecuted, tempDir } from '../engine-helpers.mjs';
@@ -364,6 +365,17 @@ test('Database.compileOptions() and Database.sqliteVersion describe the bundled 
     const listed = (await db.prepare('PRAGMA compile_options').all()).map((r) => r.compile_options);
     assert.deepEqual(options, listed);
     assert.equal((await db.prepare('SELECT sqlite_version() AS v').get()).v, Database.sqliteVersion);
+  } finally {
+    await db.close();
+  }
+});
+
+test('readers defaults to one per CPU the process may use, at least 2 and at most 4', async () => {
+  const db = await Database.open(tmp.file());
+  try {
+    const expected = Math.min(4, Math.max(2, os.availableParallelism()));
+    assert.equal(db.stats().readers.length, expected);
+    assert.equal((await db.settings()).readers.length, expected);
   } finally {
     await db.close();
   }

@@ -117,15 +117,16 @@ test('reads waiting for a busy reader pool are counted in readerQueue', async ()
       longDone = true;
       return r;
     });
-    const shorts = Array.from({ length: 5 }, () => short.get());
-    // The reader counts a job when it starts it: the first snapshot that
-    // shows one more job has the reader on the long query (millions of
-    // rows) and the five short reads behind it.
-    let during = db.stats();
-    while (during.readers[0].executed === base) {
+    // The reader counts a job when it starts it: once it shows one more
+    // job, it is on the long query (millions of rows). Reads issued in the
+    // same burst as the long one would share its read transaction (taken
+    // with it); these are issued after it started, and wait behind it.
+    while (db.stats().readers[0].executed === base) {
       await new Promise((r) => setImmediate(r));
-      during = db.stats();
     }
+    const shorts = Array.from({ length: 5 }, () => short.get());
+    await new Promise((r) => setImmediate(r));
+    const during = db.stats();
     assert.equal(longDone, false);
     assert.equal(during.readers[0].executed, base + 1);
     assert.equal(during.readerQueue, 5, 'the short reads wait in the shared queue');

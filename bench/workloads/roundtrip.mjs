@@ -3,7 +3,7 @@
 //
 //   node bench/workloads/roundtrip.mjs --peer offloop|sqlite3|better-sqlite3
 //        --task floor|get|run|all|get-inflight --file <db> [--ms 2000]
-//        [--warmup-ms 300] [--in-flight 64] [--offloop <package dir>]
+//        [--warmup-ms 300] [--in-flight 64] [--readers 4] [--offloop <package dir>]
 //
 // Tasks: `floor` awaits offloop's echo thread (a Rust thread that answers at
 // once through offloop's completion path, no SQLite); `get` a one-row
@@ -32,6 +32,7 @@ const { values: opts } = parseArgs({
     ms: { type: 'string', default: '2000' },
     'warmup-ms': { type: 'string', default: '300' },
     'in-flight': { type: 'string', default: '64' },
+    readers: { type: 'string', default: '4' },
     offloop: { type: 'string', default: ROOT },
   },
 });
@@ -63,7 +64,7 @@ async function awaited(call, ms, inFlight = 1) {
 const adapters = {
   async offloop(task) {
     const { Database } = requireOffloop(opts.offloop);
-    const db = await Database.open(opts.file, { readers: 4, synchronous: 'NORMAL' });
+    const db = await Database.open(opts.file, { readers: Number(opts.readers), synchronous: 'NORMAL' });
     const version = JSON.parse(fs.readFileSync(path.join(opts.offloop, 'package.json'), 'utf8')).version;
     const close = () => db.close();
     if (task === 'floor') {

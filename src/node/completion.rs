@@ -74,6 +74,11 @@ impl CompletionQueue {
         self.push(completion);
     }
 
+    /// Whether no completion is queued. Any thread.
+    pub fn is_empty(&self) -> bool {
+        self.receiver.is_empty()
+    }
+
     /// Takes the completions queued so far. JS thread.
     pub fn take(&self) -> Vec<Completion> {
         self.armed.store(false, Ordering::SeqCst);

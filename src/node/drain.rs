@@ -15,7 +15,10 @@
 //! continuations are done: a lone awaited call, whose continuation makes
 //! the next call, leaves the handle referenced and costs no ref/unref.
 //!
-//! Teardown: an async cleanup hook closes the handle and tells Node when
+//! Before the loop blocks with a reply due, `Linger` may look for it for a
+//! few microseconds; a reply it catches is drained there, the same way.
+//!
+//! Teardown: an async cleanup hook closes the handles and tells Node when
 //! libuv is done with it (Node runs the loop until then), so a worker's loop
 //! closes with nothing of ours left in it.
 
@@ -30,6 +33,7 @@ use napi::{sys, Error, Result, Status};
 
 use super::completion::{Completion, CompletionQueue, Reply};
 use super::js::{check, Cx, Js};
+use super::linger::Linger;
 use super::outcome::completions_to_js;
 use super::packer;
 use super::signal::Signal;
@@ -47,6 +51,7 @@ struct Environment {
     outstanding: Cell<usize>,
     /// Whether the signal's handle is referenced.
     referenced: Cell<bool>,
+    linger: Linger,
 }
 
 thread_local! {
@@ -92,6 +97,13 @@ pub fn init(cx: Cx, drain: Js, pack: Js, join: Js) -> Result<()> {
     // SAFETY: live env; a null resource makes Node create (and hold) one.
     check(unsafe { sys::napi_async_init(cx.0, ptr::null_mut(), name.0, &mut context) })?;
     let signal = Signal::open(cx.0, on_signal)?;
+    let linger = match Linger::open(cx.0, on_prepare) {
+        Ok(linger) => linger,
+        Err(error) => {
+            signal.close(Box::new(|| {}));
+            return Err(error);
+        }
+    };
     let mut hook = ptr::null_mut();
     // SAFETY: a plain function with a null argument, removed by
     // `on_teardown` once the handle is closed.
@@ -99,9 +111,9 @@ pub fn init(cx: Cx, drain: Js, pack: Js, join: Js) -> Result<()> {
         sys::napi_add_async_cleanup_hook(cx.0, Some(on_teardown), ptr::null_mut(), &mut hook)
     });
     if let Err(error) = added {
-        // Nothing would close the handle at teardown, and a loop cannot
-        // close with it open.
-        signal.close(Box::new(|| {}));
+        // Nothing would close the handles at teardown, and a loop cannot
+        // close with them open.
+        linger.close(Box::new(move || signal.close(Box::new(|| {}))));
         return Err(error);
     }
     let environment = Environment {
@@ -111,6 +123,7 @@ pub fn init(cx: Cx, drain: Js, pack: Js, join: Js) -> Result<()> {
         context,
         outstanding: Cell::new(0),
         referenced: Cell::new(false),
+        linger,
     };
     ENVIRONMENT.with(|e| *e.borrow_mut() = Some(Rc::new(environment)));
     Ok(())
@@ -127,10 +140,24 @@ unsafe extern "C" fn on_signal(_handle: uv::Handle) {
     }));
 }
 
+/// The loop is about to block, on the JS thread.
+unsafe extern "C" fn on_prepare(_handle: uv::Handle) {
+    // As for `on_signal`.
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        if let Some(e) = current() {
+            let due = e.outstanding.get() > 0;
+            if e.linger.wait(due, || !e.queue.is_empty()) {
+                e.deliver();
+            }
+        }
+    }));
+}
+
 impl Environment {
     fn deliver(&self) {
         let batch = self.queue.take();
         if !batch.is_empty() {
+            self.linger.delivered();
             let replies = batch.iter().filter(|c| c.is_reply()).count();
             self.outstanding
                 .set(self.outstanding.get().saturating_sub(replies));
@@ -281,9 +308,12 @@ unsafe extern "C" fn on_teardown(hook: sys::napi_async_cleanup_hook_handle, _arg
     unsafe { sys::napi_async_destroy(environment.env, environment.context) };
     // SQLite threads may still push (and fire) until their databases close:
     // they keep the queue, whose signal now does nothing.
-    environment.queue.signal.close(Box::new(move || {
-        // SAFETY: the handle Node passed to this hook, removed once, after
-        // libuv closed the signal's handle.
-        unsafe { sys::napi_remove_async_cleanup_hook(hook) };
+    let queue = environment.queue.clone();
+    environment.linger.close(Box::new(move || {
+        queue.signal.close(Box::new(move || {
+            // SAFETY: the handle Node passed to this hook, removed once,
+            // after libuv closed both handles.
+            unsafe { sys::napi_remove_async_cleanup_hook(hook) };
+        }));
     }));
 }

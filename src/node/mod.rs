@@ -17,6 +17,7 @@ mod functions;
 mod image;
 mod invoker;
 mod js;
+mod linger;
 mod open;
 mod outcome;
 mod packer;

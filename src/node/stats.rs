@@ -6,6 +6,7 @@ use offloop_engine as engine;
 #[napi(object)]
 pub struct RoleStats {
     pub executed: f64,
+    pub shared_reads: f64,
     pub queued: u32,
     pub wait_mean_ms: f64,
     pub wait_max_ms: f64,
@@ -15,6 +16,7 @@ impl From<engine::RoleStats> for RoleStats {
     fn from(s: engine::RoleStats) -> Self {
         RoleStats {
             executed: s.executed as f64,
+            shared_reads: s.shared_reads as f64,
             queued: s.queued as u32,
             wait_mean_ms: s.wait_mean.as_secs_f64() * 1000.0,
             wait_max_ms: s.wait_max.as_secs_f64() * 1000.0,

@@ -1,9 +1,9 @@
-//! The few libuv functions the completion signal uses: napi-rs exposes no
+//! The few libuv functions the completion signal and the linger use: napi-rs exposes no
 //! libuv, and Node exports libuv's symbols to the addons it loads (C addons
 //! call them directly). Every one of them is in libuv's stable 1.x ABI,
 //! unchanged from the libuv of Node 20 (1.46) to that of Node 24 (1.51):
-//! `uv_async_init`, `uv_async_send`, `uv_close`, `uv_ref` and `uv_unref`
-//! since 1.0, and `uv_handle_size`, `uv_handle_get_data` and
+//! `uv_async_init`, `uv_async_send`, `uv_prepare_init`, `uv_prepare_start`,
+//! `uv_prepare_stop`, `uv_close`, `uv_ref` and `uv_unref` since 1.0, and `uv_handle_size`, `uv_handle_get_data` and
 //! `uv_handle_set_data` (1.19), which let this code allocate and use a
 //! handle without knowing its layout.
 //!
@@ -14,7 +14,8 @@
 //! (`node.exe`) at run time, as napi-sys does for Node-API, and the
 //! functions here call what it found.
 //!
-//! This file only names the functions; `signal` owns the one handle.
+//! This file only names the functions; `signal` and `linger` own the
+//! handles.
 
 use std::ffi::c_void;
 use std::os::raw::c_int;
@@ -25,10 +26,15 @@ use napi::sys::uv_loop_s;
 /// after `UV_UNKNOWN_HANDLE` (0), since libuv 1.0.
 pub const UV_ASYNC: c_int = 1;
 
-/// A `uv_handle_t *` (here always a `uv_async_t *`), opaque to this code.
+/// `UV_PREPARE` in libuv's `uv_handle_type` (unchanged since libuv 1.0).
+pub const UV_PREPARE: c_int = 9;
+
+/// A `uv_handle_t *` (a `uv_async_t *` or a `uv_prepare_t *`), opaque to
+/// this code.
 pub type Handle = *mut c_void;
 
 pub type AsyncCallback = unsafe extern "C" fn(handle: Handle);
+pub type PrepareCallback = unsafe extern "C" fn(handle: Handle);
 pub type CloseCallback = unsafe extern "C" fn(handle: Handle);
 
 /// The declarations, used as they are on Unix; on Windows the same
@@ -106,6 +112,11 @@ libuv! {
     /// Makes the loop call the handle's callback soon; any thread. Sends
     /// made before the callback runs are coalesced into one call.
     fn uv_async_send(handle: Handle) -> c_int = UV_EINVAL;
+    /// Initialises a prepare handle on `event_loop`; loop thread only.
+    fn uv_prepare_init(event_loop: *mut uv_loop_s, handle: Handle) -> c_int = UV_EINVAL;
+    /// Calls `cb` each time the loop is about to block for I/O.
+    fn uv_prepare_start(handle: Handle, cb: PrepareCallback) -> c_int = UV_EINVAL;
+    fn uv_prepare_stop(handle: Handle) -> c_int = UV_EINVAL;
     /// Starts closing a handle; `cb` runs on a later loop iteration, after
     /// which the handle's memory may be freed. Loop thread only.
     fn uv_close(handle: Handle, cb: Option<CloseCallback>) = ();

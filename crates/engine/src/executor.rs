@@ -32,6 +32,8 @@ use crate::steps::{all_rows, column_info, query_rows, read_row, run_to_end, step
 use crate::value::RowSet;
 use crate::wal::checkpoint_waiting;
 
+mod shared_read;
+
 /// How often (in SQLite VM instructions) a cancellable job's connection
 /// checks its token: a few microseconds of work between checks, each far
 /// cheaper than the instructions between them.

@@ -38,6 +38,7 @@ mod image;
 mod job;
 mod latch;
 mod observer;
+mod pace;
 mod queues;
 mod reader;
 mod role;
@@ -74,6 +75,7 @@ pub use functions::{
 };
 pub use job::{Call, ColumnInfo, CursorRef, Done, Job, Outcome, Privileged, Request};
 pub use observer::{CheckpointPermit, CheckpointWrites, ObserverSlot, WalObserver};
+pub use pace::Pace;
 pub use role::Role;
 pub use row_changes::{RowChange, RowChanges, RowOp};
 pub use scope::{Scope, ScopeKind, TransactionMode};

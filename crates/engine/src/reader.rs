@@ -14,7 +14,7 @@ use crate::connection::open_reader;
 use crate::executor::Executor;
 use crate::failure::Failure;
 use crate::faults::{self, Site};
-use crate::job::Job;
+use crate::job::{Job, Request};
 use crate::latch::{OpenLatch, WriterGate};
 use crate::role::Role;
 use crate::settings::Settings;
@@ -29,6 +29,22 @@ use crate::worker::run_job;
 /// are readers from a deadlock into memory use. While other readers keep
 /// taking jobs, the cursor stays live and streams.
 const PINNED_POLL: Duration = Duration::from_millis(20);
+
+/// The most jobs one read transaction serves. It holds its snapshot until
+/// the last of them ran, which keeps the checkpointer from passing it; 64
+/// one-row reads take well under a millisecond.
+const READ_BATCH_MAX: usize = 64;
+
+/// Whether `job` is a plain statement call that can run inside a read
+/// transaction shared with others. Cursors (which keep their statement open
+/// past the job), read snapshots (which open a transaction of their own) and
+/// the rest run alone.
+fn shares_snapshot(job: &Job) -> bool {
+    matches!(
+        job.request,
+        Request::Get(_) | Request::All(_) | Request::Query(_) | Request::Run(_)
+    )
+}
 
 pub struct ReaderThread {
     pub index: usize,
@@ -135,7 +151,11 @@ impl ReaderThread {
             match next {
                 Some(job) => {
                     faults::panic_point(Site::Reader);
-                    self.run_one(&mut executor, job);
+                    if shares_snapshot(&job) {
+                        self.run_batch(&mut executor, job);
+                    } else {
+                        self.run_one(&mut executor, job);
+                    }
                 }
                 None => break,
             }
@@ -152,6 +172,59 @@ impl ReaderThread {
             self.run_one(&mut executor, job);
         }
         executor.finish();
+    }
+
+    /// Runs `first` and the statement jobs queued behind it inside one
+    /// read transaction: one pair of WAL read locks, one look at the
+    /// WAL index, for the batch instead of for each job.
+    ///
+    /// Every job of the batch is taken from the queue before the batch's
+    /// BEGIN, and BEGIN is deferred, so the snapshot starts after the last
+    /// of them was queued: each sees every write that resolved before it
+    /// was called. Nothing is taken from the queue while the transaction
+    /// is open. A job that fails completes with its own error; the others
+    /// run on (if the failure ended the transaction, they run in their own).
+    ///
+    /// A reader takes its share of the queue, not all of it, so the other
+    /// readers (woken for the same burst) run the rest in parallel.
+    fn run_batch(&self, executor: &mut Executor, first: Job) {
+        let waiting = self.shared.len();
+        if waiting == 0 {
+            // A lone call: nothing to share a transaction with.
+            self.run_one(executor, first);
+            return;
+        }
+        let share = 1 + waiting / self.settings.reader_count().max(1);
+        let mut batch = Vec::with_capacity(share.min(READ_BATCH_MAX));
+        batch.push(first);
+        let mut after = None;
+        while batch.len() < share.min(READ_BATCH_MAX) {
+            match self.shared.try_recv() {
+                Ok(job) => {
+                    self.shared_taken.fetch_add(1, Ordering::Relaxed);
+                    if shares_snapshot(&job) {
+                        batch.push(job);
+                    } else {
+                        after = Some(job);
+                        break;
+                    }
+                }
+                Err(_) => break,
+            }
+        }
+        let shared = batch.len() > 1 && executor.begin_shared_read().is_ok();
+        if shared {
+            self.counters.record_shared(batch.len());
+        }
+        for job in batch {
+            self.run_one(executor, job);
+        }
+        if shared {
+            executor.end_shared_read();
+        }
+        if let Some(job) = after {
+            self.run_one(executor, job);
+        }
     }
 
     /// Runs one job, unless the database has failed closed.

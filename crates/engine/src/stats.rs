@@ -8,6 +8,7 @@ use std::time::Duration;
 #[derive(Default, Debug)]
 pub struct RoleCounters {
     executed: AtomicU64,
+    shared_reads: AtomicU64,
     wait_total_ns: AtomicU64,
     wait_max_ns: AtomicU64,
 }
@@ -20,11 +21,17 @@ impl RoleCounters {
         self.wait_max_ns.fetch_max(ns, Ordering::Relaxed);
     }
 
+    /// `jobs` jobs ran inside one read transaction (a reader's batch).
+    pub fn record_shared(&self, jobs: usize) {
+        self.shared_reads.fetch_add(jobs as u64, Ordering::Relaxed);
+    }
+
     pub fn snapshot(&self, queued: usize) -> RoleStats {
         let executed = self.executed.load(Ordering::Relaxed);
         let total = self.wait_total_ns.load(Ordering::Relaxed);
         RoleStats {
             executed,
+            shared_reads: self.shared_reads.load(Ordering::Relaxed),
             queued,
             wait_mean: Duration::from_nanos(total.checked_div(executed).unwrap_or(0)),
             wait_max: Duration::from_nanos(self.wait_max_ns.load(Ordering::Relaxed)),
@@ -37,6 +44,9 @@ impl RoleCounters {
 pub struct RoleStats {
     /// Jobs this thread has run.
     pub executed: u64,
+    /// Of those, jobs that ran inside a read transaction shared with other
+    /// jobs (a reader's batch; always 0 on the writer).
+    pub shared_reads: u64,
     /// Jobs waiting now in this thread's own queue (for readers: jobs only
     /// this reader can run, such as the next chunk of its open cursor).
     pub queued: usize,

@@ -11,17 +11,80 @@
 //! Readers with nothing to do mark themselves in `IdleReaders`, so a job on
 //! the shared queue wakes one sleeping reader and no busy one.
 //!
+//! Before it parks, a thread whose last wait for work was short keeps
+//! looking at its queues for up to `SPIN`, as its `Pace` decides: a caller
+//! awaiting one call after another sends the next within microseconds of
+//! the last reply, and a thread still awake takes it without the wake-up,
+//! which on a VM whose idle vCPUs halt costs tens of microseconds. A thread
+//! whose last wait was longer parks at once, so an idle database spins
+//! never.
+//!
 //! This file owns no thread and no queue, and blocks only in `park`.
 
-use std::sync::atomic::{fence, AtomicU64, Ordering};
+use std::cell::Cell;
+use std::sync::atomic::{fence, AtomicU64, AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, TryRecvError};
 
-/// Readers parked with empty queues, one bit each.
+use crate::pace::Pace;
+
+/// How long a thread whose queues ran dry looks at them before it parks,
+/// when its pace says so (see `pace.rs`). A lone awaited call's next call
+/// comes one reply and one turn of the caller's event loop after the last:
+/// a few microseconds when the caller's CPU is awake, about 35 µs more when
+/// the caller's vCPU halted and the reply had to wake it.
+const SPIN: Duration = Duration::from_micros(50);
+
+/// A wait up to this long is short: worth spinning through next time. It
+/// is longer than `SPIN` by the wake-up a parked thread's wait includes, so
+/// that a thread woken from a halted vCPU (a 35 µs wake-up on top of the
+/// gap a spin would have caught) learns to spin.
+const SHORT: Duration = Duration::from_micros(100);
+
+thread_local! {
+    /// This thread's pace: SQLite threads never move between databases, and
+    /// each has one loop waiting for work.
+    static PACE: Cell<Pace> = const { Cell::new(Pace::new()) };
+}
+
+/// When a thread found its queues empty, and whether the wait that began
+/// then is to be measured.
+struct Wait {
+    since: Instant,
+    measured: bool,
+}
+
+impl Wait {
+    /// The queues are empty: spins if worth it; `true` when work came.
+    fn begin(ready: impl Fn() -> bool) -> (Wait, bool) {
+        let since = Instant::now();
+        let mut pace = PACE.get();
+        let (found, measured) = pace.spin(SPIN, ready);
+        PACE.set(pace);
+        (Wait { since, measured }, found)
+    }
+
+    /// The wait ended with a job.
+    fn end(wait: Option<Wait>) {
+        if let Some(Wait {
+            since,
+            measured: true,
+        }) = wait
+        {
+            let mut pace = PACE.get();
+            pace.waited(since.elapsed(), SHORT);
+            PACE.set(pace);
+        }
+    }
+}
+
+/// Readers parked with empty queues, one bit each, and how many readers
+/// are spinning (awake, about to look again).
 pub struct IdleReaders {
     words: Box<[AtomicU64]>,
+    spinning: AtomicUsize,
 }
 
 impl IdleReaders {
@@ -30,7 +93,21 @@ impl IdleReaders {
             words: (0..readers.div_ceil(64))
                 .map(|_| AtomicU64::new(0))
                 .collect(),
+            spinning: AtomicUsize::new(0),
         }
+    }
+
+    /// Reader spins while `ready` says there is no work, counted in
+    /// `spinning` so that senders leave the parked readers asleep. Once it
+    /// stops counting itself it marks itself idle (if it goes on to park)
+    /// and looks again: a sender that counted it saw the count before it
+    /// dropped, so that look sees the sender's job.
+    fn spin(&self, ready: impl Fn() -> bool) -> (Wait, bool) {
+        self.spinning.fetch_add(1, Ordering::SeqCst);
+        let began = Wait::begin(ready);
+        self.spinning.fetch_sub(1, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        began
     }
 
     /// Reader `index` is about to park. The caller then checks its queues
@@ -72,10 +149,21 @@ impl IdleReaders {
 /// while it is empty; `None` once it is empty and every sender is gone.
 /// Senders unpark this thread after each send.
 pub fn recv_parked<T>(queue: &Receiver<T>) -> Option<T> {
+    let mut wait = None;
     loop {
         match queue.try_recv() {
-            Ok(message) => return Some(message),
+            Ok(message) => {
+                Wait::end(wait);
+                return Some(message);
+            }
             Err(TryRecvError::Disconnected) => return None,
+            Err(TryRecvError::Empty) if wait.is_none() => {
+                let (began, found) = Wait::begin(|| !queue.is_empty());
+                wait = Some(began);
+                if !found {
+                    thread::park();
+                }
+            }
             // A spurious return from `park` only costs another look.
             Err(TryRecvError::Empty) => thread::park(),
         }
@@ -114,16 +202,30 @@ pub fn recv_or_idle<T>(
     idle: &IdleReaders,
     index: usize,
 ) -> Option<Taken<T>> {
+    let mut wait = None;
     loop {
         match private.try_recv() {
-            Ok(job) => return Some(Taken::Private(job)),
+            Ok(job) => {
+                Wait::end(wait);
+                return Some(Taken::Private(job));
+            }
             Err(TryRecvError::Disconnected) => return None,
             Err(TryRecvError::Empty) => {}
         }
         match shared.try_recv() {
-            Ok(job) => return Some(Taken::Shared(job)),
+            Ok(job) => {
+                Wait::end(wait);
+                return Some(Taken::Shared(job));
+            }
             Err(TryRecvError::Disconnected) => return None,
             Err(TryRecvError::Empty) => {}
+        }
+        if wait.is_none() {
+            let (began, found) = idle.spin(|| !private.is_empty() || !shared.is_empty());
+            wait = Some(began);
+            if found {
+                continue;
+            }
         }
         idle.mark(index);
         // The database closes the queues before it unparks every reader, so
@@ -141,7 +243,10 @@ pub fn recv_or_idle<T>(
 /// one idle reader per job while there are idle readers. The others are
 /// busy and take the rest when they next look.
 pub fn wake_idle(idle: &IdleReaders, threads: &[thread::Thread], jobs: usize) {
-    for _ in 0..jobs {
+    // A spinning reader takes a job without a wake-up (see `spin`).
+    fence(Ordering::SeqCst);
+    let spinning = idle.spinning.load(Ordering::SeqCst);
+    for _ in spinning.min(jobs)..jobs {
         match idle.take() {
             Some(index) => threads[index].unpark(),
             None => break,

@@ -24,8 +24,10 @@ use crate::functions::Registrations;
 use crate::observer::ObserverSlot;
 use crate::row_changes::RowChanges;
 
-/// Reader threads when the caller does not say. Four keeps a 2-core server
-/// busy while one reader waits on I/O, and costs four connections.
+/// Reader threads when the caller does not say, and the most the JS API's
+/// default gives: there the default is one per CPU the process may use, at
+/// least 2 and at most this (lib/options.js). Four keeps a server busy
+/// while one reader waits on I/O, and costs four connections.
 pub const DEFAULT_READERS: usize = 4;
 /// `node:sqlite`'s default busy timeout is 0; a server wants to wait for a
 /// competing writer instead, and here the wait is on a SQLite thread.
