@@ -14,7 +14,7 @@
 //! caller's (`drain`). It never keeps the loop alive: the handle is
 //! unreferenced.
 
-use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::alloc::{alloc_zeroed, dealloc};
 use std::cell::Cell;
 use std::ffi::c_void;
 use std::time::{Duration, Instant};
@@ -43,25 +43,14 @@ pub struct Linger {
     blocked_at: Cell<Option<Instant>>,
 }
 
-fn layout() -> Layout {
-    // SAFETY: a pure function of libuv taking a handle type.
-    let size = unsafe { uv::uv_handle_size(uv::UV_PREPARE) };
-    // As for the signal's handle (see signal.rs).
-    Layout::from_size_align(size.max(1), 16).unwrap_or(Layout::new::<[u128; 64]>())
-}
-
 impl Linger {
     /// Starts the handle on `env`'s loop, unreferenced, calling `callback`
     /// before every block. JS thread only; `uv::load` has succeeded.
     pub fn open(env: sys::napi_env, callback: uv::PrepareCallback) -> Result<Linger> {
-        let mut event_loop = std::ptr::null_mut();
-        // SAFETY: the live env of the current call; Node writes its loop.
-        let status = unsafe { sys::napi_get_uv_event_loop(env, &mut event_loop) };
-        if status != sys::Status::napi_ok || event_loop.is_null() {
-            return Err(Error::new(Status::GenericFailure, "no event loop"));
-        }
-        let layout = layout();
-        // SAFETY: a non-zero size (see `layout`).
+        let event_loop =
+            uv::event_loop(env).map_err(|why| Error::new(Status::GenericFailure, why))?;
+        let layout = uv::handle_layout(uv::UV_PREPARE);
+        // SAFETY: a non-zero size (see `uv::handle_layout`).
         let handle = unsafe { alloc_zeroed(layout) } as uv::Handle;
         if handle.is_null() {
             return Err(Error::new(Status::GenericFailure, "out of memory"));
@@ -131,7 +120,7 @@ unsafe extern "C" fn on_closed(handle: uv::Handle) {
     let closed = unsafe { Box::from_raw(uv::uv_handle_get_data(handle) as *mut Closed) };
     // SAFETY: libuv is done with the handle; it was allocated by `open`
     // with the same layout.
-    unsafe { dealloc(handle as *mut u8, layout()) };
+    unsafe { dealloc(handle as *mut u8, uv::handle_layout(uv::UV_PREPARE)) };
     // A panic must not unwind into libuv.
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(closed));
 }

@@ -10,7 +10,7 @@
 //! close waits on and then shuts. It owns the handle and its memory, and
 //! knows nothing of what the callback does.
 
-use std::alloc::{alloc_zeroed, dealloc, Layout};
+use std::alloc::{alloc_zeroed, dealloc};
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
@@ -39,29 +39,16 @@ unsafe impl Send for Signal {}
 // SAFETY: as for Send; the gate is an atomic.
 unsafe impl Sync for Signal {}
 
-fn layout() -> Layout {
-    // SAFETY: a pure function of libuv taking a handle type.
-    let size = unsafe { uv::uv_handle_size(uv::UV_ASYNC) };
-    // Every libuv handle is made of pointers and integers; 16 covers any
-    // alignment they need. The fallback (never taken: a handle is a few
-    // hundred bytes) is the same on every call, so alloc and dealloc agree.
-    Layout::from_size_align(size.max(1), 16).unwrap_or(Layout::new::<[u128; 64]>())
-}
-
 impl Signal {
     /// Creates the handle on `env`'s loop, unreferenced (it keeps nothing
     /// alive until `set_referenced(true)`), calling `callback` on the JS
     /// thread after fires. JS thread only.
     pub fn open(env: sys::napi_env, callback: uv::AsyncCallback) -> Result<Signal> {
-        let mut event_loop = std::ptr::null_mut();
-        // SAFETY: the live env of the current call; Node writes its loop.
-        let status = unsafe { sys::napi_get_uv_event_loop(env, &mut event_loop) };
-        if status != sys::Status::napi_ok || event_loop.is_null() {
-            return Err(Error::new(Status::GenericFailure, "no event loop"));
-        }
+        let event_loop =
+            uv::event_loop(env).map_err(|why| Error::new(Status::GenericFailure, why))?;
         uv::load().map_err(|why| Error::new(Status::GenericFailure, why))?;
-        let layout = layout();
-        // SAFETY: a non-zero size (see `layout`).
+        let layout = uv::handle_layout(uv::UV_ASYNC);
+        // SAFETY: a non-zero size (see `uv::handle_layout`).
         let handle = unsafe { alloc_zeroed(layout) } as uv::Handle;
         if handle.is_null() {
             return Err(Error::new(Status::GenericFailure, "out of memory"));
@@ -138,7 +125,7 @@ unsafe extern "C" fn on_closed(handle: uv::Handle) {
     let closed = unsafe { Box::from_raw(uv::uv_handle_get_data(handle) as *mut Closed) };
     // SAFETY: libuv is done with the handle; it was allocated by `open`
     // with the same layout.
-    unsafe { dealloc(handle as *mut u8, layout()) };
+    unsafe { dealloc(handle as *mut u8, uv::handle_layout(uv::UV_ASYNC)) };
     // A panic must not unwind into libuv.
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(closed));
 }

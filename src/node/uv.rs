@@ -17,10 +17,32 @@
 //! This file only names the functions; `signal` and `linger` own the
 //! handles.
 
+use std::alloc::Layout;
 use std::ffi::c_void;
 use std::os::raw::c_int;
 
-use napi::sys::uv_loop_s;
+use napi::sys::{self, uv_loop_s};
+
+/// The memory of a handle of type `kind` (`UV_ASYNC`, `UV_PREPARE`). Every
+/// libuv handle is made of pointers and integers; 16 covers any alignment
+/// they need. The fallback (never taken: a handle is a few hundred bytes)
+/// is the same on every call, so alloc and dealloc agree.
+pub fn handle_layout(kind: c_int) -> Layout {
+    // SAFETY: a pure function of libuv taking a handle type.
+    let size = unsafe { uv_handle_size(kind) };
+    Layout::from_size_align(size.max(1), 16).unwrap_or(Layout::new::<[u128; 64]>())
+}
+
+/// The event loop of `env`, the live env of the current call (JS thread).
+pub fn event_loop(env: sys::napi_env) -> Result<*mut uv_loop_s, &'static str> {
+    let mut event_loop = std::ptr::null_mut();
+    // SAFETY: the live env of the current call; Node writes its loop.
+    let status = unsafe { sys::napi_get_uv_event_loop(env, &mut event_loop) };
+    if status != sys::Status::napi_ok || event_loop.is_null() {
+        return Err("no event loop");
+    }
+    Ok(event_loop)
+}
 
 /// `UV_ASYNC` in libuv's `uv_handle_type`: the first handle type, right
 /// after `UV_UNKNOWN_HANDLE` (0), since libuv 1.0.

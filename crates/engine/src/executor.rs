@@ -3,6 +3,7 @@
 //! its own thread; writer and readers differ only in what they feed it.
 
 mod privileged;
+mod shared_read;
 
 use std::ffi::CString;
 use std::sync::Arc;
@@ -11,8 +12,7 @@ use std::time::Duration;
 use rusqlite::{ffi, Connection};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::authorizer::UserAuthorizer;
-use crate::authorizer::{self, Failure};
+use crate::authorizer::{self, Failure, UserAuthorizer};
 use crate::cache::{StatementCache, STATEMENT_CACHE_CAPACITY};
 use crate::cancel::CancelToken;
 use crate::changes::{Applied, Change, Changes};
@@ -31,8 +31,6 @@ use crate::statement::RawStatement;
 use crate::steps::{all_rows, column_info, query_rows, read_row, run_to_end, step_rows};
 use crate::value::RowSet;
 use crate::wal::checkpoint_waiting;
-
-mod shared_read;
 
 /// How often (in SQLite VM instructions) a cancellable job's connection
 /// checks its token: a few microseconds of work between checks, each far

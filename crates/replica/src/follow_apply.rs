@@ -202,13 +202,7 @@ mod tests {
             commit: count,
             min_txid: min,
             max_txid: max,
-            timestamp: 0,
-            pre_apply_checksum: 0,
-            wal_offset: 0,
-            wal_size: 0,
-            wal_salt1: 0,
-            wal_salt2: 0,
-            node_id: 0,
+            ..offloop_ltx::Header::default()
         };
         let mut enc = offloop_ltx::Encoder::new(Vec::new(), header).unwrap();
         let mut stmt = conn

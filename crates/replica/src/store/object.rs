@@ -108,10 +108,8 @@ impl ReplicaStore {
         let path = self.layout.level_dir(level).join(name.as_str());
         let backend = |e| StoreError::from_backend("read", path.as_ref(), e);
         self.runtime.block_on(async {
-            let got = match self.store.get(&path).await {
-                Ok(got) => got,
-                Err(object_store::Error::NotFound { .. }) => return Ok(None),
-                Err(e) => return Err(backend(e).into()),
+            let Some(got) = get_if_present(&*self.store, &path).await.map_err(backend)? else {
+                return Ok(None);
             };
             let (size, stamp) = (got.meta.size, got.meta.last_modified.timestamp_millis());
             let bytes = got.bytes().await.map_err(backend)?;
@@ -383,10 +381,8 @@ impl Store for ReplicaStore {
         let path = prefix.clone().join(name);
         let backend = |e| StoreError::from_backend("read", path.as_ref(), e);
         self.runtime.block_on(async {
-            let got = match self.store.get(&path).await {
-                Ok(got) => got,
-                Err(object_store::Error::NotFound { .. }) => return Ok(None),
-                Err(e) => return Err(backend(e).into()),
+            let Some(got) = get_if_present(&*self.store, &path).await.map_err(backend)? else {
+                return Ok(None);
             };
             let version = got.meta.e_tag.clone().unwrap_or_default();
             let bytes = got.bytes().await.map_err(backend)?;
@@ -478,6 +474,18 @@ impl Read for StreamReader {
 }
 
 /// The LTX timestamp an S3 object carries, if it carries one.
+/// The object at `path`, or `None` when there is none.
+async fn get_if_present(
+    store: &dyn ObjectStore,
+    path: &Path,
+) -> object_store::Result<Option<object_store::GetResult>> {
+    match store.get(path).await {
+        Ok(got) => Ok(Some(got)),
+        Err(object_store::Error::NotFound { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 async fn metadata_timestamp(store: &dyn ObjectStore, path: &Path) -> Result<Option<i64>> {
     let head = store
         .get_opts(path, GetOptions::new().with_head(true))
