@@ -303,13 +303,16 @@ test('a writer cut off from S3 (its relay down) past its lease is fenced when it
     await relay.down();
     // Another database takes over, straight to S3, once the lease expired.
     await waitFor('the takeover', async () => {
+      const options = { replica: { url, leaseTtl: TTL, durability: 'replica', ...via(s3.endpoint) }, restore: 'full' };
+      const candidate = new Database(path.join(dir, 'b.db'), options);
       try {
-        const options = { replica: { url, leaseTtl: TTL, durability: 'replica', ...via(s3.endpoint) }, restore: 'full' };
-        fresh = await Database.open(path.join(dir, 'b.db'), options);
+        fresh = await candidate.ready;
         return true;
       } catch (err) {
         assert.match(err.message, /lease is held by/);
-        // A refused open may have restored the file: start afresh.
+        // A refused open may have restored the file: once its threads let
+        // go of it (close() resolves then), start afresh.
+        await candidate.close();
         for (const f of fs.readdirSync(dir).filter((n) => n.startsWith('b.db'))) {
           fs.rmSync(path.join(dir, f), { recursive: true, force: true });
         }
