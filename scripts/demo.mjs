@@ -25,15 +25,15 @@ const SLOW_MS = 5;
 const PROGRESS_EVERY = 500;
 
 /**
- * The workload, in a child: `library` is 'node:sqlite', 'offloop', or
+ * The workload, in a child: `engine` is 'node:sqlite', 'offloop', or
  * 'no database' (the same loop calling nothing: the machine's own noise).
  */
-async function child(library, file) {
+async function child(engine, file) {
   const blob = Buffer.alloc(BLOB_BYTES, 0xa5);
   let db;
-  if (library === 'no database') {
+  if (engine === 'no database') {
     db = { insert: () => undefined, read: () => undefined, close: () => undefined };
-  } else if (library === 'node:sqlite') {
+  } else if (engine === 'node:sqlite') {
     const { DatabaseSync } = await import('node:sqlite');
     const sync = new DatabaseSync(file);
     sync.exec(`PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA journal_size_limit = ${JOURNAL_SIZE_LIMIT}`);
@@ -64,7 +64,7 @@ async function child(library, file) {
   for (let i = 1; i <= INSERTS; i++) {
     await timed(() => db.insert(blob));
     if (i % READ_EVERY === 0) await timed(() => db.read(i));
-    // A synchronous library gives the event loop a turn between calls, as
+    // A synchronous engine gives the event loop a turn between calls, as
     // a server handling requests would.
     await new Promise(setImmediate);
     if (i % PROGRESS_EVERY === 0) process.stdout.write(`${JSON.stringify({ progress: i })}\n`);
@@ -90,10 +90,10 @@ function node24() {
   return null;
 }
 
-/** Runs one library's child, drawing its progress; resolves to its figures. */
-function run(bin, library, file) {
+/** Runs one engine's child, drawing its progress; resolves to its figures. */
+function run(bin, engine, file) {
   return new Promise((resolve, reject) => {
-    const proc = spawn(bin, [fileURLToPath(import.meta.url), '--child', library, file], {
+    const proc = spawn(bin, [fileURLToPath(import.meta.url), '--child', engine, file], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let buffered = '';
@@ -108,7 +108,7 @@ function run(bin, library, file) {
           const width = 30;
           const filled = Math.round((message.progress / INSERTS) * width);
           process.stdout.write(
-            `\r  ${library.padEnd(12)} [${'#'.repeat(filled)}${' '.repeat(width - filled)}] ${message.progress}/${INSERTS} inserts`,
+            `\r  ${engine.padEnd(12)} [${'#'.repeat(filled)}${' '.repeat(width - filled)}] ${message.progress}/${INSERTS} inserts`,
           );
         }
         if (message.done) done = message.done;
@@ -118,7 +118,7 @@ function run(bin, library, file) {
     proc.on('exit', (code) => {
       process.stdout.write('\n');
       if (code === 0 && done) resolve(done);
-      else reject(new Error(`${library} exited with code ${code}`));
+      else reject(new Error(`${engine} exited with code ${code}`));
     });
   });
 }
@@ -136,13 +136,13 @@ async function main() {
     );
     console.log('Every millisecond the event loop is held is a millisecond every other request waits.\n');
     const results = [];
-    for (const [i, library] of ['no database', 'node:sqlite', 'offloop'].entries()) {
-      results.push({ library, ...(await run(bin, library, path.join(dir, `${i}.db`))) });
+    for (const [i, engine] of ['no database', 'node:sqlite', 'offloop'].entries()) {
+      results.push({ engine, ...(await run(bin, engine, path.join(dir, `${i}.db`))) });
     }
     const rows = [
       ['', 'event-loop delay, max', 'p99', `calls over ${SLOW_MS} ms`, 'slowest call', 'total'],
       ...results.map((r) => [
-        r.library,
+        r.engine,
         `${r.stallMax.toFixed(1)} ms`,
         `${r.stallP99.toFixed(1)} ms`,
         String(r.slow),

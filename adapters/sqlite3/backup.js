@@ -14,6 +14,7 @@ const { Database, stateOf } = require('./database.js');
 const { RESULT } = require('./constants.js');
 const { sqliteError, fromOffloop } = require('./errors.js');
 const { done, invoke, report, work } = require('./callback.js');
+const { CallQueue } = require('./queue.js');
 
 // SQLite's backup step takes an int: a negative count copies everything.
 const ALL_PAGES = 2 ** 31 - 1;
@@ -26,14 +27,18 @@ class Backup {
   #db;
   #state;
   #inited = false;
-  #locked = false;
   #finished = false;
   #completed = false;
   #failed = false;
   #remaining = -1;
   #pageCount = -1;
   #retryErrors = [];
-  #queue = [];
+  #calls = new CallQueue(this, {
+    ready: () => this.#inited,
+    ended: () => this.#finished,
+    misuse: 'Backup is already finished',
+    unheard: (err) => this.emit('error', err),
+  });
   #copy = null;
   // Progress not yet reported by a step, and the step waiting for it.
   #news = null;
@@ -74,7 +79,7 @@ class Backup {
           }
           done(resource);
           this.#state.pending--;
-          this.#process();
+          this.#calls.process();
           this.#state.process();
         });
       },
@@ -83,7 +88,7 @@ class Backup {
   }
 
   get idle() {
-    return this.#inited && !this.#locked && this.#queue.length === 0;
+    return this.#inited && this.#calls.idle;
   }
 
   get completed() {
@@ -112,40 +117,17 @@ class Backup {
     this.#retryErrors = value;
   }
 
-  #schedule(callback, start) {
-    this.#queue.push({ callback, start });
-    if (this.#finished) this.#cleanQueue();
-    else this.#process();
-  }
-
-  #process() {
-    if (this.#finished) {
-      if (this.#queue.length > 0) this.#cleanQueue();
-      return;
-    }
-    while (this.#inited && !this.#locked && this.#queue.length > 0) this.#queue.shift().start();
-  }
-
-  #cleanQueue() {
-    const calls = this.#queue.splice(0);
-    if (!this.#inited || calls.length === 0) return;
-    const err = sqliteError(RESULT.MISUSE, 'Backup is already finished');
-    let called = false;
-    for (const { callback } of calls) if (invoke(null, callback, this, [err])) called = true;
-    if (!called) this.emit('error', err);
-  }
-
   #begin(name) {
-    this.#locked = true;
+    this.#calls.locked = true;
     this.#state.pending++;
     return work(`sqlite3.Backup.${name}`);
   }
 
   #end(resource) {
     done(resource);
-    this.#locked = false;
+    this.#calls.locked = false;
     this.#state.pending--;
-    this.#process();
+    this.#calls.process();
     this.#state.process();
   }
 
@@ -153,7 +135,7 @@ class Backup {
   step(pages, callback) {
     if (typeof pages !== 'number') throw new TypeError('Argument 0 must be an integer');
     if (callback !== undefined && typeof callback !== 'function') throw new TypeError('Argument 1 must be a function');
-    this.#schedule(callback, () => {
+    this.#calls.schedule(callback, () => {
       const resource = this.#begin('Step');
       if (this.#copy === null) this.#start(pages);
       this.#nextNews().then(({ err }) => {
@@ -218,7 +200,7 @@ class Backup {
   /** Ends the backup (stopping a copy still running); `callback()`. */
   finish(callback) {
     if (callback !== undefined && typeof callback !== 'function') throw new TypeError('Argument 0 must be a function');
-    this.#schedule(callback, () => {
+    this.#calls.schedule(callback, () => {
       const resource = this.#begin('Finish');
       this.#stop = true;
       const copied = this.#copy ?? Promise.resolve();
@@ -235,7 +217,7 @@ class Backup {
     if (!this.#completed) this.#failed = true;
     this.#finished = true;
     this.#state.live.delete(this);
-    this.#cleanQueue();
+    this.#calls.clean();
   }
 }
 

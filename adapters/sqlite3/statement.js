@@ -11,10 +11,10 @@
 const EventEmitter = require('node:events');
 
 const { Database, stateOf, profile } = require('./database.js');
-const { RESULT } = require('./constants.js');
-const { sqliteError, fromOffloop } = require('./errors.js');
+const { fromOffloop } = require('./errors.js');
 const { bindArgs, toRow } = require('./values.js');
 const { done, emit, invoke, report, work } = require('./callback.js');
+const { CallQueue } = require('./queue.js');
 
 // offloop reads integers as BigInts (so that none beyond 2^53 is refused)
 // and binds a name only with its prefix, as sqlite3 does.
@@ -37,8 +37,12 @@ class Statement {
   #ost = null;
   #prepared = false;
   #finalized = false;
-  #locked = false;
-  #queue = [];
+  #calls = new CallQueue(this, {
+    ready: () => this.#prepared,
+    ended: () => this.#finalized,
+    misuse: 'Statement is already finalized',
+    unheard: (err) => emit(null, this, 'error', err),
+  });
   // The offloop arguments of the last binding: a call without parameters
   // runs with them again, as sqlite3 keeps a statement's bindings.
   #bound = [];
@@ -78,7 +82,7 @@ class Statement {
         const state = this.#state;
         this.#ost = state.hooks.trace ? state.odb.prepare(sql, STATEMENT_OPTIONS) : state.statement(sql, STATEMENT_OPTIONS);
         this.#prepared = true;
-        this.#process();
+        this.#calls.process();
       }, fail);
     } else {
       this.#state.schedule(() => this.#prepare(callback), fail);
@@ -110,49 +114,23 @@ class Statement {
   #endPrepare(resource) {
     done(resource);
     this.#state.pending--;
-    this.#process();
+    this.#calls.process();
     this.#state.process();
   }
 
   // --- the queue -----------------------------------------------------------
 
-  #schedule(callback, start) {
-    this.#queue.push({ callback, start });
-    if (this.#finalized) this.#cleanQueue();
-    else this.#process();
-  }
-
-  #process() {
-    if (this.#finalized) {
-      if (this.#queue.length > 0) this.#cleanQueue();
-      return;
-    }
-    while (this.#prepared && !this.#locked && this.#queue.length > 0) this.#queue.shift().start();
-  }
-
-  // Calls made after finalize(): each callback gets SQLITE_MISUSE, or the
-  // statement emits it once when none had one. After a failed prepare they
-  // are dropped: the prepare's error was the report.
-  #cleanQueue() {
-    const calls = this.#queue.splice(0);
-    if (!this.#prepared || calls.length === 0) return;
-    const err = sqliteError(RESULT.MISUSE, 'Statement is already finalized');
-    let called = false;
-    for (const { callback } of calls) if (invoke(null, callback, this, [err])) called = true;
-    if (!called) emit(null, this, 'error', err);
-  }
-
   #begin(name) {
-    this.#locked = true;
+    this.#calls.locked = true;
     this.#state.pending++;
     return work(`sqlite3.Statement.${name}`);
   }
 
   #end(resource) {
     done(resource);
-    this.#locked = false;
+    this.#calls.locked = false;
     this.#state.pending--;
-    this.#process();
+    this.#calls.process();
     this.#state.process();
   }
 
@@ -235,7 +213,7 @@ class Statement {
   /** Replaces the bindings (and resets); `callback(err)`. */
   bind(...args) {
     const [params, callback] = splitCallback(args);
-    this.#schedule(callback, () => {
+    this.#calls.schedule(callback, () => {
       const resource = this.#begin('Bind');
       this.#rebind(params);
       queueMicrotask(() => {
@@ -249,7 +227,7 @@ class Statement {
   /** Back to the first row, bindings kept; `callback(null)`. */
   reset(callback) {
     if (callback !== undefined && typeof callback !== 'function') throw new TypeError('Argument 0 must be a function');
-    this.#schedule(callback, () => {
+    this.#calls.schedule(callback, () => {
       const resource = this.#begin('Reset');
       this.#reset();
       queueMicrotask(() => {
@@ -263,7 +241,7 @@ class Statement {
   /** Runs once; the callback sees `this.lastID` and `this.changes`. */
   run(...args) {
     const [params, callback] = splitCallback(args);
-    this.#schedule(callback, () => {
+    this.#calls.schedule(callback, () => {
       const resource = this.#begin('Run');
       const started = process.hrtime.bigint();
       this.#closeCursor();
@@ -289,7 +267,7 @@ class Statement {
   /** The next row: `callback(null, row)`, or `callback(null)` past the last. */
   get(...args) {
     const [params, callback] = splitCallback(args);
-    this.#schedule(callback, () => {
+    this.#calls.schedule(callback, () => {
       const resource = this.#begin('Get');
       const started = process.hrtime.bigint();
       this.#rebind(params);
@@ -337,7 +315,7 @@ class Statement {
   /** Every row: `callback(null, rows)`. */
   all(...args) {
     const [params, callback] = splitCallback(args);
-    this.#schedule(callback, () => {
+    this.#calls.schedule(callback, () => {
       const resource = this.#begin('All');
       const started = process.hrtime.bigint();
       this.#closeCursor();
@@ -370,7 +348,7 @@ class Statement {
       complete = args.pop();
     }
     const [params, callback] = splitCallback(args);
-    this.#schedule(callback, () => {
+    this.#calls.schedule(callback, () => {
       const resource = this.#begin('Each');
       const started = process.hrtime.bigint();
       this.#closeCursor();
@@ -434,7 +412,7 @@ class Statement {
   /** Ends the statement once its calls ran; later calls fail. Returns the database. */
   finalize(callback) {
     if (callback !== undefined && typeof callback !== 'function') throw new TypeError('Argument 0 must be a function');
-    this.#schedule(callback, () => {
+    this.#calls.schedule(callback, () => {
       this.#finalize();
       invoke(null, callback, this, []);
     });
@@ -445,7 +423,7 @@ class Statement {
     this.#finalized = true;
     this.#state.live.delete(this);
     this.#closeCursor();
-    this.#cleanQueue();
+    this.#calls.clean();
   }
 
   /** For the Database methods: prepares and runs at once, then finalizes. */
