@@ -12,16 +12,14 @@
 // than --max-load make a quick partial run: it writes the same files with a
 // .tmp suffix (ignored by git).
 
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 
 import { labelledBars } from './lib/chart.mjs';
-import { runChild } from './lib/child.mjs';
+import { runChild, startServerChild, stopServer } from './lib/child.mjs';
 import { startBenchmark } from './lib/harness.mjs';
 import { describeMachine } from './lib/machine.mjs';
 import { BENCH, nodes } from './lib/paths.mjs';
@@ -124,43 +122,9 @@ function buildSeed(file) {
 
 /** Starts the server child; resolves to `{ child, port }` once it listens. */
 function startServer(config, file) {
-  return new Promise((resolve, reject) => {
-    const args = [SERVER, '--peer', config.peer, '--file', file];
-    if (config.peer.endsWith('offloop')) args.push('--offloop', offloop.dir, '--thread-nice', String(config.threadNice));
-    const child = spawn(config.bin, args, {
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`the server did not start\n${stderr}`));
-    }, 30_000);
-    createInterface({ input: child.stdout }).once('line', (line) => {
-      clearTimeout(timer);
-      try {
-        resolve({ child, port: JSON.parse(line).port });
-      } catch {
-        reject(new Error(`unexpected server output: ${line}\n${stderr}`));
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the server exited with ${code}\n${stderr}`));
-    });
-  });
-}
-
-function stopServer(child) {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
+  const args = [SERVER, '--peer', config.peer, '--file', file];
+  if (config.peer.endsWith('offloop')) args.push('--offloop', offloop.dir, '--thread-nice', String(config.threadNice));
+  return startServerChild(config.bin, args);
 }
 
 async function getJson(url) {

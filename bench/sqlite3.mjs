@@ -13,15 +13,13 @@
 // Writes bench/results/sqlite3.{json,md,svg}; the options other than
 // --max-load make a quick partial run (.tmp files, ignored by git).
 
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 
 import { labelledBars } from './lib/chart.mjs';
-import { runChild } from './lib/child.mjs';
+import { runChild, startServerChild, stopServer } from './lib/child.mjs';
 import { startBenchmark } from './lib/harness.mjs';
 import { describeMachine } from './lib/machine.mjs';
 import { BENCH, nodes } from './lib/paths.mjs';
@@ -88,37 +86,8 @@ function buildSeed(file) {
 }
 
 function startServer(peer, threadNice, file, offloopDir) {
-  const { host } = nodes();
-  return new Promise((resolve, reject) => {
-    const args = [SERVER, '--peer', peer, '--file', file, '--offloop', offloopDir, '--thread-nice', String(threadNice)];
-    const child = spawn(host.bin, args, { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`the server did not start\n${stderr}`));
-    }, 30_000);
-    createInterface({ input: child.stdout }).once('line', (line) => {
-      clearTimeout(timer);
-      resolve({ child, port: JSON.parse(line).port });
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the server exited with ${code}\n${stderr}`));
-    });
-  });
-}
-
-function stopServer(child) {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
+  const args = [SERVER, '--peer', peer, '--file', file, '--offloop', offloopDir, '--thread-nice', String(threadNice)];
+  return startServerChild(nodes().host.bin, args);
 }
 
 function load(base, paths, { connections, duration, rate = 0 }) {

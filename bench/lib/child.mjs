@@ -5,6 +5,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 
 /**
  * Runs `bin args…`; resolves to `{ result, stderr, ms }` where `result` is
@@ -83,4 +84,46 @@ export async function runUnderStrace(bin, args, { timeoutMs } = {}) {
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Starts a server child (`bin args…`) that prints `{ "port": N }` as its
+ * first stdout line once it listens; resolves to `{ child, port }`. Rejects
+ * if it exits first, prints something else, or has not started in 30 s.
+ */
+export function startServerChild(bin, args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`the server did not start\n${stderr}`));
+    }, 30_000);
+    createInterface({ input: child.stdout }).once('line', (line) => {
+      clearTimeout(timer);
+      try {
+        resolve({ child, port: JSON.parse(line).port });
+      } catch {
+        reject(new Error(`unexpected server output: ${line}\n${stderr}`));
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the server exited with ${code}\n${stderr}`));
+    });
+  });
+}
+
+/** Stops a server child: SIGTERM, then SIGKILL after 10 s; resolves once it exited. */
+export function stopServer(child) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
 }
