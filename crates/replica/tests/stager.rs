@@ -21,6 +21,16 @@ fn database(dir: &Path) -> (PathBuf, Connection) {
     (path, conn)
 }
 
+/// Starts the chain again with a full image as an L0 file at `txid`
+/// (timestamped `txid`); the files it staged, `None` for an empty database.
+fn l0_image(stager: &mut Stager, txid: u64) -> Option<Vec<Staged>> {
+    let levels = ImageLevels {
+        l0: true,
+        l9: false,
+    };
+    stager.full_image(txid, levels, txid as i64).unwrap()
+}
+
 /// Applies LTX files in order to an empty file, as a restore does.
 fn apply(files: &[Staged], out: &Path) {
     let db = fs::OpenOptions::new()
@@ -76,17 +86,7 @@ fn a_full_image_then_l0_files_rebuild_the_database_at_each_txid() {
         .unwrap();
     let mut stager = Stager::open(&path, &dir.path().join("state")).unwrap();
     assert!(matches!(stager.chain(), Chain::Broken { .. }));
-    let mut files = stager
-        .full_image(
-            1,
-            ImageLevels {
-                l0: true,
-                l9: false,
-            },
-            1,
-        )
-        .unwrap()
-        .unwrap();
+    let mut files = l0_image(&mut stager, 1).unwrap();
     assert_eq!(files.len(), 1);
     assert!(matches!(stager.chain(), Chain::Intact(_)));
 
@@ -126,16 +126,7 @@ fn a_transaction_still_open_is_not_captured_even_when_its_pages_spill_into_the_w
     conn.execute_batch("CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB)")
         .unwrap();
     let mut stager = Stager::open(&path, &dir.path().join("state")).unwrap();
-    stager
-        .full_image(
-            1,
-            ImageLevels {
-                l0: true,
-                l9: false,
-            },
-            1,
-        )
-        .unwrap();
+    l0_image(&mut stager, 1);
     conn.pragma_update(None, "cache_size", 2).unwrap();
     conn.execute_batch(
         "BEGIN; WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 200) \
@@ -164,16 +155,7 @@ fn the_capture_log_survives_a_kill_and_drops_a_torn_last_record() {
         .unwrap();
     let state = dir.path().join("state");
     let mut stager = Stager::open(&path, &state).unwrap();
-    stager
-        .full_image(
-            1,
-            ImageLevels {
-                l0: true,
-                l9: false,
-            },
-            1,
-        )
-        .unwrap();
+    l0_image(&mut stager, 1);
     conn.execute("INSERT INTO t(v) VALUES (x'01')", []).unwrap();
     stager.capture(None).unwrap();
     conn.execute("INSERT INTO t(v) VALUES (x'02')", []).unwrap();
@@ -213,16 +195,7 @@ fn a_wal_restarted_behind_the_followers_back_breaks_the_chain_at_the_next_txid()
     conn.execute_batch("CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB)")
         .unwrap();
     let mut stager = Stager::open(&path, &dir.path().join("state")).unwrap();
-    stager
-        .full_image(
-            1,
-            ImageLevels {
-                l0: true,
-                l9: false,
-            },
-            1,
-        )
-        .unwrap();
+    l0_image(&mut stager, 1);
     conn.execute("INSERT INTO t(v) VALUES (x'01')", []).unwrap();
     stager.capture(None).unwrap();
     // Two restarts the stager never saw: frames were copied and reused.
@@ -240,16 +213,7 @@ fn a_wal_restarted_behind_the_followers_back_breaks_the_chain_at_the_next_txid()
     }
     // What was captured before the break was staged as TXID 2; the full
     // image at 3 makes the chain whole again.
-    stager
-        .full_image(
-            3,
-            ImageLevels {
-                l0: true,
-                l9: false,
-            },
-            3,
-        )
-        .unwrap();
+    l0_image(&mut stager, 3);
     let files = stager.outbox().staged().to_vec();
     let txids: Vec<_> = files.iter().map(|s| s.file.max_txid).collect();
     assert_eq!(txids, vec![1, 2, 3]);
