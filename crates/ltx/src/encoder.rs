@@ -157,8 +157,6 @@ mod tests {
             flags: HEADER_FLAG_NO_CHECKSUM,
             page_size,
             commit: lock + 1,
-            min_txid: 1,
-            max_txid: 1,
             ..Header::default()
         };
         let mut enc = Encoder::new(std::io::sink(), h).unwrap();

@@ -4,6 +4,7 @@
 
 use crate::checksum::CHECKSUM_FLAG;
 use crate::error::{Error, Result};
+use crate::txid::Txid;
 
 /// The first four bytes of every LTX file.
 pub const MAGIC: &[u8; 4] = b"LTX1";
@@ -46,14 +47,14 @@ pub fn is_valid_page_size(page_size: u32) -> bool {
     (512..=65536).contains(&page_size) && page_size.is_power_of_two()
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Header {
     pub flags: u32,
     pub page_size: u32,
     /// Database size in pages after applying this file.
     pub commit: u32,
-    pub min_txid: u64,
-    pub max_txid: u64,
+    pub min_txid: Txid,
+    pub max_txid: Txid,
     /// Milliseconds since the Unix epoch.
     pub timestamp: i64,
     /// Database checksum before applying; zero when not tracked.
@@ -65,10 +66,31 @@ pub struct Header {
     pub node_id: u64,
 }
 
+/// Every field zero but the TXIDs, which are 1 (a snapshot's range starts
+/// there, and no file's range holds 0): a base for `..Header::default()`.
+impl Default for Header {
+    fn default() -> Header {
+        Header {
+            flags: 0,
+            page_size: 0,
+            commit: 0,
+            min_txid: Txid::FIRST,
+            max_txid: Txid::FIRST,
+            timestamp: 0,
+            pre_apply_checksum: 0,
+            wal_offset: 0,
+            wal_size: 0,
+            wal_salt1: 0,
+            wal_salt2: 0,
+            node_id: 0,
+        }
+    }
+}
+
 impl Header {
     /// A file whose range starts at TXID 1 holds every page of the database.
     pub fn is_snapshot(&self) -> bool {
-        self.min_txid == 1
+        self.min_txid == Txid::FIRST
     }
 
     pub fn has_checksums(&self) -> bool {
@@ -85,8 +107,8 @@ impl Header {
         b[4..8].copy_from_slice(&self.flags.to_be_bytes());
         b[8..12].copy_from_slice(&self.page_size.to_be_bytes());
         b[12..16].copy_from_slice(&self.commit.to_be_bytes());
-        b[16..24].copy_from_slice(&self.min_txid.to_be_bytes());
-        b[24..32].copy_from_slice(&self.max_txid.to_be_bytes());
+        b[16..24].copy_from_slice(&self.min_txid.get().to_be_bytes());
+        b[24..32].copy_from_slice(&self.max_txid.get().to_be_bytes());
         b[32..40].copy_from_slice(&self.timestamp.to_be_bytes());
         b[40..48].copy_from_slice(&self.pre_apply_checksum.to_be_bytes());
         b[48..56].copy_from_slice(&self.wal_offset.to_be_bytes());
@@ -105,12 +127,16 @@ impl Header {
         if &b[0..4] != MAGIC {
             return Err(Error::format("bad magic"));
         }
+        let txid = |at: usize| {
+            Txid::new(be_u64(&b[at..]))
+                .ok_or_else(|| Error::format("transaction ids must be non-zero"))
+        };
         let h = Header {
             flags: be_u32(&b[4..]),
             page_size: be_u32(&b[8..]),
             commit: be_u32(&b[12..]),
-            min_txid: be_u64(&b[16..]),
-            max_txid: be_u64(&b[24..]),
+            min_txid: txid(16)?,
+            max_txid: txid(24)?,
             timestamp: be_u64(&b[32..]) as i64,
             pre_apply_checksum: be_u64(&b[40..]),
             wal_offset: be_u64(&b[48..]),
@@ -131,13 +157,11 @@ impl Header {
         if !is_valid_page_size(self.page_size) {
             return Err(format!("invalid page size {}", self.page_size));
         }
-        if self.min_txid == 0 || self.max_txid == 0 {
-            return Err("transaction ids must be non-zero".into());
-        }
         if self.min_txid > self.max_txid {
             return Err(format!(
                 "transaction ids out of order: {} > {}",
-                self.min_txid, self.max_txid
+                self.min_txid.get(),
+                self.max_txid.get()
             ));
         }
         if (self.wal_salt1 != 0 || self.wal_salt2 != 0) && self.wal_offset == 0 {
@@ -227,23 +251,18 @@ impl PageHeader {
 }
 
 /// Litestream's file name for a TXID range: `<min:016x>-<max:016x>.ltx`.
-pub fn file_name(min_txid: u64, max_txid: u64) -> String {
-    format!("{min_txid:016x}-{max_txid:016x}.ltx")
+pub fn file_name(min_txid: Txid, max_txid: Txid) -> String {
+    format!("{min_txid}-{max_txid}.ltx")
 }
 
 /// The TXID range in a Litestream LTX file name, or `None` for any other name.
-pub fn parse_file_name(name: &str) -> Option<(u64, u64)> {
+/// A TXID of 0 is no TXID, so a name holding one is no LTX file's name.
+pub fn parse_file_name(name: &str) -> Option<(Txid, Txid)> {
     let b = name.as_bytes();
-    let is_hex = |s: &[u8]| s.iter().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'));
-    if b.len() != 37 || b[16] != b'-' || &b[33..] != b".ltx" || !is_hex(&b[..16]) {
+    if b.len() != 37 || b[16] != b'-' || &b[33..] != b".ltx" {
         return None;
     }
-    if !is_hex(&b[17..33]) {
-        return None;
-    }
-    let min = u64::from_str_radix(&name[..16], 16).ok()?;
-    let max = u64::from_str_radix(&name[17..33], 16).ok()?;
-    Some((min, max))
+    Some((Txid::from_hex(&name[..16])?, Txid::from_hex(&name[17..33])?))
 }
 
 pub(crate) fn be_u32(b: &[u8]) -> u32 {
@@ -260,13 +279,17 @@ pub(crate) fn be_u64(b: &[u8]) -> u64 {
 mod tests {
     use super::*;
 
+    fn t(n: u64) -> Txid {
+        Txid::new(n).unwrap()
+    }
+
     fn header() -> Header {
         Header {
             flags: HEADER_FLAG_NO_CHECKSUM,
             page_size: 4096,
             commit: 3,
-            min_txid: 2,
-            max_txid: 5,
+            min_txid: t(2),
+            max_txid: t(5),
             timestamp: 1_700_000_000_123,
             wal_offset: 32,
             wal_size: 4120,
@@ -295,6 +318,9 @@ mod tests {
         let mut b = header().encode();
         b[0] = b'X';
         assert!(Header::decode(&b).is_err());
+        let mut zero_min = header().encode();
+        zero_min[16..24].fill(0);
+        assert!(Header::decode(&zero_min).is_err(), "a zero TXID");
         for bad in [
             Header {
                 flags: 1,
@@ -305,11 +331,7 @@ mod tests {
                 ..header()
             },
             Header {
-                min_txid: 0,
-                ..header()
-            },
-            Header {
-                min_txid: 6,
+                min_txid: t(6),
                 ..header()
             },
             Header {
@@ -338,10 +360,17 @@ mod tests {
 
     #[test]
     fn file_names_are_fixed_width_lowercase_hex() {
-        assert_eq!(file_name(1, 0xb), "0000000000000001-000000000000000b.ltx");
+        assert_eq!(
+            file_name(t(1), t(0xb)),
+            "0000000000000001-000000000000000b.ltx"
+        );
         assert_eq!(
             parse_file_name("0000000000000001-000000000000000b.ltx"),
-            Some((1, 0xb))
+            Some((t(1), t(0xb)))
+        );
+        assert_eq!(
+            parse_file_name("0000000000000000-000000000000000b.ltx"),
+            None
         );
         assert_eq!(
             parse_file_name("0000000000000001-000000000000000B.ltx"),

@@ -170,8 +170,8 @@ fn mutants(s: &Sample, rng: &mut Rng) -> Vec<Mutant> {
         }
     }
     for (field, at, values) in [
-        ("min txid", 16, u64s(&[h.max_txid + 1])),
-        ("max txid", 24, u64s(&[h.min_txid - 1])),
+        ("min txid", 16, u64s(&[h.max_txid.get() + 1])),
+        ("max txid", 24, u64s(&[h.min_txid.get() - 1])),
         ("pre-apply checksum", 40, u64s(&[])),
         ("wal offset", 48, u64s(&[])),
         ("wal size", 56, u64s(&[])),

@@ -24,8 +24,8 @@ fn header(min: u64, max: u64, commit: u32) -> Header {
         flags: HEADER_FLAG_NO_CHECKSUM,
         page_size: PAGE,
         commit,
-        min_txid: min,
-        max_txid: max,
+        min_txid: Txid::new(min).expect("a TXID is at least 1"),
+        max_txid: Txid::new(max).expect("a TXID is at least 1"),
         timestamp: 1_764_500_000_000,
         ..Header::default()
     }

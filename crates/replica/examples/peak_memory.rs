@@ -177,13 +177,15 @@ fn write_ltx<'a>(
     commit: u32,
     pages: impl Iterator<Item = (u32, &'a [u8])>,
 ) {
-    let path = dir.join(offloop_ltx::file_name(min, max));
+    let txid = |n| offloop_ltx::Txid::new(n).expect("a TXID is at least 1");
+    let (min_txid, max_txid) = (txid(min), txid(max));
+    let path = dir.join(offloop_ltx::file_name(min_txid, max_txid));
     let header = Header {
         flags: HEADER_FLAG_NO_CHECKSUM,
         page_size: PAGE_SIZE,
         commit,
-        min_txid: min,
-        max_txid: max,
+        min_txid,
+        max_txid,
         timestamp: 1_764_500_000_000 + max as i64,
         ..Header::default()
     };

@@ -10,6 +10,8 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
+use offloop_ltx::Txid;
+
 use crate::capture::{CaptureLog, CaptureStart};
 use crate::stager::BEFORE_WAL;
 use crate::worker::state_dir;
@@ -18,7 +20,12 @@ use crate::worker::state_dir;
 /// (`page_size`, `commit` pages): the next file replication ships is
 /// `txid + 1`. Any state a previous database at that path left is
 /// dropped. Call before the database is opened.
-pub fn continue_after_restore(db: &Path, txid: u64, page_size: u32, commit: u32) -> io::Result<()> {
+pub fn continue_after_restore(
+    db: &Path,
+    txid: Txid,
+    page_size: u32,
+    commit: u32,
+) -> io::Result<()> {
     let dir = state_dir(db);
     match fs::remove_dir_all(&dir) {
         Ok(()) => {}
@@ -31,7 +38,7 @@ pub fn continue_after_restore(db: &Path, txid: u64, page_size: u32, commit: u32)
         CaptureStart {
             page_size,
             base_commit: commit,
-            next_txid: txid + 1,
+            next_txid: txid.next(),
             // Before any WAL: the first WAL the database makes starts the
             // chain.
             from: BEFORE_WAL,

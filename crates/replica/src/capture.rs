@@ -23,6 +23,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use offloop_file::PositionedIo;
+use offloop_ltx::Txid;
 
 use crate::wal::{Transaction, WalPosition};
 
@@ -40,7 +41,7 @@ pub struct CaptureStart {
     /// Database size in pages at the last staged TXID (0: none yet).
     pub base_commit: u32,
     /// The TXID the next staged L0 file takes.
-    pub next_txid: u64,
+    pub next_txid: Txid,
     /// The WAL position capture started from.
     pub from: WalPosition,
 }
@@ -81,10 +82,13 @@ impl CaptureLog {
         {
             return Ok(None);
         }
+        let Some(next_txid) = Txid::new(be64(&h, 16)) else {
+            return Ok(None);
+        };
         let start = CaptureStart {
             page_size: be32(&h, 8),
             base_commit: be32(&h, 12),
-            next_txid: be64(&h, 16),
+            next_txid,
             from: WalPosition {
                 salt1: be32(&h, 24),
                 salt2: be32(&h, 28),
@@ -154,7 +158,7 @@ impl CaptureLog {
         h.extend_from_slice(MAGIC);
         h.extend_from_slice(&s.page_size.to_be_bytes());
         h.extend_from_slice(&s.base_commit.to_be_bytes());
-        h.extend_from_slice(&s.next_txid.to_be_bytes());
+        h.extend_from_slice(&s.next_txid.get().to_be_bytes());
         h.extend_from_slice(&s.from.salt1.to_be_bytes());
         h.extend_from_slice(&s.from.salt2.to_be_bytes());
         h.extend_from_slice(&s.from.offset.to_be_bytes());
@@ -301,6 +305,16 @@ impl CaptureLog {
 
     pub fn is_empty(&self) -> bool {
         self.transactions == 0
+    }
+
+    /// The TXID of the file staged after this log's own: the log's TXID
+    /// when it holds nothing to stage, else the one after it.
+    pub fn txid_after_stage(&self) -> Txid {
+        if self.is_empty() {
+            self.start.next_txid
+        } else {
+            self.start.next_txid.next()
+        }
     }
 
     /// Bytes of page images waiting (the file past its header).

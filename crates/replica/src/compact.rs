@@ -66,8 +66,8 @@ pub fn compact_level(store: &dyn Store, level: u8, scratch: &Path) -> Result<Opt
         flags: HEADER_FLAG_NO_CHECKSUM,
         page_size: h.page_size,
         commit: h.commit,
-        min_txid: first.min_txid.get(),
-        max_txid: last.max_txid.get(),
+        min_txid: first.min_txid,
+        max_txid: last.max_txid,
         timestamp: h.timestamp,
         pre_apply_checksum: 0,
         wal_offset: 0,
@@ -112,9 +112,9 @@ impl Input {
         let decoder =
             Decoder::new(BufReader::with_capacity(INPUT_BUFFER, stream)).map_err(corrupt(file))?;
         let header = *decoder.header();
-        if (header.min_txid, header.max_txid) != (file.min_txid.get(), file.max_txid.get()) {
+        if (header.min_txid, header.max_txid) != (file.min_txid, file.max_txid) {
             return Err(corrupt(file)(offloop_ltx::Error::Format(format!(
-                "its header covers TXIDs {:016x}-{:016x}",
+                "its header covers TXIDs {}-{}",
                 header.min_txid, header.max_txid
             ))));
         }

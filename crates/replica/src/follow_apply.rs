@@ -200,8 +200,8 @@ mod tests {
             flags: offloop_ltx::HEADER_FLAG_NO_CHECKSUM,
             page_size: 4096,
             commit: count,
-            min_txid: min,
-            max_txid: max,
+            min_txid: Txid::new(min).unwrap(),
+            max_txid: Txid::new(max).unwrap(),
             ..offloop_ltx::Header::default()
         };
         let mut enc = offloop_ltx::Encoder::new(Vec::new(), header).unwrap();

@@ -8,6 +8,8 @@
 
 use std::time::Instant;
 
+use offloop_ltx::Txid;
+
 use crate::compact::{compact_level, enforce_retention};
 use crate::error::{Error, Result};
 use crate::stager::{now_ms, Chain, ImageLevels};
@@ -43,9 +45,9 @@ impl Worker {
                     f.capture(shared.take_uncaptured())?;
                     f.stage(now)?;
                     let taken = match (f.chain(), f.next_txid()) {
-                        (Chain::Intact(_), Some(next)) if next > 1 => f
+                        (Chain::Intact(_), Some(next)) if next > Txid::FIRST => f
                             .full_image(
-                                next - 1,
+                                next.prev().expect("past the first TXID"),
                                 ImageLevels {
                                     l0: false,
                                     l9: true,

@@ -13,10 +13,6 @@ use std::path::Path;
 use offloop_file::PositionedIo;
 use offloop_ltx::{Crc64, Encoder, Header};
 
-use offloop_ltx::Txid;
-
-use crate::store::LtxFile;
-
 /// A file's size and CRC-64, read in 1 MiB pieces; `None` when it is absent.
 pub(crate) fn file_crc(path: &Path) -> io::Result<Option<(u64, u64)>> {
     let Some(file) = open_optional(path)? else {
@@ -61,27 +57,6 @@ pub(crate) fn write_ltx(
 
 pub(crate) fn ltx_error(e: offloop_ltx::Error) -> io::Error {
     io::Error::other(e.to_string())
-}
-
-/// The file a staged LTX file becomes in the replica. TXIDs come from the
-/// local chain, which counts from 1; a 0 would mean the chain's state is
-/// damaged, and is refused rather than named.
-pub(crate) fn staged_file(
-    level: u8,
-    min: u64,
-    max: u64,
-    size: u64,
-    timestamp_ms: i64,
-) -> io::Result<LtxFile> {
-    let txid =
-        |n| Txid::new(n).ok_or_else(|| io::Error::other("the replication state names TXID 0"));
-    Ok(LtxFile {
-        level,
-        min_txid: txid(min)?,
-        max_txid: txid(max)?,
-        size,
-        timestamp_ms,
-    })
 }
 
 pub(crate) fn open_optional(path: &Path) -> io::Result<Option<File>> {

@@ -101,11 +101,11 @@ pub(crate) fn open_plan(
         let whole = (tail.len() as u64 == f.size).then(|| tail.clone());
         let head = if whole.is_some() { tail.clone() } else { head };
         let header = Header::decode(&head).map_err(ltx)?;
-        if (header.min_txid, header.max_txid) != (f.min_txid.get(), f.max_txid.get()) {
+        if (header.min_txid, header.max_txid) != (f.min_txid, f.max_txid) {
             return Err(bad(
                 f,
                 format!(
-                    "its header covers TXIDs {:016x}-{:016x}, its name {}-{}",
+                    "its header covers TXIDs {}-{}, its name {}-{}",
                     header.min_txid, header.max_txid, f.min_txid, f.max_txid
                 ),
             ));

@@ -382,7 +382,7 @@ fn apply(
         if let Some(p) = prev {
             let chained = p.header.has_checksums()
                 && o.header.has_checksums()
-                && o.header.min_txid == p.header.max_txid.saturating_add(1);
+                && o.header.min_txid == p.header.max_txid.next();
             if chained && o.header.pre_apply_checksum != p.tail.trailer.post_apply_checksum {
                 return Err(Error::Verify(format!(
                     "{} does not follow the file before it (pre-apply checksum)",

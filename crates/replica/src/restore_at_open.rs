@@ -331,19 +331,14 @@ fn prepare(
             if mode == RestoreMode::Full {
                 let report =
                     restore(&store, db, &RestoreOptions::default()).map_err(|e| e.to_string())?;
-                continue_after_restore(db, report.txid.get(), report.page_size, report.pages)
+                continue_after_restore(db, report.txid, report.page_size, report.pages)
                     .map_err(|e| format!("cannot record the restored state: {e}"))?;
                 return Ok(None);
             }
             let source =
                 Arc::new(PagedReplica::open(store, Target::Latest).map_err(|e| e.to_string())?);
-            continue_after_restore(
-                db,
-                source.txid().get(),
-                source.page_size(),
-                source.page_count(),
-            )
-            .map_err(|e| format!("cannot record the restored state: {e}"))?;
+            continue_after_restore(db, source.txid(), source.page_size(), source.page_count())
+                .map_err(|e| format!("cannot record the restored state: {e}"))?;
             let paged = Paged::create(
                 db,
                 source.page_size(),

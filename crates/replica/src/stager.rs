@@ -16,12 +16,10 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use offloop_file::PositionedIo;
-use offloop_ltx::{Header, HEADER_FLAG_NO_CHECKSUM};
+use offloop_ltx::{Header, Txid, HEADER_FLAG_NO_CHECKSUM};
 
 use crate::capture::{CaptureLog, CaptureStart};
-use crate::page_io::{
-    database_page_size, file_crc, open_optional, read_db_page, staged_file, write_ltx,
-};
+use crate::page_io::{database_page_size, file_crc, open_optional, read_db_page, write_ltx};
 use crate::pending::{Outbox, Staged};
 use crate::store::{LtxFile, SNAPSHOT_LEVEL};
 use crate::wal::{continues_at, read_committed, WalHeader, WalPosition, WAL_HEADER_SIZE};
@@ -48,7 +46,7 @@ pub enum Chain {
     /// The chain is broken: the next file must be a full image. Its TXID is
     /// `next_txid` when known locally, else one past the replica's last.
     Broken {
-        next_txid: Option<u64>,
+        next_txid: Option<Txid>,
         reason: String,
     },
 }
@@ -105,7 +103,7 @@ impl Stager {
                 Some((file, header)) => continues_at(file, header, &end)? || end == BEFORE_WAL,
                 None => end == BEFORE_WAL,
             };
-            let next_txid = log.start().next_txid + u64::from(!log.is_empty());
+            let next_txid = log.txid_after_stage();
             let start = log.start();
             let clean = !continues && log.is_empty() && stager.closed_cleanly(dir, &start)?;
             let _ = fs::remove_file(dir.join(CLEAN));
@@ -148,7 +146,7 @@ impl Stager {
             return Ok(false);
         };
         let mut b = Vec::with_capacity(40);
-        b.extend_from_slice(&start.next_txid.to_be_bytes());
+        b.extend_from_slice(&start.next_txid.get().to_be_bytes());
         b.extend_from_slice(&start.base_commit.to_be_bytes());
         b.extend_from_slice(&start.page_size.to_be_bytes());
         b.extend_from_slice(&size.to_be_bytes());
@@ -176,7 +174,9 @@ impl Stager {
         };
         let be64 = |at: usize| u64::from_be_bytes(b[at..at + 8].try_into().unwrap_or([0; 8]));
         let be32 = |at: usize| u32::from_be_bytes(b[at..at + 4].try_into().unwrap_or([0; 4]));
-        if be64(0) != start.next_txid || be32(8) != start.base_commit || be32(12) != start.page_size
+        if be64(0) != start.next_txid.get()
+            || be32(8) != start.base_commit
+            || be32(12) != start.page_size
         {
             return Ok(false);
         }
@@ -223,7 +223,7 @@ impl Stager {
     }
 
     /// The TXID the next staged file takes, when known.
-    pub fn next_txid(&self) -> Option<u64> {
+    pub fn next_txid(&self) -> Option<Txid> {
         match &self.chain {
             Chain::Intact(log) => Some(log.start().next_txid),
             Chain::Broken { next_txid, .. } => *next_txid,
@@ -231,7 +231,7 @@ impl Stager {
     }
 
     /// Breaks the chain: the next file is a full image at `next_txid`.
-    pub fn restart_at(&mut self, next_txid: Option<u64>, reason: impl Into<String>) {
+    pub fn restart_at(&mut self, next_txid: Option<Txid>, reason: impl Into<String>) {
         self.chain = Chain::Broken {
             next_txid,
             reason: reason.into(),
@@ -286,7 +286,7 @@ impl Stager {
             None
         };
         if let Some(reason) = broken {
-            let next = log.start().next_txid + u64::from(!log.is_empty());
+            let next = log.txid_after_stage();
             self.stage(now_ms())?;
             self.restart_at(Some(next), reason);
             return Ok(false);
@@ -354,7 +354,13 @@ impl Stager {
             node_id: 0,
         };
         let db = open_optional(&self.db_path)?;
-        let file = staged_file(0, txid, txid, 0, timestamp_ms)?;
+        let file = LtxFile {
+            level: 0,
+            min_txid: txid,
+            max_txid: txid,
+            size: 0,
+            timestamp_ms,
+        };
         let temp = self.outbox.temp_path(0, file.min_txid, file.max_txid);
         let size = write_ltx(&temp, header, pgnos.into_iter(), |pgno, page| {
             if !log.read_page(pgno, page)? {
@@ -367,7 +373,7 @@ impl Stager {
         log.reset(CaptureStart {
             page_size,
             base_commit: commit,
-            next_txid: txid + 1,
+            next_txid: txid.next(),
             from: end,
         })?;
         self.oldest_captured_ms = None;
@@ -385,7 +391,7 @@ impl Stager {
     /// restarts at most once), and calls again on `ErrorKind::Interrupted`.
     pub fn full_image(
         &mut self,
-        txid: u64,
+        txid: Txid,
         levels: ImageLevels,
         timestamp_ms: i64,
     ) -> io::Result<Option<Vec<Staged>>> {
@@ -452,7 +458,7 @@ impl Stager {
         };
         let in_wal = end.offset >= WAL_HEADER_SIZE;
         let mut written = Vec::new();
-        for (level, min) in [(0u8, txid), (SNAPSHOT_LEVEL, 1)] {
+        for (level, min) in [(0u8, txid), (SNAPSHOT_LEVEL, Txid::FIRST)] {
             if (level == 0 && !l0) || (level == SNAPSHOT_LEVEL && !l9) {
                 continue;
             }
@@ -474,7 +480,13 @@ impl Stager {
                 wal_salt2: if in_wal { end.salt2 } else { 0 },
                 node_id: 0,
             };
-            let file = staged_file(level, min, txid, 0, timestamp_ms)?;
+            let file = LtxFile {
+                level,
+                min_txid: min,
+                max_txid: txid,
+                size: 0,
+                timestamp_ms,
+            };
             let temp = self.outbox.temp_path(level, file.min_txid, file.max_txid);
             let pages = (1..=commit).filter(|&p| p != lock);
             let size = write_ltx(&temp, header, pages, read)?;
@@ -502,7 +514,7 @@ impl Stager {
                 CaptureStart {
                     page_size,
                     base_commit: commit,
-                    next_txid: txid + 1,
+                    next_txid: txid.next(),
                     from: end,
                 },
             )?;

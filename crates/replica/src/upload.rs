@@ -11,6 +11,8 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use offloop_ltx::Txid;
+
 use crate::error::{Error, Result};
 use crate::pending::Staged;
 use crate::shared::Answer;
@@ -219,6 +221,8 @@ impl Worker {
         };
         // 0: the replica holds nothing yet (the local chain counts from 1).
         let replica_max = newest.map_or(0, |f| f.max_txid.get());
+        // Where a chain that starts again begins: after the replica's last.
+        let replica_next = newest.map_or(Txid::FIRST, |f| f.max_txid.next());
         let snapshots = files.iter().filter(|f| f.level == SNAPSHOT_LEVEL);
         self.has_snapshot = snapshots.clone().next().is_some();
         self.last_snapshot_ms = snapshots.map(|f| f.timestamp_ms).max().unwrap_or(0);
@@ -236,9 +240,10 @@ impl Worker {
                 let first = staged
                     .iter()
                     .filter(|s| s.file.level == 0)
-                    .map(|s| s.file.min_txid.get())
+                    .map(|s| s.file.min_txid)
                     .min()
-                    .unwrap_or(next);
+                    .unwrap_or(next)
+                    .get();
                 // A staged file the replica already has (a put whose answer
                 // was lost) must be the very same file.
                 let same = |txid: u64| {
@@ -255,11 +260,11 @@ impl Worker {
                         ),
                         newer: false,
                     }
-                } else if replica_max >= next {
+                } else if replica_max >= next.get() {
                     Verdict::Diverged {
                         why: format!(
                             "the replica (TXID {replica_max}) is ahead of this database (TXID {})",
-                            next - 1
+                            next.get() - 1
                         ),
                         newer: true,
                     }
@@ -304,7 +309,7 @@ impl Worker {
             }
             shared.with_stager(|f| {
                 let _ = f.outbox_mut().clear();
-                f.restart_at(Some(replica_max + 1), "the replica starts again here");
+                f.restart_at(Some(replica_next), "the replica starts again here");
             });
         }
         Ok(())

@@ -31,7 +31,11 @@ fn replicate(dir: &Path, store: &ReplicaStore, timestamps: &[i64]) -> Connection
         .unwrap();
     let mut stager = Stager::open(&path, &dir.join("state")).unwrap();
     stager
-        .full_image(1, ImageLevels { l0: true, l9: true }, timestamps[0])
+        .full_image(
+            offloop_ltx::Txid::FIRST,
+            ImageLevels { l0: true, l9: true },
+            timestamps[0],
+        )
         .unwrap();
     for (i, &ms) in timestamps.iter().enumerate().skip(1) {
         conn.execute("INSERT INTO t(v) VALUES (randomblob(?))", [500 * i as i64])

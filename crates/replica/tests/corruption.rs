@@ -54,7 +54,11 @@ fn replicate(dir: &Path) -> PathBuf {
         .unwrap();
     let mut stager = Stager::open(&path, &dir.join("state")).unwrap();
     stager
-        .full_image(1, ImageLevels { l0: true, l9: true }, 1_000)
+        .full_image(
+            offloop_ltx::Txid::FIRST,
+            ImageLevels { l0: true, l9: true },
+            1_000,
+        )
         .unwrap();
     let upload = |stager: &mut Stager| {
         for staged in stager.outbox().staged() {
@@ -307,8 +311,8 @@ fn cases(plan: &[PlanFile]) -> Vec<Case> {
         add(
             "header TXIDs that are not its name's, under a correct checksum".into(),
             resealed(b, |h| {
-                set_u64(h, 16, header.min_txid + 1);
-                set_u64(h, 24, header.max_txid + 1);
+                set_u64(h, 16, header.min_txid.get() + 1);
+                set_u64(h, 24, header.max_txid.get() + 1);
             }),
             false,
         );

@@ -39,8 +39,8 @@ fn encode(min: u64, max: u64, commit: u32, pages: &[(u32, Vec<u8>)]) -> Bytes {
         flags: HEADER_FLAG_NO_CHECKSUM,
         page_size: PAGE as u32,
         commit,
-        min_txid: min,
-        max_txid: max,
+        min_txid: offloop_ltx::Txid::new(min).expect("a TXID is at least 1"),
+        max_txid: offloop_ltx::Txid::new(max).expect("a TXID is at least 1"),
         timestamp: max as i64,
         ..Header::default()
     };

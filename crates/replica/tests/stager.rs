@@ -6,7 +6,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use offloop_ltx::Decoder;
+use offloop_ltx::{Decoder, Txid};
 use offloop_replica::capture::CaptureLog;
 use offloop_replica::pending::Staged;
 use offloop_replica::stager::{Chain, ImageLevels, Stager};
@@ -28,7 +28,8 @@ fn l0_image(stager: &mut Stager, txid: u64) -> Option<Vec<Staged>> {
         l0: true,
         l9: false,
     };
-    stager.full_image(txid, levels, txid as i64).unwrap()
+    let at = Txid::new(txid).expect("a TXID is at least 1");
+    stager.full_image(at, levels, txid as i64).unwrap()
 }
 
 /// Applies LTX files in order to an empty file, as a restore does.
@@ -208,7 +209,7 @@ fn a_wal_restarted_behind_the_followers_back_breaks_the_chain_at_the_next_txid()
     conn.execute("INSERT INTO t(v) VALUES (x'04')", []).unwrap();
     assert!(!stager.capture(None).unwrap());
     match stager.chain() {
-        Chain::Broken { next_txid, .. } => assert_eq!(*next_txid, Some(3)),
+        Chain::Broken { next_txid, .. } => assert_eq!(*next_txid, Txid::new(3)),
         Chain::Intact(_) => panic!("the chain should be broken"),
     }
     // What was captured before the break was staged as TXID 2; the full

@@ -64,8 +64,8 @@ fn ltx(from: &[u8], to: &[u8], min: u64, max: u64, ts: i64, tracked: bool) -> By
         flags: if tracked { 0 } else { HEADER_FLAG_NO_CHECKSUM },
         page_size: PAGE as u32,
         commit,
-        min_txid: min,
-        max_txid: max,
+        min_txid: offloop_ltx::Txid::new(min).expect("a TXID is at least 1"),
+        max_txid: offloop_ltx::Txid::new(max).expect("a TXID is at least 1"),
         timestamp: ts,
         pre_apply_checksum: if tracked && min > 1 {
             sum(from).value()
@@ -342,8 +342,8 @@ fn a_wrong_post_apply_checksum_fails_the_restore() {
         flags: 0,
         page_size: PAGE as u32,
         commit: (s[0].len() / PAGE) as u32,
-        min_txid: 2,
-        max_txid: 2,
+        min_txid: Txid::new(2).unwrap(),
+        max_txid: Txid::new(2).unwrap(),
         timestamp: 2,
         pre_apply_checksum: sum(&s[0]).value(),
         ..Header::default()

@@ -58,8 +58,8 @@ pub fn header(page_size: u32, commit: u32, min: u64, max: u64, checksums: bool) 
         },
         page_size,
         commit,
-        min_txid: min,
-        max_txid: max,
+        min_txid: Txid::new(min).expect("a TXID is at least 1"),
+        max_txid: Txid::new(max).expect("a TXID is at least 1"),
         timestamp: 1_764_500_000_000,
         ..Header::default()
     }

@@ -21,7 +21,7 @@ use std::ops::Range;
 use std::path::Path;
 
 use bytes::Bytes;
-use offloop_ltx::{parse_file_name, Txid, HEADER_SIZE};
+use offloop_ltx::{file_name, parse_file_name, Txid, HEADER_SIZE};
 
 use crate::error::{Error, Result};
 
@@ -56,17 +56,17 @@ pub struct LtxFile {
 impl LtxFile {
     /// Litestream's name for the file: `<min:016x>-<max:016x>.ltx`.
     pub fn name(&self) -> String {
-        format!("{}-{}.ltx", self.min_txid, self.max_txid)
+        file_name(self.min_txid, self.max_txid)
     }
 
     /// The level and TXID range a file name stands for, or `None` for a
     /// name that is not an LTX file's (or that names TXID 0).
     pub fn from_name(level: u8, name: &str, size: u64, timestamp_ms: i64) -> Option<LtxFile> {
-        let (min, max) = parse_file_name(name)?;
+        let (min_txid, max_txid) = parse_file_name(name)?;
         Some(LtxFile {
             level,
-            min_txid: Txid::new(min)?,
-            max_txid: Txid::new(max)?,
+            min_txid,
+            max_txid,
             size,
             timestamp_ms,
         })
