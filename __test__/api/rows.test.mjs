@@ -1,0 +1,103 @@
+// Row objects have node:sqlite's shape on every run of a statement, from
+// the first to the last (the addon caches a column list's names after its
+// first use, so later runs take another path): a null prototype, the
+// columns as own properties in order, a duplicate name's last value in its
+// first position, and names that mean something to JS (`__proto__`,
+// `constructor`, digits, quotes) kept as plain data.
+
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+
+import { Database, tempDir } from '../engine-helpers.mjs';
+
+const tmp = tempDir('rows');
+after(() => tmp.cleanup());
+
+/** Enough runs for every cache on the way to be warm. */
+const RUNS = 8;
+
+/** Own keys in order, and the values, of a row: what a caller can see. */
+function shape(row) {
+  return { proto: Object.getPrototypeOf(row), entries: Reflect.ownKeys(row).map((k) => [k, row[k]]) };
+}
+
+const CASES = [
+  {
+    name: 'plain names',
+    sql: "SELECT 1 AS id, 'a' AS name, 2.5 AS score",
+    entries: [['id', 1], ['name', 'a'], ['score', 2.5]],
+  },
+  {
+    name: 'a duplicate name: the last value, in the first position',
+    sql: "SELECT 1 AS a, 2 AS b, 3 AS a",
+    entries: [['a', 3], ['b', 2]],
+  },
+  {
+    name: '__proto__ as a column is data, not the prototype',
+    sql: "SELECT 'p' AS __proto__, 7 AS x",
+    entries: [['__proto__', 'p'], ['x', 7]],
+  },
+  {
+    name: 'names JS gives meaning to',
+    sql: `SELECT 1 AS "constructor", 2 AS "toString", 3 AS "hasOwnProperty", 4 AS "valueOf"`,
+    entries: [['constructor', 1], ['toString', 2], ['hasOwnProperty', 3], ['valueOf', 4]],
+  },
+  {
+    name: 'digits sort first, as in any object',
+    sql: `SELECT 'z' AS "b", 'one' AS "1", 'zero' AS "0"`,
+    entries: [['0', 'zero'], ['1', 'one'], ['b', 'z']],
+  },
+  {
+    name: 'quotes, backslashes, newlines, an empty name and non-ASCII',
+    sql: `SELECT 1 AS "it's", 2 AS "back\\slash", 3 AS "line
+break", 4 AS "", 5 AS "naïve ✓", 6 AS "\u2028"`,
+    entries: [["it's", 1], ['back\\slash', 2], ['line\nbreak', 3], ['', 4], ['naïve ✓', 5], ['\u2028', 6]],
+  },
+  {
+    name: 'no columns',
+    sql: 'SELECT * FROM (SELECT 1) WHERE 0',
+    entries: null,
+  },
+];
+
+for (const c of CASES) {
+  test(`rows keep node:sqlite's shape on every run, first to last: ${c.name}`, async () => {
+    const db = await Database.open(tmp.file());
+    try {
+      const stmt = db.prepare(c.sql);
+      const expected = c.entries === null ? null : { proto: null, entries: c.entries };
+      for (let run = 0; run < RUNS; run++) {
+        const got = await stmt.get();
+        assert.deepEqual(got === undefined ? null : shape(got), expected, `get, run ${run + 1}`);
+        const all = await stmt.all();
+        assert.deepEqual(all.map(shape), expected === null ? [] : [expected], `all, run ${run + 1}`);
+        const iterated = [];
+        for await (const row of stmt.iterate()) iterated.push(shape(row));
+        assert.deepEqual(iterated, expected === null ? [] : [expected], `iterate, run ${run + 1}`);
+      }
+    } finally {
+      await db.close();
+    }
+  });
+}
+
+test('many rows of one statement, called many times at once, each row its own values', async () => {
+  const db = await Database.open(tmp.file());
+  try {
+    await db.exec(`CREATE TABLE t(id INTEGER PRIMARY KEY, a TEXT, b INTEGER);
+      WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 200)
+      INSERT INTO t SELECT x, 'v' || x, x * 3 FROM c;`);
+    const stmt = db.prepare('SELECT id, a, b FROM t WHERE id >= ? ORDER BY id LIMIT 50');
+    const starts = Array.from({ length: 64 }, (_, i) => 1 + (i * 7) % 150);
+    const results = await Promise.all(starts.map((from) => stmt.all(from)));
+    for (const [i, rows] of results.entries()) {
+      assert.equal(rows.length, 50);
+      for (const [k, row] of rows.entries()) {
+        const id = starts[i] + k;
+        assert.deepEqual(shape(row), { proto: null, entries: [['id', id], ['a', `v${id}`], ['b', id * 3]] });
+      }
+    }
+  } finally {
+    await db.close();
+  }
+});
