@@ -14,8 +14,14 @@
 //! Safety rests on the holder's own monotonic clock: its deadline is the
 //! moment before which nobody else can take the lease, counted from before
 //! the request that wrote it was sent, less [`CLOCK_SKEW_BOUND`] for the
-//! others' wall clocks. At the deadline the holder is fenced, and a fence
-//! never lifts: this open of the database acknowledges no commit again.
+//! others' wall clocks. At the deadline the lease *lapses*: the holder
+//! acknowledges no commit and uploads nothing. A renewal that lands later
+//! ends the lapse only if it still finds the object as this holder last
+//! wrote it (`If-Match` on that version): then nobody took the lease in
+//! between, nobody else can have written a TXID, and commits go on. Anyone
+//! who replaced the object meanwhile makes that renewal a conflict, and
+//! the holder is *fenced*: a fence never lifts, and this open of the
+//! database acknowledges no commit again.
 //!
 //! This file owns the record, the deadline and the fence. It never decides
 //! when to renew (the lease thread does) and never uploads LTX files.
@@ -116,6 +122,8 @@ pub struct Lease {
     fenced: AtomicBool,
     why_fenced: Mutex<Option<String>>,
     held: Mutex<Option<Held>>,
+    /// Why the last renewal failed, while no renewal has landed since.
+    renewal_error: Mutex<Option<String>>,
 }
 
 impl Lease {
@@ -128,6 +136,7 @@ impl Lease {
             fenced: AtomicBool::new(false),
             why_fenced: Mutex::new(None),
             held: Mutex::new(None),
+            renewal_error: Mutex::new(None),
         }
     }
 
@@ -173,8 +182,8 @@ impl Lease {
         }
     }
 
-    /// Renews the lease. A conflict (someone replaced it) fences at once;
-    /// another failure leaves the deadline as it was.
+    /// Renews the lease, also once it lapsed. A conflict (someone replaced
+    /// it) fences at once; another failure leaves the deadline as it was.
     pub fn renew(&self, store: &dyn Store) -> Result<()> {
         let Some(held) = self.held() else {
             return Err(Error::State("the lease is not held".into()));
@@ -183,6 +192,10 @@ impl Lease {
             return Err(Error::State(self.why_fenced().unwrap_or_default()));
         }
         let result = self.write(store, held.generation, &Expect::Version(held.version));
+        match &result {
+            Ok(()) => *self.renewal_error.lock().unwrap_or_else(|e| e.into_inner()) = None,
+            Err(e) => self.renewal_failed(&e.to_string()),
+        }
         if let Err(e) = &result {
             if e.fault() == Some(Fault::Conflict) {
                 let now = store.read_object(LEASE_OBJECT).ok().flatten();
@@ -256,24 +269,52 @@ impl Lease {
     }
 
     /// Whether a commit now must be refused: fenced, never taken, or past
-    /// the deadline (which fences for good: a renewal that lands later
-    /// does not lift it). Cheap: the writer asks before every commit.
+    /// the deadline (lapsed, until a renewal lands). Cheap: the writer asks
+    /// before every commit.
     pub fn refuses_commits(&self) -> bool {
-        if self.fenced.load(Ordering::Acquire) {
-            return true;
-        }
+        self.fenced.load(Ordering::Acquire) || self.not_yet_or_lapsed()
+    }
+
+    /// Records why a renewal failed, for [`Lease::why_refused`].
+    pub fn renewal_failed(&self, why: &str) {
+        *self.renewal_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(why.to_string());
+    }
+
+    /// Never taken, or past the deadline without a renewal since.
+    fn not_yet_or_lapsed(&self) -> bool {
         match self.deadline_ns.load(Ordering::Acquire) {
             0 => true,
-            ns if self.base.elapsed().as_nanos() as u64 >= ns => {
-                self.fence(
-                    "the replica's lease was not renewed before its deadline: it may be \
-                     another writer's now, so this database no longer writes to it"
-                        .into(),
-                );
-                true
-            }
-            _ => false,
+            ns => self.base.elapsed().as_nanos() as u64 >= ns,
         }
+    }
+
+    /// Past the deadline, not fenced: a renewal may still end it.
+    pub fn is_lapsed(&self) -> bool {
+        !self.is_fenced() && self.deadline().is_some() && self.not_yet_or_lapsed()
+    }
+
+    /// Why commits are refused now, `None` while they are not.
+    pub fn why_refused(&self) -> Option<String> {
+        if let Some(why) = self.why_fenced() {
+            return Some(why);
+        }
+        if !self.not_yet_or_lapsed() {
+            return None;
+        }
+        if self.deadline().is_none() {
+            return Some("the replica's lease is not held".into());
+        }
+        let cause = self
+            .renewal_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .map_or_else(String::new, |e| format!(" ({e})"));
+        Some(format!(
+            "the replica's lease was not renewed before its deadline{cause}, so it may be \
+             another writer's: writes are refused until a renewal finds it still this \
+             database's, and for good if another writer took it"
+        ))
     }
 
     /// Fences this holder for good; the first reason given is kept.

@@ -1,8 +1,10 @@
 //! The lease thread (`offloop-lease`): renews the replica's lease every
 //! third of its TTL, on a thread of its own so that a slow upload on the
-//! replicator's thread never delays a renewal, and fences the database
-//! when its deadline passes without one. Also the holder's id, kept in the
-//! replicator's folder beside the database.
+//! replicator's thread never delays a renewal. Past the deadline without
+//! one the lease lapses (the `Lease` refuses commits by itself), and the
+//! thread goes on trying: a renewal that lands ends the lapse, one that
+//! finds the lease taken fences the database for good. Also the holder's
+//! id, kept in the replicator's folder beside the database.
 //!
 //! It never uploads LTX files and never refuses a commit itself: the
 //! writer asks the `Lease` before each commit.
@@ -35,7 +37,7 @@ pub(crate) struct Renewer {
 
 impl Renewer {
     /// Starts renewing `lease` (just taken). `fenced` hears why, once, if
-    /// the lease is lost.
+    /// the lease is lost for good.
     pub(crate) fn start(
         lease: Arc<Lease>,
         store: Arc<dyn Store>,
@@ -47,14 +49,12 @@ impl Renewer {
             .spawn(move || {
                 let every = lease.ttl / 3;
                 let mut next = Instant::now() + every;
-                let mut last_error: Option<String> = None;
                 loop {
-                    let Some(deadline) = lease.deadline() else {
+                    if lease.deadline().is_none() {
                         return;
-                    };
-                    let wake = next.min(deadline);
+                    }
                     if stopped
-                        .recv_timeout(wake.saturating_duration_since(Instant::now()))
+                        .recv_timeout(next.saturating_duration_since(Instant::now()))
                         .is_ok()
                     {
                         return;
@@ -62,39 +62,18 @@ impl Renewer {
                     if lease.is_fenced() {
                         return;
                     }
-                    if Instant::now() >= deadline {
-                        let why = match &last_error {
-                            Some(e) => format!(
-                                "the replica's lease could not be renewed in time ({e}): \
-                                 it may be another writer's now, so this database no longer \
-                                 writes to it"
-                            ),
-                            None => "the replica's lease was not renewed in time: it may be \
-                                     another writer's now, so this database no longer writes to it"
-                                .into(),
-                        };
-                        lease.fence(why);
-                        fenced(lease.why_fenced().unwrap_or_default());
-                        return;
-                    }
                     let started = Instant::now();
                     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                         lease.renew(&*store)
                     })) {
-                        Ok(Ok(())) => {
-                            last_error = None;
-                            next = started + every;
+                        Ok(Ok(())) => next = started + every,
+                        Ok(Err(_)) if lease.is_fenced() => {
+                            fenced(lease.why_fenced().unwrap_or_default());
+                            return;
                         }
-                        Ok(Err(e)) => {
-                            if lease.is_fenced() {
-                                fenced(lease.why_fenced().unwrap_or_default());
-                                return;
-                            }
-                            last_error = Some(e.to_string());
-                            next = Instant::now() + RETRY.min(every);
-                        }
+                        Ok(Err(_)) => next = Instant::now() + RETRY.min(every),
                         Err(_) => {
-                            last_error = Some("offloop internal error: a renewal panicked".into());
+                            lease.renewal_failed("offloop internal error: a renewal panicked");
                             next = Instant::now() + RETRY.min(every);
                         }
                     }

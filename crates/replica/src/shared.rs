@@ -235,18 +235,18 @@ impl Shared {
         c.oldest_pending_ms.store(oldest, Ordering::Relaxed);
     }
 
-    /// Why this database may no longer write to the replica (its lease is
-    /// lost or may be); `None` while it may, or holds no lease.
+    /// Why this database writes nothing to the replica now: its lease is
+    /// lost, lapsed or not taken; `None` while it may write, or holds no
+    /// lease. Uploads stop while this says why.
+    pub(crate) fn refusal(&self) -> Option<String> {
+        self.lease.as_ref()?.why_refused()
+    }
+
+    /// Why this database may never write to the replica again (another
+    /// writer took its lease, or its TXIDs); `None` while it may, or once a
+    /// lapse ends. Writes waiting for the replica reject only on this.
     pub(crate) fn fenced(&self) -> Option<String> {
-        let lease = self.lease.as_ref()?;
-        if !lease.refuses_commits() {
-            return None;
-        }
-        Some(
-            lease
-                .why_fenced()
-                .unwrap_or_else(|| "the replica's lease is not held".into()),
-        )
+        self.lease.as_ref()?.why_fenced()
     }
 
     pub(crate) fn set_error(&self, message: String) {

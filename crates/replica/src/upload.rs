@@ -45,7 +45,7 @@ impl Worker {
             return Err(why.clone());
         }
         let shared = self.shared.clone();
-        if let Some(why) = shared.fenced() {
+        if let Some(why) = shared.refusal() {
             shared.set_error(why.clone());
             return Err(why);
         }
@@ -82,8 +82,8 @@ impl Worker {
                 }
                 Ok(self.txid())
             }
-            Err(_) if shared.fenced().is_some() => {
-                let why = shared.fenced().unwrap_or_default();
+            Err(_) if shared.refusal().is_some() => {
+                let why = shared.refusal().unwrap_or_default();
                 shared.set_error(why.clone());
                 Err(why)
             }
@@ -169,7 +169,7 @@ impl Worker {
         let Some(lease) = self.shared.lease.clone() else {
             return store.write(&staged.file, &staged.path, WriteMode::Overwrite);
         };
-        if let Some(why) = self.shared.fenced() {
+        if let Some(why) = self.shared.refusal() {
             return Err(Error::State(why));
         }
         if staged.file.level != 0 {

@@ -444,7 +444,7 @@ impl Worker {
                 }
                 Err(e)
                     if self.permanent_error.is_some()
-                        || self.shared.fenced().is_some()
+                        || self.shared.refusal().is_some()
                         || Instant::now() >= deadline =>
                 {
                     self.shared.with_stager(|f| f.make_durable());
