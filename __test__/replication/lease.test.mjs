@@ -143,9 +143,13 @@ test('a paused writer (SIGSTOP past its lease) is fenced once it runs again: its
     assert.equal(refused.length, 5, JSON.stringify(old.messages));
     for (const r of refused) assert.equal(r.refused, 'ERR_OFFLOOP_FENCED');
     assert.equal(old.messages.filter((m) => m.acked).length, 0);
-    old.send({ stats: true });
-    const { stats } = await old.next((m) => m.stats);
-    assert.equal(stats.fenced, true);
+    // Lapsed, it refused them; its next renewal finds the lease taken and
+    // fences it for good.
+    const stats = await waitFor('the fence', async () => {
+      old.send({ stats: true });
+      const { stats } = await old.next((m) => m.stats);
+      return stats.fenced && stats;
+    });
     assert.match(stats.lastError, /lease/);
     // The replica is the new writer's: restored, it holds exactly its rows.
     const values = await restoredValues(url, dir);
@@ -284,6 +288,55 @@ test('a database the replica has moved past (another writer wrote meanwhile) is 
   await c.close();
 });
 
+test('a writer cut off from S3 past its lease refuses writes while it is away, and acknowledges them again once a renewal finds the lease still its own', { skip: skipWithout('moto_server') }, async () => {
+  const { dir } = setup();
+  const s3 = await startS3();
+  const relay = await startRelay(s3.port);
+  const url = 's3://replica/db';
+  const via = (endpoint) => ({ endpoint, region: 'us-east-1', forcePathStyle: true, ...S3_KEYS });
+  const writer = new Writer(path.join(dir, 'a.db'), url, { leaseTtl: TTL, syncInterval: 50, ...via(relay.endpoint) });
+  try {
+    await writer.next((m) => m.opened);
+    writer.send({ write: 5 });
+    await writer.next((m) => m.round);
+    assert.equal(writer.acked().length, 5);
+    await relay.down();
+    // Past the lease's deadline (its TTL less the skew bound) by the
+    // holder's clock: writes are refused, and the lease is not fenced.
+    await waitFor('writes refused', async () => {
+      writer.messages.length = 0;
+      writer.send({ write: 1 });
+      await writer.next((m) => m.round);
+      return writer.messages.some((m) => m.refused === 'ERR_OFFLOOP_FENCED');
+    });
+    const away = await writer.stats();
+    assert.equal(away.fenced, false, 'lapsed, not fenced');
+    assert.match(away.lastError, /not renewed before its deadline/);
+    await relay.up();
+    // The next renewal finds lock.json as the writer left it.
+    await waitFor('writes acknowledged again', async () => {
+      writer.messages.length = 0;
+      writer.send({ write: 1 });
+      await writer.next((m) => m.round);
+      return writer.acked().length === 1;
+    });
+    writer.messages.length = 0;
+    writer.send({ write: 5 });
+    await writer.next((m) => m.round);
+    assert.equal(writer.acked().length, 5, JSON.stringify(writer.messages));
+    assert.equal((await writer.stats()).fenced, false);
+    // Every acknowledged row reaches the replica, in one unbroken chain.
+    await waitFor('the replica caught up', async () => {
+      const s = await writer.stats();
+      return s.pendingFiles === 0 && s.lagMs === 0;
+    });
+  } finally {
+    await writer.kill();
+    await relay.down();
+    await s3.stop();
+  }
+});
+
 test('a writer cut off from S3 (its relay down) past its lease is fenced when it can reach S3 again, and never acknowledges a write again', { skip: skipWithout('moto_server') }, async () => {
   const { dir } = setup();
   const s3 = await startS3();
@@ -326,7 +379,7 @@ test('a writer cut off from S3 (its relay down) past its lease is fenced when it
     await old.next((m) => m.round);
     assert.deepEqual(old.acked(), []);
     for (const m of old.messages.filter((m) => m.refused)) assert.equal(m.refused, 'ERR_OFFLOOP_FENCED');
-    assert.equal((await old.stats()).fenced, true);
+    await waitFor('the fence', async () => (await old.stats()).fenced);
     await fresh.prepare('INSERT INTO t(v) VALUES (?)').run('after');
   } finally {
     await old.kill();

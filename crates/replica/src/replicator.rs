@@ -202,11 +202,14 @@ impl Replicator {
             pending_bytes: c.pending_bytes.load(Ordering::Relaxed),
             bytes_shipped: c.bytes_shipped.load(Ordering::Relaxed),
             last_sync_at_ms: (last_sync > 0).then_some(last_sync),
-            last_error: c
-                .last_error
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .clone(),
+            // While the lease refuses commits, that is why writes fail,
+            // whatever the last round said.
+            last_error: self.shared.refusal().or_else(|| {
+                c.last_error
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .clone()
+            }),
         }
     }
 }
