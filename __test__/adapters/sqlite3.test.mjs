@@ -246,6 +246,22 @@ test('backup steps run off the JavaScript thread: a step of every page leaves th
   }
 });
 
+test("OPEN_SHAREDCACHE on a file is ignored: a read beside another database's open write transaction sees the committed rows, where sqlite3's shared cache fails it with SQLITE_LOCKED", async () => {
+  const file = tmp.file();
+  const mode = sqlite3.OPEN_READWRITE | sqlite3.OPEN_CREATE | sqlite3.OPEN_SHAREDCACHE;
+  const a = new Database(file, mode);
+  const b = new Database(file, mode);
+  try {
+    await step((cb) => a.exec('CREATE TABLE t(x); INSERT INTO t VALUES (1); BEGIN; INSERT INTO t VALUES (2)', cb));
+    assert.deepEqual((await step((cb) => b.all('SELECT x FROM t', cb))).args, [null, [{ x: 1 }]]);
+    await step((cb) => a.exec('COMMIT', cb));
+    assert.deepEqual((await step((cb) => b.all('SELECT x FROM t', cb))).args, [null, [{ x: 1 }, { x: 2 }]]);
+  } finally {
+    await close(a);
+    await close(b);
+  }
+});
+
 test("VERSION, VERSION_NUMBER and SOURCE_ID are the bundled SQLite's", async () => {
   const db = new Database(':memory:');
   try {

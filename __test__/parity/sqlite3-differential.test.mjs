@@ -1,11 +1,12 @@
 // Differential test: offloop/sqlite3 against the real `sqlite3` package
 // (node-sqlite3 6, built from source by `npm install`).
 //
-// Each case of sqlite3-cases.cjs and sqlite3-backup-cases.cjs runs
-// twice in this process, once on each module, with a fresh folder each
-// time; what its callbacks and events saw (values encoded type by type,
-// errors by message, errno, code and own keys, `this` where it matters,
-// the order things happened in) must be equal. One subtest per case.
+// Each case of sqlite3-cases.cjs, sqlite3-backup-cases.cjs and
+// sqlite3-module-cases.cjs runs twice in this process, once on each
+// module, with a fresh folder each time; what its callbacks and events saw
+// (values encoded type by type, errors by message, errno, code and own
+// keys, `this` where it matters, the order things happened in) must be
+// equal. One subtest per case.
 //
 // Differences kept on purpose are listed in docs/sqlite3.md; the ones a
 // case would show are in KNOWN below and run as `todo`, each with its
@@ -22,7 +23,11 @@ import { test } from 'node:test';
 const require = createRequire(import.meta.url);
 const real = require('sqlite3');
 const ours = require('offloop/sqlite3');
-const cases = { ...require('./sqlite3-cases.cjs').cases, ...require('./sqlite3-backup-cases.cjs').cases };
+const cases = {
+  ...require('./sqlite3-cases.cjs').cases,
+  ...require('./sqlite3-backup-cases.cjs').cases,
+  ...require('./sqlite3-module-cases.cjs').cases,
+};
 
 const KNOWN = {
   'configure/limit-and-busy-timeout':
