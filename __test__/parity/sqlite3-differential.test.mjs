@@ -30,6 +30,8 @@ const cases = {
 };
 
 const KNOWN = {
+  'module/async-resources-of-each-callbacks':
+    "offloop/sqlite3 calls each()'s row and completion callbacks in the sqlite3.Statement.Each resource, so the caller's async context reaches them; sqlite3 calls them outside any resource",
   'configure/limit-and-busy-timeout':
     "offloop's engine reports a statement over LIMIT_SQL_LENGTH as 'string or blob too big' (the code's text), where SQLite's own message is 'statement too long'",
 };
