@@ -8,10 +8,15 @@
 //    fs.readFile p99 with four slow queries in flight, on sqlite3, on
 //    offloop/sqlite3 and with no queries.
 //
-//   npm run bench -- sqlite3 [--duration S] [--connections N] [--only <text>] [--max-load X]
+// The peers take turns, round after round (--rounds, 3 by default), so that
+// what else runs on the machine falls on each of them alike; the tables
+// give each figure's median over the rounds, and every round's own.
 //
-// Writes bench/results/sqlite3.{json,md,svg}; the options other than
-// --max-load make a quick partial run (.tmp files, ignored by git).
+//   npm run bench -- sqlite3 [--duration S] [--connections N] [--only <text>] [--rounds N] [--max-load X]
+//
+// Writes bench/results/sqlite3.{json,md,svg}; --duration, --connections,
+// --only and a --rounds below 3 make a quick partial run (.tmp files,
+// ignored by git).
 
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
@@ -24,7 +29,7 @@ import { startBenchmark } from './lib/harness.mjs';
 import { describeMachine } from './lib/machine.mjs';
 import { BENCH, nodes } from './lib/paths.mjs';
 import { markdownTable, publish } from './lib/results.mjs';
-import { round } from './lib/stats.mjs';
+import { round, sorted } from './lib/stats.mjs';
 
 const COMMAND = 'npm run bench -- sqlite3';
 const SERVER = path.join(BENCH, 'workloads', 'w3-server.mjs');
@@ -44,10 +49,12 @@ const { values: opts } = parseArgs({
     duration: { type: 'string' },
     connections: { type: 'string' },
     only: { type: 'string' },
+    rounds: { type: 'string', default: '3' },
     'max-load': { type: 'string', default: '1.0' },
   },
 });
-const partial = Boolean(opts.duration || opts.connections || opts.only);
+const ROUNDS = Number(opts.rounds);
+const partial = Boolean(opts.duration || opts.connections || opts.only || ROUNDS < 3);
 const DURATION_S = Number(opts.duration ?? 10);
 const CONNECTIONS = Number(opts.connections ?? 32);
 // Each ORM on sqlite3, on offloop/sqlite3, and on offloop/sqlite3 with its
@@ -124,6 +131,10 @@ async function runServer([peer, threadNice], seed, dir, offloopDir) {
       processCores: round(stats.processCpuMs / stats.wallMs, 2),
       jsThreadCores: stats.jsThreadCpuMs === null ? null : round(stats.jsThreadCpuMs / stats.wallMs, 2),
     };
+    // CPU per request: the server process's (every thread) and its JS thread's.
+    const requests = stats.counts.read + stats.counts.write;
+    run.processCpuUsPerRequest = round((stats.processCpuMs * 1000) / requests, 0);
+    run.jsThreadCpuUsPerRequest = stats.jsThreadCpuMs === null ? null : round((stats.jsThreadCpuMs * 1000) / requests, 0);
     process.stderr.write(`${Math.round(run.readWritePerSecond)} read+write/s, /health p99 ${run.health.p99} ms, errors ${run.errors}\n`);
     return run;
   } catch (err) {
@@ -151,6 +162,32 @@ async function runStarvation([peer, threadNice], dir, offloopDir) {
     for (const f of fs.readdirSync(dir)) if (f.startsWith('starvation.db')) fs.rmSync(path.join(dir, f));
   }
 }
+
+/** The middle value (the mean of the two middle ones for an even count). */
+function median(xs) {
+  const a = sorted(xs.filter(Number.isFinite));
+  if (a.length === 0) return NaN;
+  const mid = a.length >> 1;
+  return a.length % 2 === 1 ? a[mid] : (a[mid - 1] + a[mid]) / 2;
+}
+
+/** One peer's runs as one: each figure's median over the rounds that did not fail. */
+function summarise(runs, figures) {
+  const ok = runs.filter((r) => !r.error);
+  if (ok.length === 0) return runs[0];
+  const out = { ...ok[0], rounds: ok.length, failedRounds: runs.length - ok.length };
+  if ('errors' in out) out.errors = ok.reduce((sum, r) => sum + r.errors, 0);
+  for (const figure of figures) {
+    const [key, sub] = figure.split('.');
+    const value = median(ok.map((r) => (sub ? r[key]?.[sub] : r[key])));
+    if (sub) out[key] = { ...out[key], [sub]: value };
+    else out[key] = value;
+  }
+  return out;
+}
+
+const SERVER_FIGURES = ['readWritePerSecond', 'health.p50', 'health.p99', 'load.p99', 'processCores', 'jsThreadCores', 'processCpuUsPerRequest', 'jsThreadCpuUsPerRequest'];
+const STARVATION_FIGURES = ['reads', 'readMs.p50', 'readMs.p99', 'readMs.max', 'queries'];
 
 const fix = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '—');
 const int = (x) => (Number.isFinite(x) ? Math.round(x).toLocaleString('en-US') : '—');
@@ -198,12 +235,26 @@ function markdown(report) {
       { title: 'errors', align: 'right' },
       { title: 'server CPU (cores)', align: 'right' },
       { title: 'JS thread CPU (cores)', align: 'right' },
+      { title: 'server CPU µs per request', align: 'right' },
+      { title: 'JS thread CPU µs per request', align: 'right' },
     ],
     report.servers.map((r) => {
       const [orm, driver] = r.peer.split('+');
       const label = driver === 'offloop' ? `offloop/sqlite3${r.threadNice ? `, \`threadNice: ${r.threadNice}\`` : ''}` : `sqlite3 ${report.sqlite3Version}`;
-      if (r.error) return [orm, label, `failed: ${r.error.split('\n')[0]}`, '', '', '', '', '', ''];
-      return [r.version, label, int(r.readWritePerSecond), fix(r.health.p50, 2), fix(r.health.p99, 2), fix(r.load.p99), String(r.errors), fix(r.processCores, 2), fix(r.jsThreadCores, 2)];
+      if (r.error) return [orm, label, `failed: ${r.error.split('\n')[0]}`, '', '', '', '', '', '', '', ''];
+      return [
+        r.version,
+        label,
+        int(r.readWritePerSecond),
+        fix(r.health.p50, 2),
+        fix(r.health.p99, 2),
+        fix(r.load.p99),
+        String(r.errors),
+        fix(r.processCores, 2),
+        fix(r.jsThreadCores, 2),
+        int(r.processCpuUsPerRequest),
+        int(r.jsThreadCpuUsPerRequest),
+      ];
     }),
   );
   const starvationTable = markdownTable(
@@ -221,6 +272,14 @@ function markdown(report) {
       return [label, int(r.reads), fix(r.readMs.p50, 3), fix(r.readMs.p99, 3), fix(r.readMs.max), int(r.queries)];
     }),
   );
+  const roundsTable = markdownTable(
+    [{ title: 'peer', align: 'left' }, ...Array.from({ length: report.rounds }, (_, i) => ({ title: `round ${i + 1}: req/s, /health p99 ms`, align: 'right' }))],
+    [...new Set(report.serverRuns.map((r) => `${r.peer}:${r.threadNice}`))].map((key) => {
+      const runs = report.serverRuns.filter((r) => `${r.peer}:${r.threadNice}` === key);
+      const [peer, nice] = key.split(':');
+      return [`${peer}${nice !== '0' ? `, threadNice ${nice}` : ''}`, ...runs.map((r) => (r.error ? 'failed' : `${int(r.readWritePerSecond)}, ${fix(r.health.p99, 2)}`))];
+    }),
+  );
   return [
     '## SQLITE3 — the drop-in',
     '',
@@ -230,13 +289,20 @@ function markdown(report) {
     `W3 (\`bench/workloads/w3-server.mjs\`) through Knex and Sequelize: ${CONNECTIONS} connections send \`/read\` (a LIKE over ${ROWS.toLocaleString('en-US')} rows) and \`/write\` (one insert)`,
     `in turn for ${DURATION_S} s after ${WARMUP_S} s of warm-up, while \`/health\` is probed at ${PROBE_RATE}/s. sqlite3 runs with WAL, synchronous NORMAL and the`,
     'same cache size offloop is given. Knex uses its sqlite3 pool (one connection) on both drivers.',
+    `The peers take turns for ${report.rounds} rounds; each figure is its median over the rounds (errors: their sum).`,
     '',
     serverTable,
+    '',
+    'Each round:',
+    '',
+    roundsTable,
     '',
     'The libuv-pool starvation (`bench/workloads/sqlite3-starvation.mjs`): four slow queries (a recursive count of 300,000 rows) kept in',
     `flight for ${DURATION_S} s while \`fs.readFile\` of a 512-byte file runs in a loop, one read at a time, with libuv's default pool of 4 threads.`,
     '',
     starvationTable,
+    '',
+    `Medians of ${report.rounds} rounds, the peers in turn.`,
     '',
     '### Against the goals',
     '',
@@ -268,7 +334,7 @@ function chartSpec(report) {
   };
 }
 
-console.error(`SQLITE3: ${PEERS.length} servers × ${DURATION_S} s, then the starvation on ${STARVED.length} peers`);
+console.error(`SQLITE3: ${ROUNDS} rounds of ${PEERS.length} servers × ${DURATION_S} s and the starvation on ${STARVED.length} peers`);
 const bench = await startBenchmark({ label: 'sqlite3', maxLoad: Number(opts['max-load']), tmpName: 'sqlite3' });
 const { offloop, dir } = bench;
 const report = {
@@ -278,14 +344,23 @@ const report = {
   sqlite3Version: JSON.parse(fs.readFileSync(createRequire(path.join(BENCH, 'package.json')).resolve('sqlite3/package.json'), 'utf8')).version,
   workload: { rows: ROWS, connections: CONNECTIONS, durationS: DURATION_S, warmupS: WARMUP_S, probeRate: PROBE_RATE },
   goal: GOAL,
+  rounds: ROUNDS,
   servers: [],
   starvation: [],
+  serverRuns: [],
+  starvationRuns: [],
 };
 try {
   const seed = path.join(dir, 'seed.db');
   buildSeed(seed);
-  for (const peer of PEERS) report.servers.push(await runServer(peer, seed, dir, offloop.dir));
-  for (const peer of STARVED) report.starvation.push(await runStarvation(peer, dir, offloop.dir));
+  for (let round = 1; round <= ROUNDS; round++) {
+    console.error(`round ${round} of ${ROUNDS}`);
+    for (const peer of PEERS) report.serverRuns.push({ round, ...(await runServer(peer, seed, dir, offloop.dir)) });
+    for (const peer of STARVED) report.starvationRuns.push({ round, ...(await runStarvation(peer, dir, offloop.dir)) });
+  }
+  const same = ([peer, nice]) => (r) => r.peer === peer && r.threadNice === nice;
+  report.servers = PEERS.map((p) => summarise(report.serverRuns.filter(same(p)), SERVER_FIGURES));
+  report.starvation = STARVED.map((p) => summarise(report.starvationRuns.filter(same(p)), STARVATION_FIGURES));
 } finally {
   bench.finish(report);
 }

@@ -178,14 +178,87 @@ test('the Statement constructor refuses bad arguments with TypeErrors (sqlite3 c
   }
 });
 
-test('a backup from a file into the database is refused', async () => {
+test('a backup of an in-memory database, either way, fails to initialise: no other connection reaches it', async () => {
   const db = new Database(':memory:');
   try {
-    const { args } = await step((cb) => db.backup(tmp.file(), 'main', 'main', false, cb));
-    assert.equal(args[0].code, 'SQLITE_ERROR');
-    assert.match(args[0].message, /filenameIsDest/);
+    for (const filenameIsDest of [true, false]) {
+      const errors = [];
+      const { self, args } = await step((cb) => db.backup(tmp.file(), 'main', 'main', filenameIsDest, cb));
+      self.on('error', (err) => errors.push(err));
+      assert.equal(args[0].code, 'SQLITE_ERROR');
+      assert.match(args[0].message, /in-memory/);
+      assert.equal(self.failed, true);
+      assert.deepEqual(errors, []);
+    }
+    // Nothing is left unfinished: the database closes.
+    assert.deepEqual((await close(db)).args, [null]);
+  } finally {
+    if (db.open) await close(db);
+  }
+});
+
+test("a write through the database between two backup steps restarts the copy (the backup's connection is its own), and the copy holds it", async () => {
+  const db = new Database(tmp.file());
+  const target = tmp.file();
+  try {
+    const fill = "CREATE TABLE b(v); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 120) INSERT INTO b SELECT printf('%.1000c', 'x') FROM n";
+    await step((cb) => db.exec(fill, cb));
+    const backup = db.backup(target);
+    await step((cb) => backup.step(10, cb));
+    await step((cb) => backup.step(10, cb));
+    assert.equal(backup.remaining, backup.pageCount - 20);
+    await step((cb) => db.run("INSERT INTO b VALUES ('between steps')", cb));
+    assert.deepEqual((await step((cb) => backup.step(10, cb))).args, [null, false]);
+    assert.equal(backup.remaining, backup.pageCount - 10, 'restarted');
+    assert.deepEqual((await step((cb) => backup.step(-1, cb))).args, [null, true]);
+    await step((cb) => backup.finish(cb));
+    const copy = new Database(target);
+    const { args } = await step((cb) => copy.get("SELECT count(*) AS n, sum(v = 'between steps') AS written FROM b", cb));
+    assert.deepEqual(args, [null, { n: 121, written: 1 }]);
+    await close(copy);
   } finally {
     await close(db);
+  }
+});
+
+test('backup steps run off the JavaScript thread: a step of every page leaves the event loop free', async () => {
+  const db = new Database(tmp.file());
+  try {
+    await step((cb) => db.exec("CREATE TABLE b(v); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000) INSERT INTO b SELECT printf('%.1000c', 'x') FROM n", cb));
+    const backup = db.backup(tmp.file());
+    let turns = 0;
+    let stepping = true;
+    const spin = () => {
+      turns++;
+      if (stepping) setImmediate(spin);
+    };
+    const stepped = step((cb) => backup.step(-1, cb));
+    setImmediate(spin);
+    const { args } = await stepped;
+    stepping = false;
+    assert.deepEqual(args, [null, true]);
+    assert.ok(backup.pageCount > 500);
+    // The step ran elsewhere: the loop kept turning while it ran.
+    assert.ok(turns > 0);
+    await step((cb) => backup.finish(cb));
+  } finally {
+    await close(db);
+  }
+});
+
+test("OPEN_SHAREDCACHE on a file is ignored: a read beside another database's open write transaction sees the committed rows, where sqlite3's shared cache fails it with SQLITE_LOCKED", async () => {
+  const file = tmp.file();
+  const mode = sqlite3.OPEN_READWRITE | sqlite3.OPEN_CREATE | sqlite3.OPEN_SHAREDCACHE;
+  const a = new Database(file, mode);
+  const b = new Database(file, mode);
+  try {
+    await step((cb) => a.exec('CREATE TABLE t(x); INSERT INTO t VALUES (1); BEGIN; INSERT INTO t VALUES (2)', cb));
+    assert.deepEqual((await step((cb) => b.all('SELECT x FROM t', cb))).args, [null, [{ x: 1 }]]);
+    await step((cb) => a.exec('COMMIT', cb));
+    assert.deepEqual((await step((cb) => b.all('SELECT x FROM t', cb))).args, [null, [{ x: 1 }, { x: 2 }]]);
+  } finally {
+    await close(a);
+    await close(b);
   }
 });
 

@@ -1,7 +1,8 @@
 // Differential test: offloop/sqlite3 against the real `sqlite3` package
 // (node-sqlite3 6, built from source by `npm install`).
 //
-// Each case of sqlite3-cases.cjs runs twice in this process, once on each
+// Each case of sqlite3-cases.cjs, sqlite3-backup-cases.cjs and
+// sqlite3-module-cases.cjs runs twice in this process, once on each
 // module, with a fresh folder each time; what its callbacks and events saw
 // (values encoded type by type, errors by message, errno, code and own
 // keys, `this` where it matters, the order things happened in) must be
@@ -22,9 +23,15 @@ import { test } from 'node:test';
 const require = createRequire(import.meta.url);
 const real = require('sqlite3');
 const ours = require('offloop/sqlite3');
-const { cases } = require('./sqlite3-cases.cjs');
+const cases = {
+  ...require('./sqlite3-cases.cjs').cases,
+  ...require('./sqlite3-backup-cases.cjs').cases,
+  ...require('./sqlite3-module-cases.cjs').cases,
+};
 
 const KNOWN = {
+  'module/async-resources-of-each-callbacks':
+    "offloop/sqlite3 calls each()'s row and completion callbacks in the sqlite3.Statement.Each resource, so the caller's async context reaches them; sqlite3 calls them outside any resource",
   'configure/limit-and-busy-timeout':
     "offloop's engine reports a statement over LIMIT_SQL_LENGTH as 'string or blob too big' (the code's text), where SQLite's own message is 'statement too long'",
 };

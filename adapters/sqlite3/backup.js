@@ -1,30 +1,23 @@
 'use strict';
 
-// sqlite3's Backup on offloop's online backup. This file owns the Backup
-// object's state (remaining, pageCount, idle, completed, failed) and its
-// queue of step() and finish() calls. The copy itself runs on offloop's
-// backup thread, which copies at its own pace rather than a step per call:
-// the first step() starts it with that step's page count as the rate, and
-// each step() reports the copy's progress since the one before. It never
+// sqlite3's Backup on a backup offloop steps as sqlite3 does: each step(n)
+// is one sqlite3_backup_step(n) on the backup's own thread and connections
+// (lib/backup-steps.js), so remaining and pageCount move by n per step. This
+// file owns the Backup object's state (remaining, pageCount, idle,
+// completed, failed, retryErrors) and its queue of step() and finish()
+// calls, with sqlite3's rules for which failures end the backup. It never
 // reads or writes a database file on this thread.
 
 const EventEmitter = require('node:events');
 
+const { openBackupSteps, SQLITE_OK, SQLITE_DONE } = require('../../lib/backup-steps.js');
 const { Database, stateOf } = require('./database.js');
 const { RESULT } = require('./constants.js');
 const { sqliteError, fromOffloop } = require('./errors.js');
 const { done, invoke, report, work } = require('./callback.js');
 const { CallQueue } = require('./queue.js');
 
-// SQLite's backup step takes an int: a negative count copies everything.
-const ALL_PAGES = 2 ** 31 - 1;
-
-// A progress callback that throws this stops offloop's copy (finish()
-// before the end).
-const STOP = Symbol('stop');
-
 class Backup {
-  #db;
   #state;
   #inited = false;
   #finished = false;
@@ -39,11 +32,11 @@ class Backup {
     misuse: 'Backup is already finished',
     unheard: (err) => this.emit('error', err),
   });
-  #copy = null;
-  // Progress not yet reported by a step, and the step waiting for it.
-  #news = null;
-  #waiting = null;
-  #stop = false;
+  // The backup underneath while SQLite holds it (sqlite3's `_handle`), and
+  // the last step's status and error, which a step without it reports again.
+  #steps = null;
+  #status = SQLITE_OK;
+  #error = null;
 
   /** `new Backup(db, filename, sourceName, destName, filenameIsDest[, callback])`. */
   constructor(db, filename, sourceName, destName, filenameIsDest, callback) {
@@ -61,30 +54,41 @@ class Backup {
     ]) {
       Object.defineProperty(this, name, { value });
     }
-    this.#db = db;
     this.#state = stateOf(db);
+    // Busy until its initialisation's callback returned, as sqlite3's is.
+    this.#calls.locked = true;
     this.#state.schedule(
       () => {
         this.#state.pending++;
         const resource = work('sqlite3.Backup.Initialize');
-        queueMicrotask(() => {
-          if (!filenameIsDest) {
-            // offloop copies out of an open database only.
-            report(resource, callback, this, sqliteError(RESULT.ERROR, 'offloop/sqlite3 backs up into a file only (filenameIsDest must be true)'));
-            this.#finishAll();
-          } else {
+        const steps = openBackupSteps(this.#state.odb, filename, sourceName, destName, filenameIsDest);
+        steps.started.then(
+          (started) => {
+            // sqlite3 keeps a backup SQLite refused to start (unknown
+            // schema names): it is initialised, and its first step fails it.
             this.#inited = true;
+            this.#steps = started ? steps : null;
             this.#state.live.add(this);
             invoke(resource, callback, this, [null]);
-          }
-          done(resource);
-          this.#state.pending--;
-          this.#calls.process();
-          this.#state.process();
-        });
+            this.#initialized(resource);
+          },
+          (err) => {
+            report(resource, callback, this, fromOffloop(err));
+            this.#finishAll();
+            this.#initialized(resource);
+          },
+        );
       },
       (err, quiet) => invoke(null, callback, this, [err]) || (!quiet && this.emit('error', err)),
     );
+  }
+
+  #initialized(resource) {
+    this.#calls.locked = false;
+    done(resource);
+    this.#state.pending--;
+    this.#calls.process();
+    this.#state.process();
   }
 
   get idle() {
@@ -107,7 +111,7 @@ class Backup {
     return this.#pageCount;
   }
 
-  /** The result codes a step may fail with and the backup go on (BUSY, LOCKED by default). */
+  /** The result codes a step may fail with and the backup go on (BUSY, LOCKED from db.backup()). */
   get retryErrors() {
     return this.#retryErrors;
   }
@@ -131,80 +135,61 @@ class Backup {
     this.#state.process();
   }
 
-  /** Copies (about) `pages` more pages; `callback(err, completed)`. */
+  /**
+   * Copies up to `pages` more pages (all of them when negative), as
+   * sqlite3_backup_step does; `callback(err, completed)`. A failure whose
+   * code is not in `retryErrors` (when it has any) ends the backup.
+   */
   step(pages, callback) {
     if (typeof pages !== 'number') throw new TypeError('Argument 0 must be an integer');
     if (callback !== undefined && typeof callback !== 'function') throw new TypeError('Argument 1 must be a function');
+    // Read when the step is asked for, as sqlite3 reads it.
+    const retry = new Set(this.#retryErrors.filter((code) => typeof code === 'number').map((code) => code | 0));
     this.#calls.schedule(callback, () => {
       const resource = this.#begin('Step');
-      if (this.#copy === null) this.#start(pages);
-      this.#nextNews().then(({ err }) => {
-        if (err !== undefined) report(resource, callback, this, err);
-        else invoke(resource, callback, this, [null, this.#completed]);
+      this.#stepOnce(pages | 0, retry).then(() => {
+        if (this.#status === SQLITE_DONE) this.#completed = true;
+        else if (this.#steps === null) this.#failed = true;
+        if (this.#status !== SQLITE_OK && this.#status !== SQLITE_DONE) report(resource, callback, this, this.#error);
+        else invoke(resource, callback, this, [null, this.#status === SQLITE_DONE]);
         this.#end(resource);
       });
     });
     return this;
   }
 
-  #start(pages) {
-    const rate = pages > 0 ? pages | 0 : ALL_PAGES;
-    const progress = ({ totalPages, remainingPages }) => {
-      if (this.#stop) throw STOP;
-      this.#pageCount = totalPages;
-      this.#remaining = remainingPages;
-      this.#tell({});
-    };
-    let copy;
-    try {
-      copy = this.#state.odb.backup(this.filename, { source: this.sourceName, target: this.destName, rate, progress });
-    } catch (err) {
-      copy = Promise.reject(err);
-    }
-    this.#copy = copy.then(
-      (pageCount) => {
-        this.#pageCount = pageCount;
-        this.#remaining = 0;
-        this.#completed = true;
-        this.#tell({});
-      },
-      (err) => {
-        this.#failed = true;
-        this.#tell(err === STOP ? {} : { err: fromOffloop(err) });
-      },
-    );
-  }
-
-  #tell(news) {
-    if (this.#waiting !== null) {
-      const resolve = this.#waiting;
-      this.#waiting = null;
-      resolve(news);
+  // One step of the backup SQLite holds, if it holds one; then, if the
+  // step failed with a code not to retry, its end.
+  async #stepOnce(pages, retry) {
+    if (this.#steps !== null) {
+      let result;
+      try {
+        result = await this.#steps.step(pages);
+      } catch (err) {
+        result = { status: RESULT.ERROR, error: err, remaining: this.#remaining, pageCount: this.#pageCount };
+      }
+      this.#status = result.status;
+      this.#remaining = result.remaining;
+      this.#pageCount = result.pageCount;
+      if (result.error !== null) this.#error = fromOffloop(result.error);
     } else {
-      // A failure stays news until a step reports it.
-      if (this.#news?.err === undefined) this.#news = news;
+      await null;
     }
+    if (this.#status !== SQLITE_OK && retry.size > 0 && !retry.has(this.#status)) await this.#finishSqlite();
   }
 
-  #nextNews() {
-    if (this.#news !== null || this.#completed || this.#failed) {
-      const news = this.#news ?? {};
-      this.#news = null;
-      return Promise.resolve(news);
-    }
-    return new Promise((resolve) => {
-      this.#waiting = resolve;
-    });
+  async #finishSqlite() {
+    const steps = this.#steps;
+    this.#steps = null;
+    if (steps !== null) await steps.finish().catch(() => {});
   }
 
-  /** Ends the backup (stopping a copy still running); `callback()`. */
+  /** Ends the backup; `callback()`. */
   finish(callback) {
     if (callback !== undefined && typeof callback !== 'function') throw new TypeError('Argument 0 must be a function');
     this.#calls.schedule(callback, () => {
       const resource = this.#begin('Finish');
-      this.#stop = true;
-      const copied = this.#copy ?? Promise.resolve();
-      copied.then(() => {
+      this.#finishSqlite().then(() => {
         this.#finishAll();
         invoke(resource, callback, this, []);
         this.#end(resource);

@@ -36,14 +36,25 @@ function openArguments(filename, mode, options) {
   const readOnly = (mode & OPEN.OPEN_READONLY) !== 0;
   if (readOnly) o.readOnly = true;
   let location = filename;
+  const isUri = (mode & OPEN.OPEN_URI) !== 0 && filename.startsWith('file:');
+  // OPEN_SHAREDCACHE shares an in-memory URI's database between the
+  // databases that open it, as cache=shared does (a plain ':memory:' never
+  // is); a file's connections each keep their own cache (docs/sqlite3.md).
+  if (isUri && (mode & OPEN.OPEN_SHAREDCACHE) !== 0 && isMemoryUri(filename) && !/[?&]cache=/.test(filename)) {
+    location = `${filename}${filename.includes('?') ? '&' : '?'}cache=shared`;
+  }
   // Without OPEN_CREATE a missing file is SQLITE_CANTOPEN: a URI's
   // mode=rw says so to SQLite (mode=ro does for a read-only one).
   if (!special && !readOnly && (mode & OPEN.OPEN_CREATE) === 0) {
-    const isUri = (mode & OPEN.OPEN_URI) !== 0 && filename.startsWith('file:');
-    if (isUri) location = /[?&]mode=/.test(filename) ? filename : `${filename}${filename.includes('?') ? '&' : '?'}mode=rw`;
+    if (isUri) location = /[?&]mode=/.test(location) ? location : `${location}${location.includes('?') ? '&' : '?'}mode=rw`;
     else location = `${pathToFileURL(path.resolve(filename)).href}?mode=rw`;
   }
   return { location, options: o };
+}
+
+/** Whether a `file:` URI names an in-memory database, as SQLite reads it. */
+function isMemoryUri(uri) {
+  return uri.startsWith('file::memory:') || /[?&]mode=memory(&|$)/.test(uri);
 }
 
 /**

@@ -19,6 +19,8 @@ export declare const OPEN_URI: number;
 export declare const VERSION: string;
 export declare const SOURCE_ID: string;
 export declare const VERSION_NUMBER: number;
+/** The file of the native addon (offloop's; sqlite3's module names its own). */
+export declare const path: string;
 
 export declare const OK: number;
 export declare const ERROR: number;
@@ -255,6 +257,7 @@ export interface sqlite3 {
   VERSION: string;
   SOURCE_ID: string;
   VERSION_NUMBER: number;
+  path: string;
   OK: number;
   ERROR: number;
   INTERNAL: number;

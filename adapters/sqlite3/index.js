@@ -7,6 +7,7 @@
 const path = require('node:path');
 
 const offloop = require('../../index.js');
+const native = require('../../native.js');
 const { Database } = require('./database.js');
 const { Statement } = require('./statement.js');
 const { Backup } = require('./backup.js');
@@ -18,6 +19,8 @@ const sqlite3 = module.exports;
 sqlite3.Database = Database;
 sqlite3.Statement = Statement;
 sqlite3.Backup = Backup;
+// sqlite3's classes read their arguments natively: each one's `length` is 0.
+for (const cls of [Database, Statement, Backup]) Object.defineProperty(cls, 'length', { value: 0 });
 
 // 3.52.0 is 3052000.
 function versionNumber(version) {
@@ -36,6 +39,10 @@ const constants = {
 for (const [name, value] of Object.entries(constants)) {
   Object.defineProperty(sqlite3, name, { value, enumerable: true, configurable: true });
 }
+
+// sqlite3's module names the file of its native addon (`path`, which the
+// `bindings` package that loads it sets); this one names offloop's.
+sqlite3.path = Object.values(require.cache).find((m) => m.exports === native && m.filename.endsWith('.node'))?.filename ?? '';
 
 /**
  * `cached.Database(filename[, mode][, callback])`: one Database per file
@@ -81,6 +88,7 @@ sqlite3.withOptions = function withOptions(options) {
     }
   }
   Object.defineProperty(OptionedDatabase, 'name', { value: 'Database' });
+  Object.defineProperty(OptionedDatabase, 'length', { value: 0 });
   const module = Object.create(sqlite3, { Database: { value: OptionedDatabase, enumerable: true } });
   return module;
 };

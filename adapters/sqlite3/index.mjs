@@ -20,6 +20,7 @@ export const {
   VERSION,
   SOURCE_ID,
   VERSION_NUMBER,
+  path,
   OK,
   ERROR,
   INTERNAL,

@@ -2,6 +2,7 @@
 //! results into JS values. It knows nothing of how threads are scheduled.
 
 mod backup;
+mod backup_steps;
 mod changes;
 mod completion;
 mod database;
@@ -41,6 +42,7 @@ use napi_derive::napi;
 use js::{Cx, Js};
 
 pub use backup::{backup, stop_backup};
+pub use backup_steps::{finish_backup_steps, open_backup_steps, step_backup};
 pub use changes::{limit_defaults, load_extension, set_authorizer, set_defensive, set_limit};
 pub use database::NativeDatabase;
 pub use echo::NativeEcho;

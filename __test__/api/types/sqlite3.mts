@@ -33,7 +33,7 @@ backup.step(-1, function (err, completed: boolean) {
   console.log(completed, this.remaining, this.pageCount, this.idle, this.failed);
   this.finish();
 });
-console.log(db.stats().readers.length, db.offloop.isOpen, db.open, sqlite3.VERSION, sqlite3.VERSION_NUMBER, sqlite3.SOURCE_ID);
+console.log(db.stats().readers.length, db.offloop.isOpen, db.open, sqlite3.VERSION, sqlite3.VERSION_NUMBER, sqlite3.SOURCE_ID, sqlite3.path.length);
 sqlite3.verbose().cached.Database('app.db');
 const sourceId: string = OffloopDatabase.sqliteSourceId;
 console.log(sourceId);

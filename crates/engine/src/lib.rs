@@ -20,6 +20,7 @@
 
 mod authorizer;
 mod backup;
+mod backup_steps;
 mod cache;
 mod cancel;
 mod changes;
@@ -63,6 +64,7 @@ mod writer_wal;
 
 pub use authorizer::UserAuthorizer;
 pub use backup::{BackupRequest, Progress};
+pub use backup_steps::{open_stepped, StepReport, Stepped, SteppedBackup, SteppedRequest};
 pub use cancel::{CancelToken, Cancelled};
 pub use changes::{limit_defaults, Change, Changes};
 pub use codes::result_code_name;
