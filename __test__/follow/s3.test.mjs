@@ -96,7 +96,11 @@ test('an idle follower makes at most one request per pollInterval and no LIST', 
     assert.ok(other > 0, 'it still polls');
     const now = follower.stats().follow;
     assert.equal(now.requests.list, stats.requests.list);
-    assert.equal(now.requests.get - stats.requests.get, other);
+    // The follower counts a request as it sends it, the proxy as it
+    // arrives: one poll in flight as either count is read may be in one
+    // and not yet in the other, at each end of the window.
+    const counted = now.requests.get - stats.requests.get;
+    assert.ok(Math.abs(counted - other) <= 2, `the follower counted ${counted} GETs, the proxy ${other}`);
   } finally {
     await follower.close();
     await primary.close();
