@@ -80,5 +80,12 @@ pub fn follow_staleness(db: &NativeDatabase) -> f64 {
 /// `stats().follow`: absent when the database does not follow.
 #[napi(catch_unwind)]
 pub fn follow_stats(db: &NativeDatabase) -> Option<FollowStats> {
-    db.follower().map(|f| f.stats().into())
+    let mut stats: FollowStats = db.follower()?.stats().into();
+    if let Some(promotion) = db.promotion() {
+        // The lease watch's GETs count with the follower's.
+        stats.get_requests += promotion.lease_gets() as f64;
+        stats.last_error = stats.last_error.or_else(|| promotion.last_error());
+        stats.kept_file = promotion.kept_file();
+    }
+    Some(stats)
 }
