@@ -59,6 +59,9 @@ pub struct Promotion {
     stop_watch: Mutex<Option<Sender<()>>>,
     /// Where the open set aside the old primary's file (its rejoin).
     kept: Kept,
+    /// The holder's id, made once: the lease watch and a promotion both
+    /// need it, and two threads making it at once would disagree.
+    owner: Mutex<Option<String>>,
 }
 
 impl Promotion {
@@ -83,6 +86,7 @@ impl Promotion {
             last_error: Mutex::new(None),
             stop_watch: Mutex::new(None),
             kept,
+            owner: Mutex::new(None),
         })
     }
 
@@ -100,6 +104,18 @@ impl Promotion {
 
     pub fn kept_file(&self) -> Option<String> {
         lock(&self.kept).clone()
+    }
+
+    /// This database's name as a lease holder (see `promotion::holder`).
+    fn owner(&self, url: &str) -> std::result::Result<String, String> {
+        let mut owner = lock(&self.owner);
+        if let Some(id) = owner.as_ref() {
+            return Ok(id.clone());
+        }
+        let id = promotion::holder(&self.path, url)
+            .map_err(|e| format!("cannot keep the lease holder's id next to the database: {e}"))?;
+        *owner = Some(id.clone());
+        Ok(id)
     }
 
     /// The database closes: no promotion may install a replicator after
@@ -142,8 +158,7 @@ impl Promotion {
         let ttl = Duration::from_millis(options.lease_ttl_ms.unwrap_or(0.0).max(0.0) as u64);
         let s3 = S3Options::from(options.s3.clone());
         let store = ReplicaStore::open(&url, &s3).map_err(|e| format!("replica {url}: {e}"))?;
-        let owner = promotion::holder(&self.path, &url)
-            .map_err(|e| format!("cannot keep the lease holder's id next to the database: {e}"))?;
+        let owner = self.owner(&url)?;
         // The bulk of the catching up happens before the lease is taken,
         // so the lease is held unrenewed for as short a time as can be.
         self.catch_up()?;
@@ -306,12 +321,10 @@ pub fn follow_watch_lease(
                         return;
                     }
                 };
-                let owner = match promotion::holder(&promotion.path, &url) {
+                let owner = match promotion.owner(&url) {
                     Ok(owner) => owner,
-                    Err(e) => {
-                        *lock(&promotion.last_error) = Some(format!(
-                            "cannot keep the lease holder's id next to the database: {e}"
-                        ));
+                    Err(why) => {
+                        *lock(&promotion.last_error) = Some(why);
                         return;
                     }
                 };
