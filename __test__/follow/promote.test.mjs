@@ -241,3 +241,28 @@ test("a file that was no writer's of this replica is still refused, and left as 
   const names = fs.readdirSync(path.dirname(file('stranger.db'))).filter((n) => n.includes('diverged'));
   assert.deepEqual(names, []);
 });
+
+test('a promoted database reopened as a writer carries on its chain: the next TXID, the same holder, no gap', async () => {
+  const { replicaDir, url, file } = setup();
+  const { db: primary } = await writer(url, file('primary.db'));
+  await primary.close();
+  const promoted = await Database.open(file('follower.db'), { follow: { url, ...FOLLOW } });
+  const { txid: head } = await promoted.promote();
+  const holder = promoted.stats().replica.leaseHolder;
+  await promoted.prepare('INSERT INTO t VALUES (?)').run('d');
+  assert.deepEqual(await promoted.syncReplica(), { txid: head + 1 });
+  await promoted.close();
+  assert.equal(fs.existsSync(`${file('follower.db')}-follow`), false, "the follower's record is gone");
+  const again = await Database.open(file('follower.db'), { replica: { url, leaseTtl: TTL } });
+  try {
+    assert.equal(again.stats().replica.leaseHolder, holder);
+    await again.prepare('INSERT INTO t VALUES (?)').run('e');
+    const { txid } = await again.syncReplica();
+    assert.ok(txid > head + 1);
+    assert.equal(again.stats().replica.lastError, null);
+    assertContiguous(assert, folderTxids(replicaDir));
+    assert.deepEqual(await values(again), ['a', 'b', 'c', 'd', 'e']);
+  } finally {
+    await again.close();
+  }
+});
