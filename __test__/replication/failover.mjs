@@ -140,13 +140,13 @@ export async function checkFenced(old) {
   assert.match(stats.lastError, /lease/);
 }
 
-/** A primary cut off by `lose()` and given back by `restore()`: a standby takes over, the old one is fenced. */
+/** A primary cut off by `await lose(old)` and given back by `restore(old)`: a standby takes over, the old one is fenced. */
 export async function lostAndBack(t, place, lose, restore) {
   const f = new Failover(t, place);
   const old = await f.primary('a.db');
   const standbys = [await f.standby('b.db', place.hosts?.[1] ?? null), await f.standby('c.db', place.hosts?.[2] ?? null)];
+  await lose(old);
   const lostAt = Date.now();
-  lose(old);
   const { winner, others, failoverMs } = await f.promotion(standbys, lostAt);
   t.diagnostic(`failover: ${failoverMs} ms from the loss to the new writer's first acknowledged write (leaseTtl ${TTL} ms, pollInterval ${POLL} ms)`);
   restore(old);
@@ -174,7 +174,10 @@ export async function killedRounds(t, place, rounds) {
     current.send({ write: 64 });
     const deadline = Date.now() + DEADLINE_MS;
     while (current.acked().length < 40) {
-      if (Date.now() > deadline) throw new Error('too few writes acknowledged');
+      if (Date.now() > deadline) {
+        const refused = current.messages.filter((m) => m.refused).slice(0, 3);
+        throw new Error(`round ${round}: ${current.acked().length} writes acknowledged; refused: ${JSON.stringify(refused)}`);
+      }
       await sleep(10);
     }
     const lostAt = Date.now();
