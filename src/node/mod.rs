@@ -47,12 +47,14 @@ pub use database::NativeDatabase;
 pub use echo::NativeEcho;
 pub use faults::{fault_injection, fault_io, fault_io_bits, fault_io_injected, fault_panic};
 pub use filling::{fill_wait, restore_stats, start_fill};
-pub use following::{follow_cancel, follow_catch_up, follow_staleness, follow_start, follow_stats};
+pub use following::{
+    follow_cancel, follow_catch_up, follow_promote, follow_staleness, follow_start, follow_stats,
+    follow_watch_lease,
+};
 pub use functions::{define_aggregate, define_function};
 pub use image::{deserialize, serialize};
 pub use open::defaults;
 pub use paged::RestoreStats;
-pub use promote::{follow_promote, follow_watch_lease};
 pub use protocol::protocol;
 pub use replica::restore_replica;
 pub use row_changes::{take_row_changes, want_row_changes, RowChangeRecord};

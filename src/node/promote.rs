@@ -1,4 +1,5 @@
-//! Promotion across the boundary: `db.promote()` runs the steps of
+//! Promotion across the boundary (its addon functions are in
+//! `following.rs`): `db.promote()` runs the steps of
 //! `offloop_replica::promotion` on an `offloop-promote` thread (catch up,
 //! take the lease, catch up again, stop following, leave the writer's
 //! state, start replicating, lift the follower's guard), and
@@ -17,15 +18,12 @@ use std::time::Duration;
 
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
 use napi::{Error, Result, Status};
-use napi_derive::napi;
-use offloop_engine::{self as engine, Job, ObserverSlot, Request, WriterHandle};
+use offloop_engine::{Job, ObserverSlot, Request, WriterHandle};
 use offloop_replica::promotion::{self, LeaseState};
 use offloop_replica::{
     Follower, PagedGate, ReplicaStore, Replicator, Reply, S3Options, Store, Txid,
 };
 
-use super::completion::Completion;
-use super::database::NativeDatabase;
 use super::follow::Kept;
 use super::replica::{self, ReplicaOptions};
 
@@ -268,15 +266,14 @@ impl Promotion {
     }
 }
 
-/// Promotes the follower; completes `id` with the TXID it promoted at.
-#[napi(catch_unwind)]
-pub fn follow_promote(db: &NativeDatabase, id: f64, options: ReplicaOptions) -> Result<()> {
-    let promotion = db.promotion().ok_or_else(not_following)?.clone();
-    let reply = replica::reply_to(&db.dispatcher.queue, id);
-    let Some(writer) = db.engine().writer_handle() else {
-        reply(Err("the database is closed".into()));
-        return Ok(());
-    };
+/// Promotes the follower on an `offloop-promote` thread; `reply` hears
+/// the TXID it promoted at.
+pub fn promote(
+    promotion: Arc<Promotion>,
+    writer: WriterHandle,
+    options: ReplicaOptions,
+    reply: Reply,
+) -> Result<()> {
     std::thread::Builder::new()
         .name("offloop-promote".into())
         .spawn(move || {
@@ -286,34 +283,24 @@ pub fn follow_promote(db: &NativeDatabase, id: f64, options: ReplicaOptions) -> 
             reply(answer.map(Txid::new));
         })
         .map(|_| ())
-        .map_err(|e| {
-            Error::new(
-                Status::GenericFailure,
-                format!("could not start a thread: {e}"),
-            )
-        })
+        .map_err(thread_error)
 }
 
-/// `follow: { promote: 'auto' }`: watches the replica's lease, reporting
-/// to call `watch_id` (lib/promote.js) each time it may be taken.
-#[napi(catch_unwind)]
-pub fn follow_watch_lease(
-    db: &NativeDatabase,
-    watch_id: f64,
+/// Watches the replica's lease at `url` every `every` on an
+/// `offloop-lease-watch` thread; `report()` each time it may be taken.
+pub fn watch_lease(
+    promotion: Arc<Promotion>,
     url: String,
-    poll_interval_ms: f64,
-    s3: replica::S3Connection,
+    s3: S3Options,
+    every: Duration,
+    report: Box<dyn Fn() + Send>,
 ) -> Result<()> {
-    let promotion = db.promotion().ok_or_else(not_following)?.clone();
     let (stop, stopped) = bounded::<()>(1);
     *lock(&promotion.stop_watch) = Some(stop);
-    let queue = db.dispatcher.queue.clone();
-    let every = Duration::from_millis(poll_interval_ms.max(1.0) as u64);
     std::thread::Builder::new()
         .name("offloop-lease-watch".into())
         .spawn(move || {
             let watch = || {
-                let s3 = S3Options::from(s3);
                 let store = match ReplicaStore::open(&url, &s3) {
                     Ok(store) => store,
                     Err(e) => {
@@ -328,32 +315,17 @@ pub fn follow_watch_lease(
                         return;
                     }
                 };
-                let report = || {
-                    queue.report(Completion {
-                        id: watch_id,
-                        flags: 0,
-                        result: Ok(engine::Outcome::Progress {
-                            total_pages: 0,
-                            remaining_pages: 0,
-                        }),
-                    })
-                };
-                promotion.watch(&store, &owner, every, &stopped, &report);
+                promotion.watch(&store, &owner, every, &stopped, &*report);
             };
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(watch));
         })
         .map(|_| ())
-        .map_err(|e| {
-            Error::new(
-                Status::GenericFailure,
-                format!("could not start a thread: {e}"),
-            )
-        })
+        .map_err(thread_error)
 }
 
-fn not_following() -> Error {
+fn thread_error(e: std::io::Error) -> Error {
     Error::new(
         Status::GenericFailure,
-        "the database does not follow a replica",
+        format!("could not start a thread: {e}"),
     )
 }
