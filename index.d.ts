@@ -101,6 +101,12 @@ export interface FollowOptions extends S3Options {
    * than this, calls reject with ERR_OFFLOOP_STALE. Default: no bound.
    */
   maxStaleness?: number;
+  /** 'auto': promote to the replica's writer once its lease expired (emits 'promoted'). */
+  promote?: 'auto';
+  /** Milliseconds; the lease the database holds once promoted. Default 10000, at least 3000. */
+  leaseTtl?: number;
+  /** The promoted writer's durability. Default 'local'. */
+  durability?: 'local' | 'replica';
 }
 
 export interface CatchUpOptions {
@@ -125,6 +131,13 @@ export interface FollowStats {
   requests: { list: number; get: number };
   bytesFetched: number;
   lastError: string | null;
+  /** Where the open set aside the old primary's file this path held (a rejoin), or null. */
+  keptFile: string | null;
+}
+
+/** What a 'promoted' event (and `db.promote()`) carries: the replica's TXID promoted at. */
+export interface PromotedEvent {
+  txid: number;
 }
 
 /** What an 'applied' event carries: the TXID the database is at now, the pages written. */
@@ -553,8 +566,12 @@ export declare class Database extends EventEmitter {
   stopReplicating(): Promise<ReplicaResult>;
   /** A follower: resolves once `txid` is applied, or (no txid) once a check found nothing more. */
   catchUp(options?: CatchUpOptions): Promise<ReplicaResult>;
+  /** A follower becomes its replica's writer; resolves once writes work. */
+  promote(): Promise<PromotedEvent>;
   /** A follower applied a file. */
   on(event: 'applied', listener: (event: AppliedEvent) => void): this;
+  /** A follower with `promote: 'auto'` became the replica's writer. */
+  on(event: 'promoted', listener: (event: PromotedEvent) => void): this;
   on(event: string | symbol, listener: (...args: any[]) => void): this;
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;

@@ -6,13 +6,14 @@
 //     against `'local'`, at 1, 16 and 64 concurrent writers, each run in a
 //     fresh child process (bench/workloads/failover-commits.mjs), the two
 //     durabilities interleaved at each count;
-//  b. failover over `--rounds` rounds: a writer under `durability:
-//     'replica'` with 16 callers is SIGKILLed once it has acknowledged
-//     writes; a writer of another database (bench/workloads/failover-writer.mjs)
-//     opens the replica with `restore` as soon as the lease lets it. The
-//     failover time runs from the kill to the new writer's first
-//     acknowledged write, and every write the killed one acknowledged is
-//     looked for in the database the new one restored.
+//  b. failover over `--rounds` rounds, through promotion: a writer under
+//     `durability: 'replica'` with 16 callers is SIGKILLed once it has
+//     acknowledged writes; a standby (bench/workloads/failover-writer.mjs
+//     --standby: a follower with `promote: 'auto'`, polling every
+//     `pollInterval`) promotes itself once the lease expired, and the next
+//     round's standby starts. The failover time runs from the kill to the
+//     new writer's first acknowledged write, and every write the killed one
+//     acknowledged is looked for in the database the standby promoted.
 //
 //   npm run bench -- failover [--quick] [--rounds 10] [--max-load X]
 //
@@ -46,6 +47,8 @@ const LEASE_TTL_MS = 3000;
 const ACKED_BEFORE_KILL = 200;
 // Callers of each failover writer.
 const ROUND_WRITERS = 16;
+// How often a standby reads the lease: the follower's default.
+const POLL_INTERVAL_MS = 1000;
 
 const { values: opts } = parseArgs({
   options: {
@@ -62,7 +65,7 @@ const GOAL = {
   lost: 0,
   replicaCommitsPerSecondAt64: 1000,
   replicaP99AtMostMs: `3 round trips (${3 * LINK.latencyMs} ms) + one upload's transfer`,
-  failoverAtMostMs: `leaseTtl + pollInterval + 1000 (${LEASE_TTL_MS} + 0 + 1000: no follower polls yet)`,
+  failoverAtMostMs: `leaseTtl + pollInterval + 1000 (${LEASE_TTL_MS} + ${POLL_INTERVAL_MS} + 1000)`,
 };
 
 async function measureCommits(ctx) {
@@ -84,14 +87,15 @@ async function measureCommits(ctx) {
 }
 
 /** A failover writer child; `lines` gets each JSON line it prints. */
-function startWriter(ctx, file, prefix, restore) {
-  const args = [WRITER, ...(restore ? ['--restore'] : []), '--url', `s3://${BUCKET}/${prefix}`, '--endpoint', ctx.link.url, '--file', path.join(ctx.dir, file)];
+function startWriter(ctx, file, prefix, standby) {
+  const args = [WRITER, ...(standby ? ['--standby', '--poll-interval', String(POLL_INTERVAL_MS)] : []), '--url', `s3://${BUCKET}/${prefix}`, '--endpoint', ctx.link.url, '--file', path.join(ctx.dir, file)];
   args.push('--writers', String(ROUND_WRITERS), '--lease-ttl', String(LEASE_TTL_MS), '--offloop', ctx.offloop.dir);
   const child = spawn(HOST_NODE, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-  const w = { child, acked: [], rows: null, openedAt: null, firstAckAt: null, waiters: [] };
+  const w = { child, acked: [], rows: null, openedAt: null, promotedAt: null, firstAckAt: null, waiters: [] };
   readline.createInterface({ input: child.stdout }).on('line', (line) => {
     const m = JSON.parse(line);
     if (m.opened) w.openedAt = m.at;
+    if (m.promoted) w.promotedAt = m.at;
     if (m.rows) w.rows = new Set(m.rows);
     if (m.acked) {
       w.acked.push(m.acked);
@@ -122,27 +126,32 @@ async function measureFailover(ctx) {
   const prefix = 'failover';
   const rounds = [];
   let current = startWriter(ctx, 'round-0.db', prefix, false);
+  let next = null;
   try {
     for (let round = 1; round <= ROUNDS; round++) {
       await current.until(() => current.acked.length >= ACKED_BEFORE_KILL, 'acknowledged writes');
+      next = startWriter(ctx, `round-${round}.db`, prefix, true);
+      await next.until(() => next.openedAt !== null, 'standby open');
       await current.kill();
       const killedAt = Date.now();
       const acked = current.acked;
-      const next = startWriter(ctx, `round-${round}.db`, prefix, true);
       await next.until(() => next.firstAckAt !== null && next.rows !== null, 'takeover');
       const lost = acked.filter((v) => !next.rows.has(v)).length;
-      const r = { round, acked: acked.length, lost, failoverMs: next.firstAckAt - killedAt, openMs: next.openedAt - killedAt };
+      const r = { round, acked: acked.length, lost, failoverMs: next.firstAckAt - killedAt, promoteMs: next.promotedAt - killedAt };
       console.error(JSON.stringify(r));
       rounds.push(r);
       current = next;
+      next = null;
     }
   } finally {
     await current.kill();
+    await next?.kill();
   }
   const times = rounds.map((r) => r.failoverMs).sort((a, b) => a - b);
   return {
     rounds,
     leaseTtlMs: LEASE_TTL_MS,
+    pollIntervalMs: POLL_INTERVAL_MS,
     failoverP50Ms: percentile(times, 0.5),
     failoverMaxMs: times[times.length - 1],
     acknowledged: rounds.reduce((n, r) => n + r.acked, 0),
@@ -180,7 +189,7 @@ function markdown(report) {
       rows,
     ),
     '',
-    `Failover over ${f.rounds.length} rounds (SIGKILL of a writer with ${ROUND_WRITERS} callers under durability: 'replica', to the first write acknowledged by a writer of another database opened with restore): p50 ${f.failoverP50Ms} ms, max ${f.failoverMaxMs} ms; acknowledged writes lost: ${f.lost} of ${f.acknowledged}.`,
+    `Failover over ${f.rounds.length} rounds through promotion (SIGKILL of a writer with ${ROUND_WRITERS} callers under durability: 'replica', to the first write acknowledged by a standby with promote: 'auto', leaseTtl ${f.leaseTtlMs} ms, pollInterval ${f.pollIntervalMs} ms): p50 ${f.failoverP50Ms} ms, max ${f.failoverMaxMs} ms (goal: at most ${f.leaseTtlMs + f.pollIntervalMs + 1000} ms); acknowledged writes lost: ${f.lost} of ${f.acknowledged}.`,
     '',
   ].join('\n');
 }

@@ -129,8 +129,10 @@ class Core {
     this.state = OPENING;
     this.cancel = (id) => nativeDb.cancel(id);
     // `durability: 'replica'`: a write resolves once its commit is in the
-    // replica (set again by db.replicate() and db.stopReplicating()).
-    this.durable = options.replica?.durable === true;
+    // replica (set again by db.replicate() and db.stopReplicating()). A
+    // follower's is its promoted writer's from the start, so no write the
+    // promotion lets through resolves before the JS side hears of it.
+    this.durable = (options.replica ?? options.follow?.writer)?.durable === true;
     // A follower with `maxStaleness`: why a call may not run now, or null.
     this.stale = null;
   }

@@ -11,8 +11,10 @@ const { applyChangeset, createSession } = require('./session.js');
 const { deserialize, serialize } = require('./image.js');
 const { observe } = require('./diagnostics.js');
 const { readAuthorizer } = require('./authorizer.js');
-const { wrapTxid, replicaStats, restoreInto, restoreStats, startFill, waitFilled, warnReplica } = require('./restore.js');
-const { catchUp, followStats, staleness, startFollowing, stopFollowing } = require('./follow.js');
+const { wrapTxid, restoreInto, startFill, waitFilled, warnReplica } = require('./restore.js');
+const { catchUp, staleness, stopFollowing } = require('./follow.js');
+const { follow, promote, stopWatching } = require('./promote.js');
+const { databaseStats } = require('./stats.js');
 const { readCallOptions, readCheckpointMode, readOptions, readPath, readReplicaOptions, whyNotReplicable } = require('./options.js');
 const { decodeBatch, decodeCheckpoint } = require('./rows.js');
 const { defineAggregate, defineFunction } = require('./functions.js');
@@ -146,7 +148,7 @@ class Database extends EventEmitter {
           // The fill starts after that contact, whether it worked or not.
           else contact.catch((err) => warnReplica(core, err)).then(() => startFill(core));
         }
-        if (o.follow !== undefined) startFollowing(core, (txid, pages) => this.emit('applied', { txid, pages }));
+        if (o.follow !== undefined) follow(core, this);
         return settings;
       })
       .then(
@@ -443,23 +445,19 @@ class Database extends EventEmitter {
    */
   stats() {
     if (this.#core.state === CLOSED) throw notOpen();
-    const s = this.#core.native.stats();
-    const r = this.#core.native.replicaStats();
-    return {
-      writer: s.writer,
-      readers: s.readers,
-      readerQueue: s.readerQueue,
-      checkpoint: { ...s.checkpoint, error: s.checkpoint.error ?? null },
-      replica: replicaStats(r),
-      restore: restoreStats(native.restoreStats(this.#core.native)),
-      follow: followStats(native.followStats(this.#core.native)),
-    };
+    return databaseStats(this.#core.native);
   }
 
   /** A follower's read-your-writes: resolves to `{ txid }` (lib/follow.js). */
   catchUp(options) {
     if (this.#core.state === OPENING) return this.ready.then(() => this.catchUp(options));
     return catchUp(this.#core, options);
+  }
+
+  /** A follower becomes its replica's writer: resolves to `{ txid }` (lib/promote.js). */
+  promote() {
+    if (this.#core.state === OPENING) return this.ready.then(() => this.promote());
+    return promote(this.#core);
   }
 
   /**
@@ -580,6 +578,7 @@ class Database extends EventEmitter {
 
   #shutdown() {
     stopFollowing(this.#core);
+    stopWatching(this.#core);
     const { id, promise } = track(null, null);
     send(id, () => this.#core.native.close(id));
     return promise.then(() => undefined);

@@ -87,6 +87,7 @@ function followStats(f) {
     requests: { list: f.listRequests, get: f.getRequests },
     bytesFetched: f.bytesFetched,
     lastError: f.lastError ?? null,
+    keptFile: f.keptFile ?? null,
   };
 }
 

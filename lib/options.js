@@ -228,7 +228,18 @@ function readFollowOptions(value, prefix = 'options.follow.') {
   const out = { url: readReplicaUrl(value.url, `${prefix}url`) };
   out.pollIntervalMs = readInteger(value, 'pollInterval', DEFAULT_POLL_INTERVAL_MS, 1, MAX_INT32, prefix);
   out.maxStalenessMs = readInteger(value, 'maxStaleness', undefined, 1, Number.MAX_SAFE_INTEGER, prefix);
+  const { promote } = value;
+  if (promote !== undefined && promote !== 'auto') {
+    if (typeof promote !== 'string') throw argType(`${prefix}promote`, "'auto'");
+    throw invalidValue(`${prefix}promote`, `must be 'auto'. Received '${promote}'`);
+  }
+  out.promote = promote;
   readS3Options(value, prefix, out);
+  // The replica options of the writer a promotion makes: the same replica,
+  // the lease it holds, and its durability.
+  const writer = { url: value.url, leaseTtl: value.leaseTtl ?? DEFAULT_LEASE_TTL_MS, durability: value.durability };
+  for (const name of [...S3_TEXT_OPTIONS, 'forcePathStyle']) writer[name] = value[name];
+  out.writer = readReplicaOptions(writer, prefix);
   return out;
 }
 

@@ -27,6 +27,7 @@ const S3_PORT = 9000;
 /** A writer process (lease-writer.mjs) opening `file` on `url` with `options`, on `host` (null: this host). */
 export class Writer {
   constructor(file, url, options, host = null) {
+    this.host = host;
     this.messages = [];
     this.waiters = [];
     const args = [path.join(HERE, 'lease-writer.mjs'), file, url, JSON.stringify(options)];
@@ -56,12 +57,22 @@ export class Writer {
 
   /** stats().replica, asked of the process. */
   async stats() {
+    return (await this.statsOf()).stats;
+  }
+
+  /** `{ stats, follow }`: stats().replica and stats().follow, asked of the process. */
+  async statsOf() {
     this.send({ stats: true });
-    return (await this.next((m) => m.stats)).stats;
+    return this.next((m) => m.stats !== undefined);
   }
 
   acked() {
     return this.messages.filter((m) => m.acked).map((m) => m.acked);
+  }
+
+  /** The codes of the writes refused so far. */
+  refusedCodes() {
+    return this.messages.filter((m) => m.refused).map((m) => m.refused);
   }
 
   async kill(signal = 'SIGKILL') {

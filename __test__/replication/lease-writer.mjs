@@ -1,25 +1,29 @@
 // A child process for the lease tests: a writer that holds a replica's
 // lease. It opens `file` replicating to `url` with the replica options in
-// argv[4] (JSON; its `restore`, if any, is the open's), reports
+// argv[4] (JSON; its `restore`, if any, is the open's; with `follow: true`
+// the rest are follow options instead, and the child reports
+// `{ promoted: txid }` when it promotes itself), reports
 // `{ opened, holder }` (or `{ openFailed: code }`), then on each `{ write: n }` message
 // runs n concurrent inserts and reports each id as it is acknowledged
 // (`{ acked }`) or refused (`{ refused: code }`); `{ stats }` reports
-// stats().replica. Not a test file of its own.
+// stats().replica (and `follow`, stats().follow). Not a test file of its own.
 
 import offloop from '../../index.js';
 
 const [file, url, json] = process.argv.slice(2);
-const { restore, ...options } = JSON.parse(json);
+const { restore, follow, ...options } = JSON.parse(json);
 let db;
 try {
-  db = await offloop.Database.open(file, { replica: { url, ...options }, ...(restore ? { restore } : {}) });
+  const open = follow ? { follow: { url, ...options } } : { replica: { url, ...options }, ...(restore ? { restore } : {}) };
+  db = await offloop.Database.open(file, open);
 } catch (err) {
   process.send({ openFailed: err.code, message: err.message });
   process.exit(0);
 }
-await db.exec('CREATE TABLE IF NOT EXISTS t(id INTEGER PRIMARY KEY, v TEXT)');
+if (follow) db.on('promoted', ({ txid }) => process.send({ promoted: txid }));
+else await db.exec('CREATE TABLE IF NOT EXISTS t(id INTEGER PRIMARY KEY, v TEXT)');
 const insert = db.prepare('INSERT INTO t(v) VALUES (?)');
-process.send({ opened: true, holder: db.stats().replica.leaseHolder });
+process.send({ opened: true, holder: db.stats().replica?.leaseHolder ?? null });
 let next = 0;
 process.on('message', async (msg) => {
   if (msg.write !== undefined) {
@@ -35,7 +39,7 @@ process.on('message', async (msg) => {
     await Promise.all(writes);
     process.send({ round: true });
   } else if (msg.stats) {
-    process.send({ stats: db.stats().replica });
+    process.send({ stats: db.stats().replica, follow: db.stats().follow });
   } else if (msg.close) {
     await db.close();
     process.send({ closed: true });

@@ -14,7 +14,7 @@ use napi_derive::napi;
 use offloop_engine::{
     self as engine, Cancelled, CheckpointMode, Request, ScopeKind, Sql, TransactionMode,
 };
-use offloop_replica::{Follower, Replicator, RestoreAtOpen};
+use offloop_replica::{Follower, RestoreAtOpen};
 
 use super::dispatch::{
     cursor_ref, done_for, queue, Cancel, Dispatcher, Hold, ScopeCell, ITERATE_CHUNK_ROWS,
@@ -24,6 +24,7 @@ use super::js::{Cx, Js};
 use super::open::OpenOptions;
 use super::paged;
 use super::params::Args;
+use super::promote::{lock, Promotion, ReplicatorSlot};
 use super::protocol;
 use super::replica::{self, ReplicaOptions, ReplicaStats};
 use super::stats::DatabaseStats;
@@ -31,12 +32,15 @@ use super::stats::DatabaseStats;
 #[napi]
 pub struct NativeDatabase {
     pub(super) dispatcher: Dispatcher,
-    /// The replicator, while the database replicates.
-    replicator: RefCell<Option<Arc<Replicator>>>,
+    /// The replicator, while the database replicates (a promotion may
+    /// fill it from its own thread).
+    replicator: ReplicatorSlot,
     /// The `restore` open option's work: a paged restore's fill.
     restore: RestoreAtOpen,
     /// The `follow` open option's follower.
-    follower: Option<Follower>,
+    follower: Option<Arc<Follower>>,
+    /// The follower's promotion to its replica's writer.
+    promotion: Option<Arc<Promotion>>,
 }
 
 impl NativeDatabase {
@@ -49,8 +53,16 @@ impl NativeDatabase {
         &self.restore
     }
 
+    /// The follower, until the database is promoted.
     pub(super) fn follower(&self) -> Option<&Follower> {
-        self.follower.as_ref()
+        match &self.promotion {
+            Some(p) if p.is_promoted() => None,
+            _ => self.follower.as_deref(),
+        }
+    }
+
+    pub(super) fn promotion(&self) -> Option<&Arc<Promotion>> {
+        self.promotion.as_ref().filter(|p| !p.is_promoted())
     }
 }
 
@@ -74,8 +86,9 @@ impl NativeDatabase {
             replica_options.as_ref(),
             &mut settings,
         )?;
+        let kept = follow::Kept::default();
         let follower = follow_options
-            .map(|o| follow::setup(&path, o, &mut settings))
+            .map(|o| follow::setup(&path, o, &mut settings, kept.clone()).map(Arc::new))
             .transpose()?;
         // Installed before the threads start, so the replicator hears the
         // open and every commit from the first.
@@ -87,13 +100,27 @@ impl NativeDatabase {
             let observer: Arc<dyn engine::WalObserver> = replicator.clone();
             settings.observer.set(Some(observer));
         }
+        let replicator: ReplicatorSlot = Arc::new(std::sync::Mutex::new(replicator));
+        let promotion = follower.as_ref().map(|f| {
+            let observer = settings.observer.clone();
+            let gate = restore.gate();
+            Promotion::new(
+                &path,
+                f.clone(),
+                observer,
+                gate,
+                replicator.clone(),
+                kept.clone(),
+            )
+        });
         let db = engine::Database::open(settings, done_for(&queue, open_id, 0))
             .map_err(|e| Error::new(Status::GenericFailure, e.to_string()))?;
         Ok(NativeDatabase {
             dispatcher: Dispatcher::new(db, queue),
-            replicator: RefCell::new(replicator),
+            replicator,
             restore,
             follower,
+            promotion,
         })
     }
 
@@ -331,12 +358,16 @@ impl NativeDatabase {
     pub fn close(&self, id: f64) {
         self.restore.stop();
         // Lets go of the writer's queue, so the writer can end.
+        if let Some(promotion) = &self.promotion {
+            promotion.close();
+        }
         if let Some(follower) = &self.follower {
             follower.stop();
         }
         self.dispatcher.release_held();
         let done = done_for(&self.dispatcher.queue, id, 0);
-        match self.replicator.borrow_mut().take() {
+        let replicator = lock(&self.replicator).take();
+        match replicator {
             None => self.dispatcher.db.close(done),
             Some(replicator) => self.dispatcher.db.close(Box::new(move |closed| {
                 // Whatever could not be shipped waits in the replicator's
@@ -350,7 +381,7 @@ impl NativeDatabase {
     /// replica's position is known.
     #[napi(catch_unwind)]
     pub fn replicate(&self, id: f64, options: ReplicaOptions) -> Result<()> {
-        if self.replicator.borrow().is_some() {
+        if lock(&self.replicator).is_some() {
             return Err(Error::new(
                 Status::GenericFailure,
                 "the database replicates already",
@@ -360,7 +391,7 @@ impl NativeDatabase {
         self.dispatcher.release_held();
         self.dispatcher.db.set_observer(Some(replicator.clone()));
         replicator.ready(replica::reply_to(&self.dispatcher.queue, id));
-        *self.replicator.borrow_mut() = Some(replicator);
+        *lock(&self.replicator) = Some(replicator);
         Ok(())
     }
 
@@ -369,7 +400,8 @@ impl NativeDatabase {
     #[napi(catch_unwind)]
     pub fn replica_ready(&self, id: f64) {
         let reply = replica::reply_to(&self.dispatcher.queue, id);
-        match self.replicator.borrow().as_ref() {
+        let replicator = lock(&self.replicator).clone();
+        match replicator {
             Some(replicator) => replicator.ready(reply),
             None => reply(Err("the database does not replicate".into())),
         }
@@ -381,7 +413,8 @@ impl NativeDatabase {
     pub fn sync_replica(&self, id: f64) {
         self.dispatcher.release_held();
         let reply = replica::reply_to(&self.dispatcher.queue, id);
-        match self.replicator.borrow().as_ref() {
+        let replicator = lock(&self.replicator).clone();
+        match replicator {
             Some(replicator) => replicator.sync(reply),
             None => reply(Err("the database does not replicate".into())),
         }
@@ -392,7 +425,8 @@ impl NativeDatabase {
     pub fn stop_replicating(&self, id: f64) {
         self.dispatcher.release_held();
         let reply = replica::reply_to(&self.dispatcher.queue, id);
-        match self.replicator.borrow_mut().take() {
+        let replicator = lock(&self.replicator).take();
+        match replicator {
             Some(replicator) => {
                 // The replicator stays the observer until its last capture
                 // is done: until then every checkpoint must still ask it.
@@ -408,7 +442,7 @@ impl NativeDatabase {
 
     #[napi(catch_unwind)]
     pub fn replica_stats(&self) -> Option<ReplicaStats> {
-        self.replicator.borrow().as_ref().map(|r| replica::stats(r))
+        lock(&self.replicator).as_ref().map(|r| replica::stats(r))
     }
 
     /// Completes `id` once every commit made so far is in the replica
@@ -416,7 +450,8 @@ impl NativeDatabase {
     #[napi(catch_unwind)]
     pub fn replica_durable(&self, id: f64) {
         self.dispatcher.release_held();
-        match self.replicator.borrow().as_ref() {
+        let replicator = lock(&self.replicator).clone();
+        match replicator {
             Some(replicator) => replicator.durable(replica::durable_reply_to(
                 &self.dispatcher.queue,
                 id,

@@ -2,8 +2,10 @@
 //! has resolved) starts its thread and hands it the writer's queue and the
 //! call that hears each applied file; `catchUp` completes on this
 //! environment's queue like any call; `stats().follow` reads its counters.
-//! Each hands the call to the database's `Follower` (crates/replica),
-//! which does the work off the JS thread.
+//! `followPromote` and `followWatchLease` start a promotion and the lease
+//! watch of `promote: 'auto'` (promote.rs). Each hands the call to the
+//! database's `Follower` (crates/replica) or its promotion, which do the
+//! work off the JS thread.
 
 use std::sync::Arc;
 
@@ -15,15 +17,11 @@ use offloop_replica::Follower;
 use super::completion::Completion;
 use super::database::NativeDatabase;
 use super::follow::FollowStats;
-use super::replica;
+use super::promote;
+use super::replica::{self, ReplicaOptions, S3Connection};
 
 fn follower(db: &NativeDatabase) -> Result<&Follower> {
-    db.follower().ok_or_else(|| {
-        Error::new(
-            Status::GenericFailure,
-            "the database does not follow a replica",
-        )
-    })
+    db.follower().ok_or_else(not_following)
 }
 
 /// Starts following once the open has resolved. Each applied file is
@@ -80,5 +78,57 @@ pub fn follow_staleness(db: &NativeDatabase) -> f64 {
 /// `stats().follow`: absent when the database does not follow.
 #[napi(catch_unwind)]
 pub fn follow_stats(db: &NativeDatabase) -> Option<FollowStats> {
-    db.follower().map(|f| f.stats().into())
+    let mut stats: FollowStats = db.follower()?.stats().into();
+    if let Some(promotion) = db.promotion() {
+        // The lease watch's GETs count with the follower's.
+        stats.get_requests += promotion.lease_gets() as f64;
+        stats.last_error = stats.last_error.or_else(|| promotion.last_error());
+        stats.kept_file = promotion.kept_file();
+    }
+    Some(stats)
+}
+
+/// Promotes the follower; completes `id` with the TXID it promoted at.
+#[napi(catch_unwind)]
+pub fn follow_promote(db: &NativeDatabase, id: f64, options: ReplicaOptions) -> Result<()> {
+    let promotion = db.promotion().ok_or_else(not_following)?.clone();
+    let reply = replica::reply_to(&db.dispatcher.queue, id);
+    let Some(writer) = db.engine().writer_handle() else {
+        reply(Err("the database is closed".into()));
+        return Ok(());
+    };
+    promote::promote(promotion, writer, options, reply)
+}
+
+/// `follow: { promote: 'auto' }`: watches the replica's lease, reporting
+/// to call `watch_id` (lib/promote.js) each time it may be taken.
+#[napi(catch_unwind)]
+pub fn follow_watch_lease(
+    db: &NativeDatabase,
+    watch_id: f64,
+    url: String,
+    poll_interval_ms: f64,
+    s3: S3Connection,
+) -> Result<()> {
+    let promotion = db.promotion().ok_or_else(not_following)?.clone();
+    let queue = db.dispatcher.queue.clone();
+    let report = Box::new(move || {
+        queue.report(Completion {
+            id: watch_id,
+            flags: 0,
+            result: Ok(engine::Outcome::Progress {
+                total_pages: 0,
+                remaining_pages: 0,
+            }),
+        })
+    });
+    let every = std::time::Duration::from_millis(poll_interval_ms.max(1.0) as u64);
+    promote::watch_lease(promotion, url, s3.into(), every, report)
+}
+
+fn not_following() -> Error {
+    Error::new(
+        Status::GenericFailure,
+        "the database does not follow a replica",
+    )
 }

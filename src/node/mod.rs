@@ -24,6 +24,7 @@ mod outcome;
 mod packer;
 mod paged;
 mod params;
+mod promote;
 mod protocol;
 mod replica;
 mod row_changes;
@@ -48,7 +49,10 @@ pub use database::NativeDatabase;
 pub use echo::NativeEcho;
 pub use faults::{fault_injection, fault_io, fault_io_bits, fault_io_injected, fault_panic};
 pub use filling::{fill_wait, restore_stats, start_fill};
-pub use following::{follow_cancel, follow_catch_up, follow_staleness, follow_start, follow_stats};
+pub use following::{
+    follow_cancel, follow_catch_up, follow_promote, follow_staleness, follow_start, follow_stats,
+    follow_watch_lease,
+};
 pub use functions::{define_aggregate, define_function};
 pub use image::{deserialize, serialize};
 pub use open::defaults;

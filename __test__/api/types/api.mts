@@ -102,6 +102,14 @@ const holder: string | null = writer.stats().replica?.leaseHolder ?? null;
 const fenced: boolean = writer.stats().replica?.fenced ?? false;
 // @ts-expect-error: durability is 'local' or 'replica'
 await Database.open('eventual.db', { replica: { url: 's3://bucket/app', durability: 'eventual' } });
+const standby = await Database.open('standby.db', {
+  follow: { url: 's3://bucket/app', promote: 'auto', leaseTtl: 10_000, durability: 'replica' },
+});
+standby.on('promoted', ({ txid }) => console.log(txid + 1));
+const promotedAt: number = (await standby.promote()).txid;
+const kept: string | null = standby.stats().follow?.keptFile ?? null;
+// @ts-expect-error: promote is 'auto'
+await Database.open('standby2.db', { follow: { url: 's3://bucket/app', promote: true } });
 
 // @ts-expect-error: an unknown transaction mode
 await db.begin({ mode: 'later' });

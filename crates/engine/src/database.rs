@@ -343,7 +343,8 @@ impl Database {
             | Request::Serialize(_)
             | Request::Deserialize { .. }
             | Request::ReadSettings(_)
-            | Request::Privileged(_) => Target::Writer,
+            | Request::Privileged(_)
+            | Request::Promote => Target::Writer,
             Request::Scope(pinned) => match (pinned.kind(), &queues.readers) {
                 (ScopeKind::Read, Some(_)) => Target::Shared,
                 _ => Target::Writer,

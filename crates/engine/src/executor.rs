@@ -283,6 +283,7 @@ impl Executor {
             }
             Request::Deserialize { .. } if self.follower => Err(privileged::read_only_follower()),
             Request::Privileged(work) => self.privileged(work),
+            Request::Promote => self.promote(),
             Request::Deserialize { schema, image } => {
                 // Cached statements belong to the schema being replaced.
                 self.cache.clear();

@@ -104,6 +104,11 @@ pub enum Request {
     /// Work of offloop's own on the writer's connection with writes
     /// allowed, the one way a follower's writer writes (see `Privileged`).
     Privileged(Privileged),
+    /// A follower's writer becomes an ordinary one, for good: `query_only`
+    /// lifted and its guard gone (the database was promoted to its
+    /// replica's writer, which from then on refuses commits it may not
+    /// make through the WAL observer instead).
+    Promote,
 }
 
 /// Work that runs on the writer's connection with `query_only` lifted,

@@ -20,7 +20,8 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
@@ -32,6 +33,7 @@ use crate::follow_apply::{anything_after, apply_file, next_file, Applied};
 use crate::follow_record::FollowRecord;
 use crate::restore::{restore, RestoreOptions};
 use crate::shared::Reply;
+use crate::stager::now_ms;
 use crate::store::{LtxFile, ReplicaStore, S3Options, Store, Timestamps, LEVELS};
 
 /// Every this many polls that find no next file, the poll asks for the
@@ -115,16 +117,11 @@ struct Shared {
 pub struct Follower {
     shared: Arc<Shared>,
     wakes: Mutex<Option<Receiver<()>>>,
+    thread: Mutex<Option<JoinHandle<()>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
 }
 
 impl Follower {
@@ -170,6 +167,7 @@ impl Follower {
         Ok(Follower {
             shared,
             wakes: Mutex::new(Some(wakes)),
+            thread: Mutex::new(None),
         })
     }
 
@@ -189,7 +187,7 @@ impl Follower {
                     shared.end("offloop internal error: the follower panicked");
                 }
             })
-            .map(|_| ())
+            .map(|thread| *lock(&self.thread) = Some(thread))
             .map_err(|e| Error::io("start the follower thread", e))
     }
 
@@ -266,6 +264,16 @@ impl Follower {
         lock(&self.shared.writer).take();
         self.shared.end("the database closed");
         let _ = self.shared.wake.try_send(());
+    }
+
+    /// Stops for good (a promotion), then the TXID it is at; `None`: an apply was cut short.
+    pub fn halt(&self) -> Option<u64> {
+        self.stop();
+        if let Some(thread) = lock(&self.thread).take() {
+            let _ = thread.join();
+        }
+        let state = lock(&self.shared.state);
+        (state.reach <= state.at).then_some(state.at)
     }
 }
 

@@ -21,6 +21,7 @@ use offloop_ltx::Txid;
 
 use crate::error::Error;
 use crate::lease::{Lease, Refusal};
+use crate::rejoin::mark_writer;
 use crate::renewer::{holder_id, Renewer};
 use crate::settings::PagedGate;
 use crate::shared::{Answer, Command, Connect, Local, Reply, Shared};
@@ -347,7 +348,9 @@ impl Worker {
     /// names, and starts renewing it.
     fn take_lease(&mut self, lease: Arc<Lease>, db: &Path) -> Result<(), String> {
         let url = &self.shared.settings.url;
-        let owner = holder_id(&state_dir(db))
+        let dir = state_dir(db);
+        let owner = holder_id(&dir)
+            .and_then(|owner| mark_writer(&dir, url).map(|()| owner))
             .map_err(|e| format!("cannot keep the lease holder's id next to the database: {e}"))?;
         lease.set_owner(owner);
         let store = self.store().map_err(|e| format!("replica {url}: {e}"))?;

@@ -1,8 +1,8 @@
 //! The writer's side of a database that follows a replica: its
 //! connection refuses the application's writes (`query_only`, with an
 //! authorizer that keeps it on), and `Request::Privileged` work (a
-//! follower's apply) runs with writes allowed. It never decides what that
-//! work does.
+//! follower's apply) runs with writes allowed, until `Request::Promote`
+//! makes it an ordinary writer. It never decides what that work does.
 
 use rusqlite::ffi;
 
@@ -75,6 +75,19 @@ impl Executor {
             self.follower_unguarded();
         }
         result
+    }
+
+    /// The follower's writer becomes an ordinary one: writes allowed from
+    /// now on (`Request::Promote`). A writer that never followed is left
+    /// as it is.
+    pub(super) fn promote(&mut self) -> Result<Outcome> {
+        if !self.follower {
+            return Ok(Outcome::Done);
+        }
+        self.follower = false;
+        self.reinstall_authorizer()?;
+        self.conn.pragma_update(None, "query_only", false)?;
+        Ok(Outcome::Done)
     }
 }
 
