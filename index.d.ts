@@ -182,12 +182,18 @@ export interface ReplicaOptions extends S3Options {
    */
   maxPendingBytes?: number;
   /**
-   * Hold the replica's lease with this TTL in ms (at least 3000), renewed
-   * every third of it: only this database writes to the replica, and it is
-   * fenced (writes reject ERR_OFFLOOP_FENCED) once it may have lost the
-   * lease. Default: no lease, or 10_000 with `durability: 'replica'`.
+   * The replica's lease's TTL in ms (at least 3000), renewed every third of
+   * it: only this database writes to the replica. Past a missed renewal,
+   * writes reject ERR_OFFLOOP_FENCED until one lands; for good once another
+   * writer took the lease. Default 10_000.
    */
   leaseTtl?: number;
+  /**
+   * false: take no lease (a backup no other writer takes over): writes go
+   * on whatever the replica does. Not with `durability: 'replica'` or
+   * `leaseTtl`. Default true.
+   */
+  lease?: boolean;
   /**
    * 'replica': a write (run, exec, batch, a transaction's commit) resolves
    * only once its commit is in the replica. Default 'local'.

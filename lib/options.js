@@ -101,9 +101,9 @@ const DEFAULT_COMPACTION_INTERVALS_MS = [30_000, 300_000, 3_600_000];
 const MAX_COMPACTION_LEVELS = 8;
 // 1 GiB waiting for upload at most (see docs/replication.md).
 const DEFAULT_MAX_PENDING_BYTES = 1024 * 1024 * 1024;
-// The lease's TTL when `durability: 'replica'` names none, and its least:
-// the holder stops a second (the clock-skew bound) before its lease
-// expires and renews every third of it (see docs/replication.md).
+// The lease's TTL when none is named, and its least: the holder stops a
+// second (the clock-skew bound) before its lease expires and renews every
+// third of it (see docs/replication.md).
 const DEFAULT_LEASE_TTL_MS = 10_000;
 const MIN_LEASE_TTL_MS = 3000;
 const DURABILITIES = ['local', 'replica'];
@@ -213,7 +213,14 @@ function readReplicaOptions(value, prefix = 'options.replica.') {
     throw invalidValue(`${prefix}durability`, `must be 'local' or 'replica'. Received '${durability}'`);
   }
   out.durable = durability === 'replica';
-  if (value.leaseTtl !== undefined || out.durable) {
+  // Every writer that replicates holds the replica's lease, unless told
+  // `lease: false` (a backup no other writer takes over).
+  const { lease } = value;
+  if (lease !== undefined && typeof lease !== 'boolean') throw argType(`${prefix}lease`, 'a boolean');
+  if (lease === false) {
+    if (out.durable) throw invalidValue(`${prefix}lease`, "must not be false with durability: 'replica', which needs the lease");
+    if (value.leaseTtl !== undefined) throw invalidValue(`${prefix}leaseTtl`, 'has no meaning with lease: false');
+  } else {
     out.leaseTtlMs = readInteger(value, 'leaseTtl', DEFAULT_LEASE_TTL_MS, MIN_LEASE_TTL_MS, MAX_INT32, prefix);
   }
   readS3Options(value, prefix, out);

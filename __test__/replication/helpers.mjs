@@ -49,8 +49,18 @@ export function skipWithout(...names) {
   return missing.length === 0 ? false : `${missing.join(', ')} not installed (node scripts/test-tools.mjs installs it)`;
 }
 
+// Every folder tempDir() made, removed when the test file's process ends
+// (databases of a gigabyte and more are made here, hundreds per run).
+const madeDirs = [];
+process.once('exit', () => {
+  for (const dir of madeDirs) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** A new folder, removed when this process exits. */
 export function tempDir() {
-  return fs.mkdtempSync(path.join(os.tmpdir(), 'offloop-replica-'));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offloop-replica-'));
+  madeDirs.push(dir);
+  return dir;
 }
 
 /** The environment Litestream runs in: no CA bundle it could choke on. */

@@ -98,6 +98,10 @@ const settings: DatabaseSettings = await db.settings();
 const writer = await Database.open('writer.db', {
   replica: { url: 's3://bucket/app', leaseTtl: 10_000, durability: 'replica' },
 });
+const backupOnly = await Database.open('backup.db', { replica: { url: 's3://bucket/backup', lease: false } });
+// @ts-expect-error: lease is a boolean
+await Database.open('backup.db', { replica: { url: 's3://bucket/backup', lease: 'no' } });
+await backupOnly.close();
 const holder: string | null = writer.stats().replica?.leaseHolder ?? null;
 const fenced: boolean = writer.stats().replica?.fenced ?? false;
 // @ts-expect-error: durability is 'local' or 'replica'
