@@ -282,6 +282,7 @@ export interface CheckpointStats {
   writerCatchUpMaxMs: number;
   backstops: number;
   backstopMaxMs: number;
+  lockWaits: number;
   error: string | null;
 }
 

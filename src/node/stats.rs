@@ -45,6 +45,7 @@ pub struct CheckpointStats {
     pub writer_catch_up_max_ms: f64,
     pub backstops: f64,
     pub backstop_max_ms: f64,
+    pub lock_waits: f64,
     pub error: Option<String>,
 }
 
@@ -62,6 +63,7 @@ impl From<engine::CheckpointStats> for CheckpointStats {
             writer_catch_up_max_ms: s.writer_catch_up_max.as_secs_f64() * 1000.0,
             backstops: s.backstops as f64,
             backstop_max_ms: s.backstop_max.as_secs_f64() * 1000.0,
+            lock_waits: s.lock_waits as f64,
             error: s.error,
         }
     }

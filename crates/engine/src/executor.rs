@@ -30,7 +30,7 @@ use crate::sql::Sql;
 use crate::statement::RawStatement;
 use crate::steps::{all_rows, column_info, query_rows, read_row, run_to_end, step_rows};
 use crate::value::RowSet;
-use crate::wal::checkpoint_waiting;
+use crate::wal::{checkpoint_waiting, WalControl};
 
 /// How often (in SQLite VM instructions) a cancellable job's connection
 /// checks its token: a few microseconds of work between checks, each far
@@ -60,6 +60,9 @@ pub struct Executor {
     /// Writer only: how long a requested checkpoint waits for another
     /// connection's checkpoint to end.
     busy_timeout: Duration,
+    /// Writer only, while a checkpointer runs: counts the requested
+    /// checkpoints that waited for another one.
+    wal: Option<Arc<WalControl>>,
     /// Writer only: the sessions recording its changes (deleted before
     /// the connection closes, as SQLite requires).
     sessions: Sessions,
@@ -112,6 +115,7 @@ impl Executor {
             snapshot: false,
             observer: None,
             busy_timeout: Duration::ZERO,
+            wal: None,
             sessions: Sessions::default(),
             auth_failure,
             follower: false,
@@ -137,10 +141,16 @@ impl Executor {
 
     /// The writer's session asks `observer` before checkpoints it runs,
     /// and waits up to `busy_timeout` for another connection's checkpoint
-    /// to end.
-    pub fn with_observer(mut self, observer: Arc<ObserverSlot>, busy_timeout: Duration) -> Self {
+    /// to end, counting such waits in `wal` when a checkpointer runs.
+    pub fn with_observer(
+        mut self,
+        observer: Arc<ObserverSlot>,
+        busy_timeout: Duration,
+        wal: Option<Arc<WalControl>>,
+    ) -> Self {
         self.observer = Some(observer);
         self.busy_timeout = busy_timeout;
+        self.wal = wal;
         self
     }
 
@@ -249,7 +259,12 @@ impl Executor {
                     .map(|o| o.before_checkpoint(CheckpointWrites::Excluded));
                 // The checkpointer may be counting frames or running a
                 // pass of its own meanwhile.
-                let counts = checkpoint_waiting(&self.conn, mode, self.busy_timeout)?;
+                let counts = checkpoint_waiting(
+                    &self.conn,
+                    Some(mode),
+                    self.busy_timeout,
+                    self.wal.as_deref(),
+                )?;
                 Ok(Outcome::Checkpoint {
                     log_frames: counts.log_frames,
                     checkpointed_frames: counts.checkpointed_frames,

@@ -78,6 +78,7 @@ impl WriterThread {
         self.gate.open(Ok(()));
         self.latch.arrive(Ok(()));
         drop(self.latch);
+        let control = self.wal.as_ref().map(|(_, control)| control.clone());
         let mut wal = match self.wal {
             Some((nudge, control)) => WriterWal::install(
                 &mut conn,
@@ -96,7 +97,11 @@ impl WriterThread {
             self.settings.registrations.clone(),
             self.settings.changes.clone(),
         )
-        .with_observer(self.settings.observer.clone(), self.settings.busy_timeout)
+        .with_observer(
+            self.settings.observer.clone(),
+            self.settings.busy_timeout,
+            control,
+        )
         .following(self.settings.follower);
         // Each job runs under its own catch_unwind; this one catches a panic
         // that escapes them (in the loop itself), which leaves the

@@ -123,7 +123,13 @@ impl WriterWal {
     fn backstop(&self, conn: &Connection) {
         let started = Instant::now();
         let _permit = self.observer.before_checkpoint(CheckpointWrites::Excluded);
-        if checkpoint_waiting(conn, CheckpointMode::Passive, self.busy_timeout).is_ok() {
+        let waited = checkpoint_waiting(
+            conn,
+            Some(CheckpointMode::Passive),
+            self.busy_timeout,
+            Some(&self.control),
+        );
+        if waited.is_ok() {
             self.control.record_backstop(started.elapsed());
         }
     }
