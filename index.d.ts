@@ -19,7 +19,7 @@ export interface CheckpointOptions {
   thresholdFrames?: number;
   /** A pause in writes this long copies the rest. Default 100. */
   idleMs?: number;
-  /** WAL frames past which the writer waits for a checkpoint. Default 10000. */
+  /** WAL frames past which the writer waits for a checkpoint. Default 3000. */
   backstopFrames?: number;
 }
 
