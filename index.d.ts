@@ -265,6 +265,8 @@ export interface CheckpointResult {
 export interface RoleStats {
   executed: number;
   sharedReads: number;
+  buffered: number;
+  openCursors: number;
   queued: number;
   waitMeanMs: number;
   waitMaxMs: number;

@@ -187,6 +187,12 @@ impl Executor {
         self.cursors.has_live()
     }
 
+    /// Cursors open on this connection (half-read iterators), live or
+    /// buffered.
+    pub fn open_cursors(&self) -> usize {
+        self.cursors.count()
+    }
+
     pub fn execute(&mut self, request: Request) -> Result<Outcome> {
         self.auth_failure.reset();
         match self.run(request) {

@@ -119,6 +119,7 @@ impl WriterThread {
                 // transaction commits only when the last active statement ends.
                 if job.cursor().is_none() && executor.has_live_cursors() {
                     executor.park_cursors();
+                    self.counters.record_buffered();
                 }
                 if let Some(wal) = &mut wal {
                     wal.before_job(executor.connection_mut());
@@ -126,6 +127,7 @@ impl WriterThread {
                 // Published before the completion, so a read issued after a
                 // BEGIN (or COMMIT) resolved is routed by the new state.
                 run_job_then(&mut executor, job, &self.counters, |executor| {
+                    self.counters.record_open_cursors(executor.open_cursors());
                     let open = !executor.connection().is_autocommit();
                     self.in_transaction.store(open, Ordering::Release);
                     // SAFETY: the handle is live and used on this thread only.
