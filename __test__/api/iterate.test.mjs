@@ -265,6 +265,46 @@ test('an open iterator keeps its snapshot while writes resolve, and reads after 
   }
 });
 
+test('a read issued inside a read snapshot runs while the other reader holds an open iterator', async () => {
+  // One reader is pinned by the iterator, the other serves the snapshot,
+  // whose callback awaits a plain read: only the iterator's reader can take
+  // it, by reading its cursor into memory. A child, because without that
+  // the read would wait forever: the child is killed instead.
+  const child = await runChild(
+    tmp.dir,
+    `
+    const { Database } = require(OFFLOOP);
+    (async () => {
+      const db = await Database.open(${JSON.stringify(tmp.file())}, { readers: 2 });
+      await db.exec('CREATE TABLE t(id INTEGER PRIMARY KEY); WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000) INSERT INTO t SELECT x FROM c');
+      const ids = db.prepare('SELECT id FROM t ORDER BY id');
+      const count = db.prepare('SELECT count(*) AS n FROM t');
+      await ids.get();
+      await count.get();
+      const it = ids.iterate();
+      const first = (await it.next()).value.id;
+      const inside = await db.read(async (r) => {
+        const own = (await r.prepare('SELECT count(*) AS n FROM t').get()).n;
+        return [own, (await count.get()).n];
+      });
+      let last = first;
+      let n = 1;
+      for (let r = await it.next(); !r.done; r = await it.next()) {
+        n += 1;
+        last = r.value.id;
+      }
+      const buffered = db.stats().readers.map((r) => r.buffered).reduce((a, b) => a + b, 0);
+      await db.close();
+      console.log(JSON.stringify({ first, inside, n, last, buffered }));
+    })();
+    `,
+    { killAfterMs: 60000 },
+  );
+  assert.equal(child.signal, null, 'the read inside the snapshot never ran');
+  assert.equal(child.code, 0, child.stderr);
+  assert.deepEqual(JSON.parse(child.stdout), { first: 1, inside: [100000, 100000], n: 100000, last: 100000, buffered: 1 });
+});
+
 test('more open iterators than readers all finish, consumed in turns', async () => {
   const db = await openWithRows({ readers: 1 }, 600);
   try {

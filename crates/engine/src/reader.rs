@@ -24,7 +24,8 @@ use crate::worker::run_job_then;
 
 /// How long a reader pinned by an open cursor waits on its own queue before
 /// checking whether the shared queue is starving: work waits there and
-/// every reader is pinned, so no reader will ever take it. Then it buffers
+/// every reader is pinned (by cursors, or serving a read snapshot), so no
+/// reader would take it until a caller moves. Then it buffers
 /// its cursors and helps out, which turns a caller holding more half-read
 /// iterators than there are readers from a deadlock into memory use. While
 /// any reader is not pinned (busy, descheduled or parked), that reader takes
@@ -56,8 +57,9 @@ pub struct ReaderThread {
     pub gate: Arc<WriterGate>,
     pub latch: Arc<OpenLatch>,
     pub counters: Arc<RoleCounters>,
-    /// Readers pinned by open cursors (or gone for good): when it counts
-    /// every reader, the shared queue has nobody to serve it.
+    /// Readers pinned by open cursors or a read snapshot (or gone for
+    /// good): when it counts every reader, the shared queue has nobody to
+    /// serve it.
     pub pinned: Arc<AtomicUsize>,
     /// Set when the writer dies: every job is refused from then on.
     pub failure: Arc<Failure>,
@@ -230,8 +232,15 @@ impl ReaderThread {
         }
     }
 
-    /// Runs one job, unless the database has failed closed.
+    /// Runs one job, unless the database has failed closed. A read
+    /// snapshot's job serves only that snapshot until it ends, which may
+    /// wait on its caller: pinned meanwhile, as by a cursor.
     fn run_one(&self, executor: &mut Executor, job: Job) {
+        let mut pin = Pin {
+            pinned: &self.pinned,
+            held: false,
+        };
+        pin.set(matches!(job.request, Request::Scope(_)));
         match self.failure.error() {
             Some(error) => job.fail(error),
             None => run_job_then(executor, job, &self.counters, |executor| {
