@@ -23,7 +23,7 @@ use crate::stats::RoleCounters;
 use crate::wake::recv_parked;
 use crate::wal::{Nudge, WalControl};
 use crate::worker::{panic_detail, run_job_then};
-use crate::writer_wal::WriterWal;
+use crate::writer_wal::{RequestedCheckpoints, WriterWal};
 
 pub struct WriterThread {
     pub settings: Arc<Settings>,
@@ -97,11 +97,11 @@ impl WriterThread {
             self.settings.registrations.clone(),
             self.settings.changes.clone(),
         )
-        .with_observer(
-            self.settings.observer.clone(),
-            self.settings.busy_timeout,
-            control,
-        )
+        .with_checkpoints(RequestedCheckpoints {
+            observer: self.settings.observer.clone(),
+            busy_timeout: self.settings.busy_timeout,
+            wal: control,
+        })
         .following(self.settings.follower);
         // Each job runs under its own catch_unwind; this one catches a panic
         // that escapes them (in the loop itself), which leaves the
