@@ -19,7 +19,7 @@ export interface CheckpointOptions {
   thresholdFrames?: number;
   /** A pause in writes this long copies the rest. Default 100. */
   idleMs?: number;
-  /** WAL frames past which the writer waits for a checkpoint. Default 10000. */
+  /** WAL frames past which the writer waits for a checkpoint. Default 3000. */
   backstopFrames?: number;
 }
 
@@ -284,6 +284,8 @@ export interface CheckpointResult {
 export interface RoleStats {
   executed: number;
   sharedReads: number;
+  buffered: number;
+  openCursors: number;
   queued: number;
   waitMeanMs: number;
   waitMaxMs: number;
@@ -301,6 +303,7 @@ export interface CheckpointStats {
   writerCatchUpMaxMs: number;
   backstops: number;
   backstopMaxMs: number;
+  lockWaits: number;
   error: string | null;
 }
 

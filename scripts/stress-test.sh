@@ -11,7 +11,7 @@
 #   cargo offloop-engine observer       every test of crates/engine/tests/observer.rs
 #   cargo offloop-engine observer open  only those whose name contains "open"
 #   cargo offloop-engine lib            the crate's #[cfg(test)] unit tests
-#   node __test__/checkpoint.test.mjs   one node:test file (node --test FILE)
+#   node __test__/engine/checkpoint.test.mjs   one node:test file (node --test FILE)
 #
 # -n  runs (default 20); -c  busy processes beside them (default 2);
 # -l  their niceness (default 10: they take CPU time from the test without

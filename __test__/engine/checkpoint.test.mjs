@@ -52,12 +52,15 @@ test('a large write is checkpointed by the checkpointer, and the next commit cut
   const limit = 1 * MiB;
   // No idle pass: once writes pause it would TRUNCATE the WAL (it is past
   // the limit), racing the size checks below. The threshold alone starts
-  // the copy.
-  const db = await Database.open(file, { journalSizeLimit: limit, checkpoint: { idleMs: 3600000 } });
+  // the copy. The backstop is set above the write's frames.
+  const db = await Database.open(file, {
+    journalSizeLimit: limit,
+    checkpoint: { idleMs: 3600000, backstopFrames: 10000 },
+  });
   try {
     await db.exec('CREATE TABLE t(id INTEGER PRIMARY KEY, b BLOB)');
     // About 16 MiB of pages in one transaction: far past the threshold and
-    // past the limit, yet below the writer's 10,000-frame backstop, so only
+    // past the limit, yet below the writer's backstop (10,000 frames here), so only
     // the checkpointer can copy it.
     await db.exec(
       'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 4000) ' +

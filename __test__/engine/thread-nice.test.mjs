@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
-import { Database, tempDir } from '../engine-helpers.mjs';
+import { Database, runChild, tempDir } from '../engine-helpers.mjs';
 
 const tmp = tempDir('thread-nice');
 after(() => tmp.cleanup());
@@ -38,6 +38,38 @@ test('threadNice: 7 gives the writer, readers and checkpointer nice 7; the JS th
   } finally {
     await db.close();
   }
+});
+
+test('threadNice never raises a thread above the JS thread, even with the privilege to (root)', { skip: process.platform !== 'linux' }, async () => {
+  // The child's JS thread lowers its own priority to nice 10 first; the
+  // database's threads start from it and ask for 7.
+  const child = await runChild(
+    tmp.dir,
+    `
+    const fs = require('node:fs');
+    const os = require('node:os');
+    const { Database } = require(OFFLOOP);
+    const nice = (tid) => {
+      const stat = fs.readFileSync('/proc/self/task/' + tid + '/stat', 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+    };
+    os.setPriority(10);
+    (async () => {
+      const db = await Database.open(${JSON.stringify(path.join(tmp.dir, 'niced.db'))}, { readers: 1, threadNice: 7 });
+      await db.prepare('SELECT 1').get();
+      const threads = fs
+        .readdirSync('/proc/self/task')
+        .filter((tid) => fs.readFileSync('/proc/self/task/' + tid + '/comm', 'utf8').startsWith('offloop-'))
+        .map(nice);
+      await db.close();
+      console.log(JSON.stringify({ own: nice(process.pid), threads }));
+    })();
+    `,
+  );
+  assert.equal(child.code, 0, child.stderr);
+  const { own, threads } = JSON.parse(child.stdout);
+  assert.equal(own, 10);
+  assert.deepEqual(threads, [10, 10, 10], 'writer, reader and checkpointer stay at the JS thread\'s nice');
 });
 
 test('threadNice defaults to 0 and is validated as an integer from 0 to 19', async () => {

@@ -362,8 +362,8 @@ test('a stuck transaction is rolled back after transactionIdleTimeout and its ne
   }
 });
 
-/** Starts a child process that holds the write lock of `file` for `ms`. */
-function holdWriteLock(file, ms) {
+/** Starts a child process that holds the write lock of `file` until `release()`. */
+function holdWriteLock(file) {
   const script = `
     const { Database } = require(${JSON.stringify(path.join(ROOT, 'index.js'))});
     (async () => {
@@ -371,13 +371,13 @@ function holdWriteLock(file, ms) {
       await db.transaction(async (tx) => {
         await tx.exec('INSERT INTO t VALUES (1)');
         console.log('locked');
-        await new Promise((r) => setTimeout(r, ${ms}));
+        await new Promise((r) => process.stdin.once('data', r));
       });
       await db.close();
       console.log('released');
     })();
   `;
-  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = [];
   const waiters = [];
   child.stdout.setEncoding('utf8');
@@ -392,6 +392,9 @@ function holdWriteLock(file, ms) {
     async saw(line) {
       while (!lines.includes(line)) await new Promise((r) => waiters.push(r));
     },
+    release() {
+      child.stdin.end('release\n');
+    },
     exited,
   };
 }
@@ -401,9 +404,15 @@ test('a write waits while another process holds the write lock, then succeeds', 
   const db = await Database.open(file);
   try {
     await db.exec('CREATE TABLE t(x)');
-    const holder = holdWriteLock(file, 300);
+    const holder = holdWriteLock(file);
     await holder.saw('locked');
-    const result = await db.prepare('INSERT INTO t VALUES (2)').run();
+    const base = db.stats().writer.executed;
+    const write = db.prepare('INSERT INTO t VALUES (2)').run();
+    // The writer counts a job when it starts it; from then it is inside
+    // SQLite, waiting for the lock.
+    await until(() => db.stats().writer.executed > base, 'the waiting write started');
+    holder.release();
+    const result = await write;
     assert.equal(result.changes, 1);
     assert.equal(await holder.exited, 0);
     // The child's row committed first: the write waited for the lock.
@@ -421,13 +430,14 @@ test('a write that times out on the lock fails with SQLITE_BUSY and leaves the c
   const db = await Database.open(file, { timeout: 20 });
   try {
     await db.exec('CREATE TABLE t(x)');
-    const holder = holdWriteLock(file, 500);
+    const holder = holdWriteLock(file);
     await holder.saw('locked');
     await assert.rejects(db.prepare('INSERT INTO t VALUES (2)').run(), (err) => (err.errcode & 0xff) === 5);
     await assert.rejects(
       db.transaction(async (tx) => tx.prepare('INSERT INTO t VALUES (3)').run()),
       (err) => (err.errcode & 0xff) === 5,
     );
+    holder.release();
     await holder.saw('released');
     await db.transaction(async (tx) => tx.prepare('INSERT INTO t VALUES (4)').run());
     assert.deepEqual(

@@ -7,6 +7,8 @@ use offloop_engine as engine;
 pub struct RoleStats {
     pub executed: f64,
     pub shared_reads: f64,
+    pub buffered: f64,
+    pub open_cursors: u32,
     pub queued: u32,
     pub wait_mean_ms: f64,
     pub wait_max_ms: f64,
@@ -17,6 +19,8 @@ impl From<engine::RoleStats> for RoleStats {
         RoleStats {
             executed: s.executed as f64,
             shared_reads: s.shared_reads as f64,
+            buffered: s.buffered as f64,
+            open_cursors: s.open_cursors as u32,
             queued: s.queued as u32,
             wait_mean_ms: s.wait_mean.as_secs_f64() * 1000.0,
             wait_max_ms: s.wait_max.as_secs_f64() * 1000.0,
@@ -45,6 +49,7 @@ pub struct CheckpointStats {
     pub writer_catch_up_max_ms: f64,
     pub backstops: f64,
     pub backstop_max_ms: f64,
+    pub lock_waits: f64,
     pub error: Option<String>,
 }
 
@@ -62,6 +67,7 @@ impl From<engine::CheckpointStats> for CheckpointStats {
             writer_catch_up_max_ms: s.writer_catch_up_max.as_secs_f64() * 1000.0,
             backstops: s.backstops as f64,
             backstop_max_ms: s.backstop_max.as_secs_f64() * 1000.0,
+            lock_waits: s.lock_waits as f64,
             error: s.error,
         }
     }

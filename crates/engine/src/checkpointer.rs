@@ -33,7 +33,7 @@ use crate::latch::{OpenLatch, WriterGate};
 use crate::observer::CheckpointWrites;
 use crate::role::Role;
 use crate::settings::{self, Settings};
-use crate::wal::{checkpoint, CheckpointMode, WalControl, WalCounts};
+use crate::wal::{checkpoint, checkpoint_waiting, CheckpointMode, WalControl, WalCounts};
 
 /// Passes one round may run before giving up on a short tail (writes
 /// outrun the copy); the next nudge starts a new round.
@@ -163,6 +163,7 @@ impl Checkpointer {
                 wal_path,
                 CheckpointMode::Truncate,
                 CheckpointWrites::Excluded,
+                Duration::ZERO,
             )
             .map(|_| ()),
         )
@@ -174,8 +175,18 @@ impl Checkpointer {
     fn answer(&self, conn: &Connection, wal_path: Option<&str>, job: Job) -> bool {
         let (request, done) = job.take();
         let result = match request {
+            // A requested checkpoint that meets another connection's (the
+            // writer's backstop or catch-up, or another process) waits for
+            // it to end, as long as a lock would: the one it met may have
+            // been weaker, or have left frames behind.
             Request::Checkpoint(mode) => self
-                .pass(conn, wal_path, mode, CheckpointWrites::Concurrent)
+                .pass(
+                    conn,
+                    wal_path,
+                    mode,
+                    CheckpointWrites::Concurrent,
+                    self.settings.busy_timeout,
+                )
                 .map(|c| Outcome::Checkpoint {
                     log_frames: c.log_frames,
                     checkpointed_frames: c.checkpointed_frames,
@@ -231,6 +242,7 @@ impl Checkpointer {
                     wal_path,
                     CheckpointMode::Passive,
                     CheckpointWrites::Concurrent,
+                    Duration::ZERO,
                 )?;
                 let now = checkpoint(conn, None)?;
                 self.control.record_wal_frames(now.log_frames);
@@ -275,6 +287,7 @@ impl Checkpointer {
                 wal_path,
                 CheckpointMode::Truncate,
                 CheckpointWrites::Concurrent,
+                Duration::ZERO,
             )
             .map(|_| ());
         conn.busy_timeout(self.settings.busy_timeout)?;
@@ -285,15 +298,19 @@ impl Checkpointer {
     /// frames, the database file is synced here, so the writer's catch-up
     /// later syncs only the few pages it copies itself (SQLite syncs the
     /// file only when a pass reaches the end of the WAL, which under
-    /// constant writes is never the checkpointer's).
+    /// constant writes is never the checkpointer's). While another
+    /// connection checkpoints, the count and the pass each retry for up to
+    /// `patience` (zero: busy at once).
     fn pass(
         &self,
         conn: &Connection,
         wal_path: Option<&str>,
         mode: CheckpointMode,
         writes: CheckpointWrites,
+        patience: Duration,
     ) -> Result<WalCounts> {
-        let before = checkpoint(conn, None)?;
+        let control = Some(&*self.control);
+        let before = checkpoint_waiting(conn, None, patience, control)?;
         let started = Instant::now();
         let permit = self.settings.observer.before_checkpoint(writes);
         if permit.is_refused() {
@@ -306,7 +323,7 @@ impl Checkpointer {
                 "the WAL observer refused a checkpoint beside the writer",
             ));
         }
-        let counts = checkpoint(conn, Some(mode));
+        let counts = checkpoint_waiting(conn, Some(mode), patience, control);
         drop(permit);
         let counts = counts?;
         if counts.checkpointed_frames > before.checkpointed_frames {

@@ -42,6 +42,11 @@ pub struct Cursors {
 }
 
 impl Cursors {
+    /// Cursors open on this connection, live or buffered.
+    pub fn count(&self) -> usize {
+        self.open.len()
+    }
+
     pub fn has_live(&self) -> bool {
         self.open.values().any(|c| matches!(c, Cursor::Live { .. }))
     }

@@ -4,7 +4,7 @@
 //! touches a connection itself, so every method is safe to call from an
 //! event loop.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
@@ -122,7 +122,7 @@ impl Database {
                     move || thread.run()
                 },
             )?);
-            let shared_taken = Arc::new(AtomicU64::new(0));
+            let pinned = Arc::new(AtomicUsize::new(0));
             for (index, (counters, rx)) in reader_counters.iter().zip(private_rx).enumerate() {
                 let thread = ReaderThread {
                     index,
@@ -132,7 +132,7 @@ impl Database {
                     gate: gate.clone(),
                     latch: latch.clone(),
                     counters: counters.clone(),
-                    shared_taken: shared_taken.clone(),
+                    pinned: pinned.clone(),
                     idle: idle.clone(),
                     failure: failure.clone(),
                 };

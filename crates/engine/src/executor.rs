@@ -21,7 +21,6 @@ use crate::error::{Error, Result};
 use crate::functions::{Registered, Registrations};
 use crate::image;
 use crate::job::{Call, CursorRef, Outcome, Request};
-use crate::observer::{CheckpointWrites, ObserverSlot};
 use crate::role::Role;
 use crate::session::{self, Sessions};
 use crate::settings::{self, SettingsReport};
@@ -31,6 +30,7 @@ use crate::statement::RawStatement;
 use crate::steps::{all_rows, column_info, query_rows, read_row, run_to_end, step_rows};
 use crate::value::RowSet;
 use crate::wal::checkpoint_waiting;
+use crate::writer_wal::RequestedCheckpoints;
 
 /// How often (in SQLite VM instructions) a cancellable job's connection
 /// checks its token: a few microseconds of work between checks, each far
@@ -55,11 +55,8 @@ pub struct Executor {
     /// Set while a read snapshot holds this session: its statements are
     /// judged by `snapshot::refusal` before they run (always on a reader).
     snapshot: bool,
-    /// Writer only: asked before a requested checkpoint.
-    observer: Option<Arc<ObserverSlot>>,
-    /// Writer only: how long a requested checkpoint waits for another
-    /// connection's checkpoint to end.
-    busy_timeout: Duration,
+    /// Writer only: how it runs a requested checkpoint.
+    checkpoints: Option<RequestedCheckpoints>,
     /// Writer only: the sessions recording its changes (deleted before
     /// the connection closes, as SQLite requires).
     sessions: Sessions,
@@ -110,8 +107,7 @@ impl Executor {
             registered: Registered::new(registrations),
             changes: Applied::new(changes),
             snapshot: false,
-            observer: None,
-            busy_timeout: Duration::ZERO,
+            checkpoints: None,
             sessions: Sessions::default(),
             auth_failure,
             follower: false,
@@ -135,12 +131,10 @@ impl Executor {
             .flatten()
     }
 
-    /// The writer's session asks `observer` before checkpoints it runs,
-    /// and waits up to `busy_timeout` for another connection's checkpoint
-    /// to end.
-    pub fn with_observer(mut self, observer: Arc<ObserverSlot>, busy_timeout: Duration) -> Self {
-        self.observer = Some(observer);
-        self.busy_timeout = busy_timeout;
+    /// The writer's session runs requested checkpoints as `checkpoints`
+    /// says.
+    pub fn with_checkpoints(mut self, checkpoints: RequestedCheckpoints) -> Self {
+        self.checkpoints = Some(checkpoints);
         self
     }
 
@@ -175,6 +169,12 @@ impl Executor {
 
     pub fn has_live_cursors(&self) -> bool {
         self.cursors.has_live()
+    }
+
+    /// Cursors open on this connection (half-read iterators), live or
+    /// buffered.
+    pub fn open_cursors(&self) -> usize {
+        self.cursors.count()
     }
 
     pub fn execute(&mut self, request: Request) -> Result<Outcome> {
@@ -241,15 +241,10 @@ impl Executor {
                 Err(Error::invalid_state("no transaction is open"))
             }
             Request::Checkpoint(mode) => {
-                // Only the writer runs checkpoint requests: nothing commits
-                // while this one runs.
-                let _permit = self
-                    .observer
-                    .as_ref()
-                    .map(|o| o.before_checkpoint(CheckpointWrites::Excluded));
-                // The checkpointer may be counting frames or running a
-                // pass of its own meanwhile.
-                let counts = checkpoint_waiting(&self.conn, mode, self.busy_timeout)?;
+                let counts = match &self.checkpoints {
+                    Some(checkpoints) => checkpoints.run(&self.conn, mode)?,
+                    None => checkpoint_waiting(&self.conn, Some(mode), Duration::ZERO, None)?,
+                };
                 Ok(Outcome::Checkpoint {
                     log_frames: counts.log_frames,
                     checkpointed_frames: counts.checkpointed_frames,

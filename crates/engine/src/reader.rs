@@ -4,7 +4,7 @@
 //! takes its place on the same queues.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,14 +20,17 @@ use crate::role::Role;
 use crate::settings::Settings;
 use crate::stats::RoleCounters;
 use crate::wake::{recv_or_idle, recv_parked_timeout, IdleReaders, Taken};
-use crate::worker::run_job;
+use crate::worker::run_job_then;
 
 /// How long a reader pinned by an open cursor waits on its own queue before
-/// checking whether the shared queue is starving. Two checks in a row that
-/// find work waiting and no reader taking any make it buffer its cursors and
-/// help out, which turns a caller holding more half-read iterators than there
-/// are readers from a deadlock into memory use. While other readers keep
-/// taking jobs, the cursor stays live and streams.
+/// checking whether the shared queue is starving: work waits there and
+/// every reader is pinned (by cursors, or serving a read snapshot), so no
+/// reader would take it until a caller moves. Then it buffers
+/// its cursors and helps out, which turns a caller holding more half-read
+/// iterators than there are readers from a deadlock into memory use. While
+/// any reader is not pinned (busy, descheduled or parked), that reader takes
+/// the work in time, and the cursor stays live and streams: the decision
+/// depends on what the readers hold, never on how fast they run.
 const PINNED_POLL: Duration = Duration::from_millis(20);
 
 /// The most jobs one read transaction serves. It holds its snapshot until
@@ -54,9 +57,10 @@ pub struct ReaderThread {
     pub gate: Arc<WriterGate>,
     pub latch: Arc<OpenLatch>,
     pub counters: Arc<RoleCounters>,
-    /// Jobs taken from the shared queue by any reader: a pinned reader that
-    /// sees it stand still knows the queue is stalled, not just busy.
-    pub shared_taken: Arc<AtomicU64>,
+    /// Readers pinned by open cursors or a read snapshot (or gone for
+    /// good): when it counts every reader, the shared queue has nobody to
+    /// serve it.
+    pub pinned: Arc<AtomicUsize>,
     /// Set when the writer dies: every job is refused from then on.
     pub failure: Arc<Failure>,
     /// Where this reader says it is parked with nothing to do.
@@ -104,7 +108,9 @@ impl ReaderThread {
                 Ok((conn, _)) => conn,
                 Err(error) => {
                     // Other readers take the shared queue; this one's own
-                    // jobs (its cursors') report why it is gone.
+                    // jobs (its cursors') report why it is gone. It will
+                    // never take a shared job again: counted as pinned.
+                    self.pinned.fetch_add(1, Ordering::AcqRel);
                     for job in self.private.iter() {
                         job.fail(error.clone());
                     }
@@ -116,23 +122,27 @@ impl ReaderThread {
 
     /// Serves the queues on `executor` until the database closes.
     fn serve(&self, mut executor: Executor) {
-        let mut starving_polls = 0;
-        let mut last_taken = self.shared_taken.load(Ordering::Relaxed);
+        // Counts this reader in `pinned` while it holds cursors; let go
+        // however serving ends (a panic included).
+        let mut pin = Pin {
+            pinned: &self.pinned,
+            held: false,
+        };
+        let readers = self.settings.reader_count();
         loop {
-            let next = if executor.has_live_cursors() {
+            pin.set(executor.has_live_cursors());
+            let next = if pin.held {
                 // A connection with an open statement keeps its snapshot, and
                 // a new query would read that old snapshot: serve only the
                 // cursors' own queue while any is open.
                 match recv_parked_timeout(&self.private, PINNED_POLL) {
                     Ok(job) => Some(job),
                     Err(RecvTimeoutError::Timeout) => {
-                        let taken = self.shared_taken.load(Ordering::Relaxed);
-                        let stalled = !self.shared.is_empty() && taken == last_taken;
-                        last_taken = taken;
-                        starving_polls = if stalled { starving_polls + 1 } else { 0 };
-                        if starving_polls >= 2 {
+                        let stalled = !self.shared.is_empty()
+                            && self.pinned.load(Ordering::Acquire) >= readers;
+                        if stalled {
                             executor.park_cursors();
-                            starving_polls = 0;
+                            self.counters.record_buffered();
                         }
                         continue;
                     }
@@ -140,11 +150,7 @@ impl ReaderThread {
                 }
             } else {
                 match self.next_idle() {
-                    Some(Taken::Private(job)) => Some(job),
-                    Some(Taken::Shared(job)) => {
-                        self.shared_taken.fetch_add(1, Ordering::Relaxed);
-                        Some(job)
-                    }
+                    Some(Taken::Private(job) | Taken::Shared(job)) => Some(job),
                     None => None,
                 }
             };
@@ -201,7 +207,6 @@ impl ReaderThread {
         while batch.len() < share.min(READ_BATCH_MAX) {
             match self.shared.try_recv() {
                 Ok(job) => {
-                    self.shared_taken.fetch_add(1, Ordering::Relaxed);
                     if shares_snapshot(&job) {
                         batch.push(job);
                     } else {
@@ -227,11 +232,20 @@ impl ReaderThread {
         }
     }
 
-    /// Runs one job, unless the database has failed closed.
+    /// Runs one job, unless the database has failed closed. A read
+    /// snapshot's job serves only that snapshot until it ends, which may
+    /// wait on its caller: pinned meanwhile, as by a cursor.
     fn run_one(&self, executor: &mut Executor, job: Job) {
+        let mut pin = Pin {
+            pinned: &self.pinned,
+            held: false,
+        };
+        pin.set(matches!(job.request, Request::Scope(_)));
         match self.failure.error() {
             Some(error) => job.fail(error),
-            None => run_job(executor, job, &self.counters),
+            None => run_job_then(executor, job, &self.counters, |executor| {
+                self.counters.record_open_cursors(executor.open_cursors());
+            }),
         }
     }
 
@@ -239,5 +253,30 @@ impl ReaderThread {
     /// none.
     fn next_idle(&self) -> Option<Taken<Job>> {
         recv_or_idle(&self.private, &self.shared, &self.idle, self.index)
+    }
+}
+
+/// A reader's place in `ReaderThread::pinned`, released when it drops.
+struct Pin<'a> {
+    pinned: &'a AtomicUsize,
+    held: bool,
+}
+
+impl Pin<'_> {
+    fn set(&mut self, held: bool) {
+        if held != self.held {
+            if held {
+                self.pinned.fetch_add(1, Ordering::AcqRel);
+            } else {
+                self.pinned.fetch_sub(1, Ordering::AcqRel);
+            }
+            self.held = held;
+        }
+    }
+}
+
+impl Drop for Pin<'_> {
+    fn drop(&mut self) {
+        self.set(false);
     }
 }

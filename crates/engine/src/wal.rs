@@ -69,22 +69,32 @@ pub fn checkpoint(conn: &Connection, mode: Option<CheckpointMode>) -> Result<Wal
 /// Between retries of a checkpoint that found another one running.
 const CHECKPOINT_RETRY: Duration = Duration::from_millis(1);
 
-/// A checkpoint in `mode`, retried while another connection's checkpoint
-/// (a checkpointer pass, or just its frame count) holds the checkpoint
-/// lock: SQLite answers BUSY at once then, without calling the busy
-/// handler. Gives up once `patience` has passed, counting the busy
-/// handler's own wait for readers.
+/// A checkpoint in `mode` (a NOOP count when None), retried while another
+/// connection's checkpoint (a checkpointer pass, the writer's backstop or
+/// catch-up, or just a frame count) holds the checkpoint lock: SQLite
+/// answers BUSY at once then, without calling the busy handler. Gives up
+/// once `patience` has passed, counting the busy handler's own wait for
+/// readers; a zero `patience` tries once. Each call that had to wait is
+/// counted in `control`'s `lock_waits`.
 pub fn checkpoint_waiting(
     conn: &Connection,
-    mode: CheckpointMode,
+    mode: Option<CheckpointMode>,
     patience: Duration,
+    control: Option<&WalControl>,
 ) -> Result<WalCounts> {
     let started = Instant::now();
+    let mut waited = false;
     loop {
-        match checkpoint(conn, Some(mode)) {
+        match checkpoint(conn, mode) {
             Err(Error::Sqlite { code, .. })
                 if code & 0xff == ffi::SQLITE_BUSY && started.elapsed() < patience =>
             {
+                if !waited {
+                    waited = true;
+                    if let Some(control) = control {
+                        control.lock_waits.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
                 std::thread::sleep(CHECKPOINT_RETRY);
             }
             other => return other,
@@ -122,6 +132,7 @@ pub struct WalControl {
     writer_catch_up_max_ns: AtomicU64,
     backstops: AtomicU64,
     backstop_max_ns: AtomicU64,
+    lock_waits: AtomicU64,
     error: Mutex<Option<String>>,
 }
 
@@ -146,6 +157,10 @@ pub struct CheckpointStats {
     /// backstop (the checkpointer could not keep up), and the longest wait.
     pub backstops: u64,
     pub backstop_max: Duration,
+    /// Times a requested checkpoint or the writer's backstop (or the frame
+    /// count before one) found another connection's checkpoint running and
+    /// waited for it to end.
+    pub lock_waits: u64,
     /// Why the checkpointer stopped, if it did.
     pub error: Option<String>,
 }
@@ -247,6 +262,7 @@ impl WalControl {
             ),
             backstops: self.backstops.load(Ordering::Relaxed),
             backstop_max: Duration::from_nanos(self.backstop_max_ns.load(Ordering::Relaxed)),
+            lock_waits: self.lock_waits.load(Ordering::Relaxed),
             error: self.error.lock().unwrap_or_else(|e| e.into_inner()).clone(),
         }
     }

@@ -23,7 +23,7 @@ use crate::stats::RoleCounters;
 use crate::wake::recv_parked;
 use crate::wal::{Nudge, WalControl};
 use crate::worker::{panic_detail, run_job_then};
-use crate::writer_wal::WriterWal;
+use crate::writer_wal::{RequestedCheckpoints, WriterWal};
 
 pub struct WriterThread {
     pub settings: Arc<Settings>,
@@ -78,6 +78,7 @@ impl WriterThread {
         self.gate.open(Ok(()));
         self.latch.arrive(Ok(()));
         drop(self.latch);
+        let control = self.wal.as_ref().map(|(_, control)| control.clone());
         let mut wal = match self.wal {
             Some((nudge, control)) => WriterWal::install(
                 &mut conn,
@@ -96,7 +97,11 @@ impl WriterThread {
             self.settings.registrations.clone(),
             self.settings.changes.clone(),
         )
-        .with_observer(self.settings.observer.clone(), self.settings.busy_timeout)
+        .with_checkpoints(RequestedCheckpoints {
+            observer: self.settings.observer.clone(),
+            busy_timeout: self.settings.busy_timeout,
+            wal: control,
+        })
         .following(self.settings.follower);
         // Each job runs under its own catch_unwind; this one catches a panic
         // that escapes them (in the loop itself), which leaves the
@@ -114,6 +119,7 @@ impl WriterThread {
                 // transaction commits only when the last active statement ends.
                 if job.cursor().is_none() && executor.has_live_cursors() {
                     executor.park_cursors();
+                    self.counters.record_buffered();
                 }
                 if let Some(wal) = &mut wal {
                     wal.before_job(executor.connection_mut());
@@ -121,6 +127,7 @@ impl WriterThread {
                 // Published before the completion, so a read issued after a
                 // BEGIN (or COMMIT) resolved is routed by the new state.
                 run_job_then(&mut executor, job, &self.counters, |executor| {
+                    self.counters.record_open_cursors(executor.open_cursors());
                     let open = !executor.connection().is_autocommit();
                     self.in_transaction.store(open, Ordering::Release);
                     // SAFETY: the handle is live and used on this thread only.

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 
 use crate::observer::{CheckpointWrites, ObserverSlot};
-use crate::wal::{checkpoint, checkpoint_waiting, CheckpointMode, Nudge, WalControl};
+use crate::wal::{checkpoint, checkpoint_waiting, CheckpointMode, Nudge, WalControl, WalCounts};
 
 /// SQLite's default `wal_autocheckpoint`, restored when the checkpointer
 /// stops so the WAL stays bounded without it.
@@ -123,9 +123,33 @@ impl WriterWal {
     fn backstop(&self, conn: &Connection) {
         let started = Instant::now();
         let _permit = self.observer.before_checkpoint(CheckpointWrites::Excluded);
-        if checkpoint_waiting(conn, CheckpointMode::Passive, self.busy_timeout).is_ok() {
+        let waited = checkpoint_waiting(
+            conn,
+            Some(CheckpointMode::Passive),
+            self.busy_timeout,
+            Some(&self.control),
+        );
+        if waited.is_ok() {
             self.control.record_backstop(started.elapsed());
         }
+    }
+}
+
+/// How the writer runs a requested checkpoint (`db.checkpoint(mode)` routed
+/// to it): it asks the observer with writes excluded, since nothing commits
+/// while it runs, and waits up to `busy_timeout` for another connection's
+/// checkpoint (the checkpointer's pass or frame count) to end, counting such
+/// waits in `wal` when a checkpointer runs.
+pub struct RequestedCheckpoints {
+    pub observer: Arc<ObserverSlot>,
+    pub busy_timeout: Duration,
+    pub wal: Option<Arc<WalControl>>,
+}
+
+impl RequestedCheckpoints {
+    pub fn run(&self, conn: &Connection, mode: CheckpointMode) -> crate::error::Result<WalCounts> {
+        let _permit = self.observer.before_checkpoint(CheckpointWrites::Excluded);
+        checkpoint_waiting(conn, Some(mode), self.busy_timeout, self.wal.as_deref())
     }
 }
 

@@ -130,3 +130,43 @@ fn a_checkpoint_requested_right_behind_a_stop_still_runs() {
     let (log, copied) = counts(behind.wait());
     assert_eq!(copied, log);
 }
+
+/// Submits a checkpoint in `mode` while another connection holds the
+/// checkpoint lock; once the request is seen waiting for it (never
+/// answered first), releases the lock and returns the request's counts.
+fn checkpoint_beside_a_held_lock(db: &TempDb, mode: CheckpointMode) -> (u64, u64) {
+    let held = hold_checkpoint_lock(&db.path);
+    let waits = db.stats().checkpoint.lock_waits;
+    let request = submit(db, Request::Checkpoint(mode));
+    wait_until("the request waits for the checkpoint lock", || {
+        if let Some(result) = request.poll() {
+            panic!("answered while another checkpoint held the lock: {result:?}");
+        }
+        db.stats().checkpoint.lock_waits > waits
+    });
+    held.release();
+    counts(request.wait())
+}
+
+#[test]
+fn a_requested_checkpoint_waits_for_another_connections_checkpoint_then_runs_in_full() {
+    // The checkpointer's own connection meets the lock: the writer's
+    // backstop or catch-up, or another process, holding it for a pass.
+    for mode in [
+        CheckpointMode::Passive,
+        CheckpointMode::Full,
+        CheckpointMode::Restart,
+        CheckpointMode::Truncate,
+    ] {
+        let db = open_file_with(1, quiet);
+        write_some(&db);
+        let (log, copied) = checkpoint_beside_a_held_lock(&db, mode);
+        assert_eq!(copied, log, "{mode:?} copied the whole WAL");
+        if mode == CheckpointMode::Truncate {
+            assert_eq!(log, 0, "the TRUNCATE emptied the WAL");
+            let wal = std::fs::metadata(format!("{}-wal", db.path.display())).unwrap();
+            assert_eq!(wal.len(), 0, "the WAL file is truncated");
+        }
+        assert_eq!(db.stats().checkpoint.error, None);
+    }
+}

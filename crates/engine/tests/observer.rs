@@ -298,32 +298,19 @@ fn a_requested_checkpoint_waits_for_another_connections_checkpoint_to_end() {
     let (db, _recorder) = observed(quiet);
     exec(&db, "CREATE TABLE t(v)");
     run(&db, "INSERT INTO t VALUES (1)", vec![]);
-    // Another connection's TRUNCATE waits, holding the checkpoint lock,
-    // for a reader to end; its busy handler says when it waits.
-    let reader = rusqlite::Connection::open(&db.path).unwrap();
-    reader
-        .execute_batch("BEGIN; SELECT count(*) FROM t;")
-        .unwrap();
-    let (waiting, waits) = std::sync::mpsc::channel();
-    let mut other = rusqlite::Connection::open(&db.path).unwrap();
-    let holding = Duration::from_millis(300);
-    let started = std::time::Instant::now();
-    other
-        .busy_handler(Some(move |_| {
-            let _ = waiting.send(());
-            std::thread::sleep(Duration::from_millis(5));
-            started.elapsed() < holding
-        }))
-        .unwrap();
-    let truncate = std::thread::spawn(move || {
-        other.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+    let held = hold_checkpoint_lock(&db.path);
+    let waits = db.stats().checkpoint.lock_waits;
+    let request = submit(&db, Request::Checkpoint(CheckpointMode::Passive));
+    wait_until("the request waits for the checkpoint lock", || {
+        if let Some(result) = request.poll() {
+            panic!("answered while another checkpoint held the lock: {result:?}");
+        }
+        db.stats().checkpoint.lock_waits > waits
     });
-    waits.recv().unwrap();
-    let result = call(&db, Request::Checkpoint(CheckpointMode::Passive));
+    held.release();
+    let result = request.wait();
     assert!(
         matches!(result, Ok(Outcome::Checkpoint { .. })),
         "{result:?}"
     );
-    truncate.join().unwrap().unwrap();
-    reader.execute_batch("COMMIT").unwrap();
 }

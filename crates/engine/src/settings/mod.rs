@@ -49,8 +49,11 @@ pub struct CheckpointSettings {
     /// so the next write restarts the WAL.
     pub idle: Duration,
     /// The writer's own `wal_autocheckpoint` while the checkpointer runs: a
-    /// backstop for when the checkpointer cannot keep up, high enough that it
-    /// never fires in normal operation.
+    /// backstop for when the checkpointer cannot keep up (other processes
+    /// take the CPU, the disk is slow). 3,000 frames (12 MiB at 4 KiB pages)
+    /// keeps the WAL near 16 MiB however late the checkpointer runs (see
+    /// docs/performance.md); on a machine with CPU to spare the checkpointer
+    /// keeps the WAL far below it and it never fires.
     pub backstop_frames: u64,
 }
 
@@ -60,7 +63,7 @@ impl Default for CheckpointSettings {
             enabled: true,
             threshold_frames: 1000,
             idle: Duration::from_millis(100),
-            backstop_frames: 10_000,
+            backstop_frames: 3_000,
         }
     }
 }

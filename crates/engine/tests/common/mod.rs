@@ -338,3 +338,67 @@ pub fn create_numbers(db: &Database, n: i64) {
 pub fn learn_route(db: &Database, sql: &str) {
     let _ = all(db, sql, vec![]);
 }
+
+/// Another connection's checkpoint holding SQLite's checkpoint lock until
+/// `release`: a RESTART that waits in its busy handler for a reader of its
+/// own to end. While it holds the lock, any other checkpoint (even a frame
+/// count) is answered BUSY at once, without the busy handler.
+pub struct HeldCheckpoint {
+    reader: rusqlite::Connection,
+    release: mpsc::Sender<()>,
+    restart: std::thread::JoinHandle<()>,
+}
+
+/// Holds the checkpoint lock of the database at `path`, whose WAL must
+/// have frames not yet copied (so the reader takes a WAL read lock that a
+/// RESTART waits for). Returns once the lock is held.
+pub fn hold_checkpoint_lock(path: &std::path::Path) -> HeldCheckpoint {
+    let reader = rusqlite::Connection::open(path).expect("a reader");
+    reader
+        .execute_batch("BEGIN; SELECT count(*) FROM sqlite_schema;")
+        .expect("a read transaction");
+    let mut other = rusqlite::Connection::open(path).expect("a second connection");
+    let (held, holding) = mpsc::channel();
+    let (release, released) = mpsc::channel::<()>();
+    let entered = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let in_handler = entered.clone();
+    other
+        .busy_handler(Some(move |_| {
+            // Called only once the RESTART holds the checkpoint lock; it
+            // gives up (and lets go) when released.
+            if !in_handler.swap(true, std::sync::atomic::Ordering::AcqRel) {
+                let _ = held.send(());
+                let _ = released.recv();
+            }
+            false
+        }))
+        .expect("a busy handler");
+    let restart = std::thread::spawn(move || {
+        // A checkpoint of the database's own (a frame count) can hold the
+        // lock for a moment, which fails this RESTART at once: try again
+        // until it waits in the handler.
+        while !entered.load(std::sync::atomic::Ordering::Acquire) {
+            other
+                .query_row("PRAGMA wal_checkpoint(RESTART)", [], |_| Ok(()))
+                .expect("a RESTART checkpoint");
+            std::thread::yield_now();
+        }
+    });
+    holding
+        .recv_timeout(DEADLINE)
+        .expect("the RESTART holds the checkpoint lock");
+    HeldCheckpoint {
+        reader,
+        release,
+        restart,
+    }
+}
+
+impl HeldCheckpoint {
+    /// Ends the read and the RESTART, which lets the lock go.
+    pub fn release(self) {
+        self.reader.execute_batch("COMMIT").expect("the read ends");
+        let _ = self.release.send(());
+        self.restart.join().expect("the RESTART thread");
+    }
+}
