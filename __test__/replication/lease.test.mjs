@@ -251,19 +251,27 @@ test("durability 'replica': after SIGKILL of a writer with concurrent writes, ev
   assert.deepEqual(missing, [], `${missing.length} of ${acked.length} acknowledged writes missing`);
 });
 
-test("leaseTtl is an integer of at least 3000 ms, and durability is 'local' or 'replica'", async () => {
+test("leaseTtl is an integer of at least 3000 ms, durability is 'local' or 'replica', and lease a boolean", async () => {
   const { url, file } = setup();
   const open = (replica) => async () => Database.open(file('a.db'), { replica: { url, ...replica } });
   await assert.rejects(open({ leaseTtl: 2999 }), { code: 'ERR_OUT_OF_RANGE' });
   await assert.rejects(open({ leaseTtl: 'long' }), { code: 'ERR_INVALID_ARG_TYPE' });
   await assert.rejects(open({ durability: 'eventual' }), { code: 'ERR_INVALID_ARG_VALUE' });
   await assert.rejects(open({ durability: 1 }), { code: 'ERR_INVALID_ARG_TYPE' });
-  // durability: 'replica' takes the lease even without leaseTtl.
-  const db = await Database.open(file('a.db'), { replica: { url, durability: 'replica' } });
+  await assert.rejects(open({ lease: 'no' }), { code: 'ERR_INVALID_ARG_TYPE' });
+  await assert.rejects(open({ lease: false, durability: 'replica' }), { code: 'ERR_INVALID_ARG_VALUE' });
+  await assert.rejects(open({ lease: false, leaseTtl: 5000 }), { code: 'ERR_INVALID_ARG_VALUE' });
+  // Every replicating database takes the lease, with no option at all.
+  const db = await Database.open(file('a.db'), { replica: { url } });
   assert.equal(typeof db.stats().replica.leaseHolder, 'string');
+  await assert.rejects(Database.open(file('c.db'), { replica: { url } }), (err) => {
+    assert.equal(err.code, 'ERR_OFFLOOP_REPLICA');
+    assert.match(err.message, /lease is held by/);
+    return true;
+  });
   await db.close();
-  // Without either, no lease: two databases may replicate there, as before.
-  const plain = await Database.open(file('b.db'), { replica: { url } });
+  // lease: false takes none: two such databases may replicate there.
+  const plain = await Database.open(file('b.db'), { replica: { url, lease: false } });
   assert.equal(plain.stats().replica.leaseHolder, null);
   assert.equal(plain.stats().replica.fenced, false);
   await plain.close();

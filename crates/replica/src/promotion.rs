@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use offloop_file::PositionedIo;
+use offloop_ltx::Txid;
 
 use crate::capture::{CaptureLog, CaptureStart};
 use crate::error::Result;
@@ -119,7 +120,7 @@ pub fn continue_as_writer(db: &Path, head: u64) -> io::Result<()> {
         CaptureStart {
             page_size,
             base_commit: commit,
-            next_txid: head + 1,
+            next_txid: Txid::new(head).map_or(Txid::FIRST, Txid::next),
             from,
         },
     )?;
