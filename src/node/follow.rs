@@ -50,16 +50,20 @@ impl From<Stats> for FollowStats {
     }
 }
 
-/// Sets up `settings` to follow `options` for the database at `path`.
+/// Sets up `settings` to follow `options` for the database at `path`;
+/// `paged`: a missing file is restored page by page (`settings` holds that
+/// restore's work already).
 pub fn setup(
     path: &str,
     options: FollowOptions,
+    paged: bool,
     settings: &mut engine::Settings,
 ) -> Result<Follower> {
     let follow = FollowSettings {
         url: options.url,
         s3: options.s3.into(),
         poll_interval: std::time::Duration::from_millis(options.poll_interval_ms.max(1.0) as u64),
+        paged,
     };
     Follower::setup(path, follow, replica_error, settings).map_err(|e| match e {
         offloop_replica::Error::Config(m) => Error::new(Status::InvalidArg, m),
