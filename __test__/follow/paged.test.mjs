@@ -1,10 +1,11 @@
 // A paged follower (`follow` with `restore: 'paged'`): on a missing file it
 // answers its first query before the database is local, and follows the
 // replica while the fill brings in the rest. The replica lives in moto on
-// loopback; the follower reads it through a slow link (bench/lib/link.mjs)
-// so that commits land, are applied and are checkpointed while pages are
-// still missing. A page an apply changed is the new image once every page
-// is local, never the fill's older one.
+// loopback; the follower reads it through a link (bench/lib/link.mjs) that
+// holds the fill's large ranged reads back, so that commits land, are
+// applied and are checkpointed while pages are still missing. A page an
+// apply changed is the new image once every page is local, never the
+// fill's older one.
 
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -43,11 +44,21 @@ async function primaryOn(prefix, rows) {
 
 const ROWS = 40_000;
 
+/**
+ * Whether `req` is one of the fill's reads: a ranged read larger than a
+ * page on demand with its read-ahead (nine frames of about 4 KiB here) or
+ * an open's read of a file's tail (its page index, 32 KiB).
+ */
+function fillRead(req) {
+  const m = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
+  return m !== null && Number(m[2]) - Number(m[1]) + 1 > 40 << 10;
+}
+
 test('a paged follower answers before the fill ends, applies what lands during it, and equals the primary once filled', { skip }, async () => {
   const { dir, primary } = await primaryOn('paged-during', ROWS);
-  // About 16 MiB at 2 MB/s: the fill takes seconds, the commits below
-  // a fraction of that.
-  const link = await startLink({ target: s3.endpoint, latencyMs: 5, bytesPerSecond: 2e6 });
+  const link = await startLink({ target: s3.endpoint, latencyMs: 5, bytesPerSecond: 1e12 });
+  // The fill waits until the applies below were checkpointed.
+  link.hold(fillRead);
   const file = path.join(dir, 'follower.db');
   const follower = await Database.open(file, { follow: options('paged-during', link.url, { pollInterval: 20 }), restore: 'paged' });
   try {
@@ -80,6 +91,7 @@ test('a paged follower answers before the fill ends, applies what lands during i
     // runs: from here on the file's bytes are the only copy.
     await follower.checkpoint('TRUNCATE');
     assert.equal(follower.stats().restore.filled, false, 'the fill was still running when the applies were checkpointed');
+    link.release();
     await follower.filled;
     assert.equal(follower.stats().restore.pagesLocal, follower.stats().restore.pagesTotal);
     for (const id of changed) {
@@ -101,9 +113,11 @@ test('a paged follower answers before the fill ends, applies what lands during i
 
 test('a paged follower closed during the fill carries on at its next open, then equals the primary', { skip }, async () => {
   const { dir, primary } = await primaryOn('paged-reopen', ROWS);
-  const link = await startLink({ target: s3.endpoint, latencyMs: 5, bytesPerSecond: 2e6 });
+  const link = await startLink({ target: s3.endpoint, latencyMs: 5, bytesPerSecond: 1e12 });
   const file = path.join(dir, 'follower.db');
   const open = () => Database.open(file, { follow: options('paged-reopen', link.url, { pollInterval: 20 }), restore: 'paged' });
+  // No fill at all during the first open.
+  link.hold(fillRead);
   let follower = await open();
   try {
     await primary.prepare("UPDATE t SET v = 'changed before the close' WHERE id = ?").run(ROWS);
@@ -111,6 +125,7 @@ test('a paged follower closed during the fill carries on at its next open, then 
     await follower.catchUp({ txid, timeout: 30_000 });
     assert.equal(follower.stats().restore.filled, false);
     await follower.close();
+    link.release();
     await primary.prepare("UPDATE t SET v = 'changed while closed' WHERE id = ?").run(ROWS - 1);
     ({ txid } = await primary.syncReplica());
     follower = await open();
