@@ -398,7 +398,9 @@ async function pagedRun(ctx, mib) {
     await peer.stop();
     await link.close();
   }
-  fs.rmSync(dir, { recursive: true, force: true });
+  // Removed at the end of the run: a closed follower's fill thread syncs
+  // the file and records its map as it ends, after close() resolved.
+  fs.rmSync(source, { force: true });
   return { mib, bytes: built.bytes, offloopMs: summary(ours), litestreamMs: theirs };
 }
 
@@ -528,5 +530,7 @@ try {
 } finally {
   await s3.stop();
 }
+// The last fills' final syncs end before the scratch folder goes.
+await sleep(10_000);
 ctx0.finish(result);
 await publish('follow', result, report(result), chartSpec(result), opts.quick);

@@ -96,7 +96,10 @@ test('an idle follower makes at most one request per pollInterval and no LIST', 
     assert.ok(other > 0, 'it still polls');
     const now = follower.stats().follow;
     assert.equal(now.requests.list, stats.requests.list);
-    assert.equal(now.requests.get - stats.requests.get, other);
+    // The follower counts a GET as it sends it, the proxy as it arrives:
+    // one in flight at either end of the window is counted by one only.
+    const counted = now.requests.get - stats.requests.get;
+    assert.ok(Math.abs(counted - other) <= 1, `the follower counted ${counted} GETs, the proxy ${other}`);
   } finally {
     await follower.close();
     await primary.close();
