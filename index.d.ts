@@ -78,9 +78,11 @@ export interface DatabaseOptions extends StatementOptions {
   /** Replicate every commit continuously to a Litestream-compatible replica. */
   replica?: ReplicaOptions;
   /**
-   * When the file is missing, open it from `replica`: page by page with a
-   * background fill ('paged'), or after a full download ('full'). A
-   * follower restores a missing file 'full'.
+   * When the file is missing, open it from `replica` (or, for a follower,
+   * from `follow.url`): page by page with a background fill ('paged'), or
+   * after a full download ('full'). A follower restores a missing file
+   * 'full' unless this is 'paged'; a paged follower applies new TXIDs
+   * during the fill.
    */
   restore?: 'paged' | 'full';
   /**

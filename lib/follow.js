@@ -1,16 +1,17 @@
 'use strict';
 
 // The JS side of the `follow` open option: the call that hears each
-// applied file and turns it into an `'applied'` event, `db.catchUp()`,
-// the staleness bound on calls, and the shape of `stats().follow`. The
-// follower itself polls and applies on offloop's threads (src/node/follow.rs).
+// applied file and turns it into an `'applied'` event, the start of a paged
+// follower's fill, `db.catchUp()`, the staleness bound on calls, and the
+// shape of `stats().follow`. The follower itself polls and applies on
+// offloop's threads (src/node/follow.rs).
 
 const { native, track, forget, armCancel } = require('./calls.js');
 const { send } = require('./core.js');
 const { nodeError, notOpen } = require('./errors.js');
 const { readCatchUpOptions } = require('./options.js');
 const { cancel: CANCEL } = require('./protocol.js');
-const { wrapTxid } = require('./restore.js');
+const { startFill, wrapTxid } = require('./restore.js');
 
 /**
  * Starts following once the open has resolved; `emit(txid, pages)` hears
@@ -22,6 +23,8 @@ function startFollowing(core, emit) {
   const { id } = track(null, null, (txid, pages) => process.nextTick(emit, txid, pages));
   send(id, () => native.followStart(core.native, id));
   core.watch = id;
+  // A paged follower's fill runs while it follows.
+  if (core.options.restore === 'paged') startFill(core);
 }
 
 /** Forgets the watch of a closing database (it never settles). */

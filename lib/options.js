@@ -333,9 +333,6 @@ function readOptions(options) {
     }
     const why = whyNotReplicable(out);
     if (why !== null) throw invalidValue('options.follow', why.replace('replicate', 'follow'));
-    if (out.restore === 'paged') {
-      throw invalidValue('options.restore', "must be 'full' for a follower (a paged follower is not built yet).");
-    }
   }
   if (out.restore !== undefined && out.replica === undefined && out.follow === undefined) {
     throw invalidValue('options.restore', 'needs options.replica, the replica to restore from.');

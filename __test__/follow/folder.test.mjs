@@ -135,10 +135,10 @@ test("each applied file is an 'applied' event with its TXID and page count", asy
   }
 });
 
-test("follow with replica, with readOnly or with restore: 'paged' is refused", async () => {
+test('follow with replica or with readOnly is refused', async () => {
   const dir = tempDir();
   const url = pathToFileURL(path.join(dir, 'replica')).href;
-  for (const extra of [{ replica: { url } }, { readOnly: true }, { restore: 'paged' }]) {
+  for (const extra of [{ replica: { url } }, { readOnly: true }]) {
     assert.throws(
       () => new Database(path.join(dir, 'x.db'), { follow: { url }, ...extra }),
       (err) => err.code === 'ERR_INVALID_ARG_VALUE',

@@ -238,16 +238,17 @@ export function assertContiguous(assert, ranges) {
 
 /**
  * Runs `litestream replicate` on the database `file` as a sidecar, with a
- * control socket; returns `{ sync, stop }`: `sync()` forces a sync and
- * resolves once the replica has it.
+ * control socket (and `topYaml`, lines of the config's top level, such as
+ * a snapshot interval); returns `{ sync, stop }`: `sync()` forces a sync
+ * and resolves once the replica has it.
  */
-export async function startLitestream(file, replicaYaml, extraEnv = {}) {
+export async function startLitestream(file, replicaYaml, extraEnv = {}, topYaml = []) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offloop-litestream-'));
   const socket = path.join(dir, 'control.sock');
   const config = path.join(dir, 'litestream.yml');
   fs.writeFileSync(
     config,
-    [`socket:`, `  enabled: true`, `  path: ${socket}`, `dbs:`, `  - path: ${file}`, `    replica:`, ...replicaYaml.map((l) => `      ${l}`), ''].join('\n'),
+    [...topYaml, `socket:`, `  enabled: true`, `  path: ${socket}`, `dbs:`, `  - path: ${file}`, `    replica:`, ...replicaYaml.map((l) => `      ${l}`), ''].join('\n'),
   );
   const child = spawn(findTool('litestream'), ['replicate', '-config', config], {
     env: toolEnv(extraEnv),

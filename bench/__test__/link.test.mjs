@@ -170,7 +170,7 @@ test('the link forwards the method, path, query, Host and authorization unchange
   for (const [name, value] of Object.entries(headers)) assert.equal(header(name), value, name);
 });
 
-test('the link counts requests by method and body bytes each way exactly, until reset()', async () => {
+test('the link counts requests by method, listings, and body bytes each way exactly, until reset()', async () => {
   link.reset();
   const upload = crypto.randomBytes(200_000);
   const put = await fetch(`${link.url}/put-me`, { method: 'PUT', body: upload });
@@ -180,14 +180,16 @@ test('the link counts requests by method and body bytes each way exactly, until 
   const part = await bytesOf(await fetch(`${link.url}/object`, { headers: { range: 'bytes=10-19' } }));
   const head = await fetch(`${link.url}/object`, { method: 'HEAD' });
   await head.arrayBuffer();
+  const listing = await bytesOf(await fetch(`${link.url}/echo?list-type=2&prefix=p%2F`));
   assert.equal(whole.length, OBJECT_BYTES);
   assert.equal(part.length, 10);
   const { firstRequestAt, lastByteAt, ...counts } = link.counters();
   assert.deepEqual(counts, {
-    requests: 4,
-    byMethod: { PUT: 1, GET: 2, HEAD: 1 },
+    requests: 5,
+    byMethod: { PUT: 1, GET: 3, HEAD: 1 },
+    lists: 1,
     requestBytes: upload.length,
-    responseBytes: putAnswerBytes + OBJECT_BYTES + 10,
+    responseBytes: putAnswerBytes + OBJECT_BYTES + 10 + listing.length,
     errors: 0,
   });
   assert.ok(firstRequestAt <= lastByteAt);
@@ -195,6 +197,7 @@ test('the link counts requests by method and body bytes each way exactly, until 
   assert.deepEqual(link.counters(), {
     requests: 0,
     byMethod: {},
+    lists: 0,
     requestBytes: 0,
     responseBytes: 0,
     errors: 0,

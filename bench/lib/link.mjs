@@ -82,7 +82,7 @@ function endToEnd(rawHeaders) {
 }
 
 function emptyCounters() {
-  return { requests: 0, byMethod: {}, requestBytes: 0, responseBytes: 0, errors: 0, firstRequestAt: null, lastByteAt: null };
+  return { requests: 0, byMethod: {}, lists: 0, requestBytes: 0, responseBytes: 0, errors: 0, firstRequestAt: null, lastByteAt: null };
 }
 
 /** Now, in ms since the epoch, with sub-ms resolution. */
@@ -115,6 +115,8 @@ export async function startLink({ target, latencyMs = DEFAULT_LATENCY_MS, bytesP
     c.firstRequestAt ??= epochNow();
     c.requests += 1;
     c.byMethod[req.method] = (c.byMethod[req.method] ?? 0) + 1;
+    // An S3 listing is a GET of the bucket with `list-type` (ListObjectsV2).
+    if (req.method === 'GET' && /[?&]list-type=/.test(req.url)) c.lists += 1;
     const fail = (err) => {
       c.errors += 1;
       if (!res.headersSent) {
@@ -166,8 +168,8 @@ export async function startLink({ target, latencyMs = DEFAULT_LATENCY_MS, bytesP
     latencyMs,
     bytesPerSecond,
     /**
-     * Since the start or the last reset(): requests (in all and by
-     * method), body bytes each way, requests that failed, and when the
+     * Since the start or the last reset(): requests (in all, by method,
+     * and the GETs that were listings), body bytes each way, requests that failed, and when the
      * first request came and the last response ended (ms since the epoch).
      */
     counters: () => ({ ...counters, byMethod: { ...counters.byMethod } }),

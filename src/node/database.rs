@@ -78,17 +78,25 @@ impl NativeDatabase {
         let restore_mode = options.restore.take();
         let follow_options = options.follow.take();
         let mut settings = options.into_settings(path.clone())?;
-        // A follower restores a missing file itself (lib/options.js allows
-        // it only 'full').
+        // A follower restores a missing file whole itself; paged, through
+        // the paged restore's work, which it runs before its own.
+        let restore_mode = restore_mode.filter(|m| follow_options.is_none() || m == "paged");
+        let from = match (&follow_options, &replica_options) {
+            (Some(f), _) => Some((f.url.as_str(), &f.s3)),
+            (None, Some(r)) => Some((r.url.as_str(), &r.s3)),
+            (None, None) => None,
+        };
         let restore = paged::setup(
             &path,
-            restore_mode.as_deref().filter(|_| follow_options.is_none()),
-            replica_options.as_ref(),
+            restore_mode.as_deref(),
+            from,
+            follow_options.is_some(),
             &mut settings,
         )?;
         let kept = follow::Kept::default();
+        let paged = restore_mode.is_some();
         let follower = follow_options
-            .map(|o| follow::setup(&path, o, &mut settings, kept.clone()).map(Arc::new))
+            .map(|o| follow::setup(&path, o, paged, &mut settings, kept.clone()).map(Arc::new))
             .transpose()?;
         // Installed before the threads start, so the replicator hears the
         // open and every commit from the first.

@@ -59,12 +59,15 @@ impl From<Stats> for FollowStats {
 /// Where a rejoin set the earlier file aside, once the open did.
 pub type Kept = Arc<Mutex<Option<String>>>;
 
-/// Sets up `settings` to follow `options` for the database at `path`.
-/// Before the follower puts its file in place, a file that was this
-/// replica's own writer's is set aside (`kept` hears where).
+/// Sets up `settings` to follow `options` for the database at `path`;
+/// `paged`: a missing file is restored page by page (`settings` holds that
+/// restore's work already). Before the follower puts its file in place, a
+/// file that was this replica's own writer's is set aside (`kept` hears
+/// where).
 pub fn setup(
     path: &str,
     options: FollowOptions,
+    paged: bool,
     settings: &mut engine::Settings,
     kept: Kept,
 ) -> Result<Follower> {
@@ -73,6 +76,7 @@ pub fn setup(
         url: options.url,
         s3: options.s3.into(),
         poll_interval: std::time::Duration::from_millis(options.poll_interval_ms.max(1.0) as u64),
+        paged,
     };
     let follower = Follower::setup(path, follow, replica_error, settings).map_err(|e| match e {
         offloop_replica::Error::Config(m) => Error::new(Status::InvalidArg, m),

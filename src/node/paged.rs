@@ -11,7 +11,7 @@ use napi_derive::napi;
 use offloop_engine as engine;
 use offloop_replica::{FillStats, RestoreAtOpen, RestoreMode, RestoreSource};
 
-use super::replica::{replica_error, ReplicaOptions};
+use super::replica::{replica_error, S3Connection};
 
 #[napi(object)]
 pub struct RestoreStats {
@@ -37,14 +37,16 @@ impl From<FillStats> for RestoreStats {
 }
 
 /// Sets up `settings` for the database at `path` with `restore` ('paged'
-/// or 'full', validated by lib/options.js) from `replica`.
+/// or 'full', validated by lib/options.js) from the replica at `from` (the
+/// `replica` option's, or a `follower`'s `follow` option's).
 pub fn setup(
     path: &str,
     restore: Option<&str>,
-    replica: Option<&ReplicaOptions>,
+    from: Option<(&str, &S3Connection)>,
+    follower: bool,
     settings: &mut engine::Settings,
 ) -> Result<RestoreAtOpen> {
-    let source = match (restore, replica) {
+    let source = match (restore, from) {
         (None, _) => None,
         (Some(_), None) => {
             return Err(Error::new(
@@ -52,14 +54,15 @@ pub fn setup(
                 "`restore` needs the `replica` option".to_string(),
             ))
         }
-        (Some(mode), Some(replica)) => Some(RestoreSource {
+        (Some(mode), Some((url, s3))) => Some(RestoreSource {
             mode: if mode == "full" {
                 RestoreMode::Full
             } else {
                 RestoreMode::Paged
             },
-            url: replica.url.clone(),
-            s3: replica.s3.clone().into(),
+            url: url.to_string(),
+            s3: s3.clone().into(),
+            follower,
         }),
     };
     RestoreAtOpen::setup(path, source, replica_error, settings).map_err(|e| match e {

@@ -3,7 +3,7 @@
 // wrong use the types must refuse (tsc fails if one is accepted).
 
 import { Database, ReadSnapshot, Statement, Transaction } from 'offloop';
-import type { ColumnInfo, DatabaseSettings, DatabaseStats, QueryResult, RestoreStats, RunResult } from 'offloop';
+import type { ColumnInfo, DatabaseSettings, DatabaseStats, FollowStats, QueryResult, RestoreStats, RunResult } from 'offloop';
 import { OffloopDialect } from 'offloop/kysely';
 import { drizzle } from 'offloop/drizzle';
 import { migrate } from 'offloop/drizzle/migrator';
@@ -94,6 +94,10 @@ await db.filled;
 const paged = await Database.open('paged.db', { replica: { url: 's3://bucket/app' }, restore: 'paged' });
 // @ts-expect-error: restore is 'paged' or 'full'
 await Database.open('lazy.db', { replica: { url: 's3://bucket/app' }, restore: 'lazy' });
+const follower = await Database.open('follower.db', { follow: { url: 's3://bucket/app', pollInterval: 100 }, restore: 'paged' });
+const followed: FollowStats | null = follower.stats().follow;
+const caughtUp: number = (await follower.catchUp({ txid: followed?.txid ?? 0, timeout: 5000 })).txid;
+await follower.filled;
 const settings: DatabaseSettings = await db.settings();
 const writer = await Database.open('writer.db', {
   replica: { url: 's3://bucket/app', leaseTtl: 10_000, durability: 'replica' },

@@ -1,10 +1,11 @@
 //! The follower: a database that follows a replica another process
 //! writes. [`Follower::setup`] makes the engine's writer read-only to the
 //! application and puts the file in place before the first connection
-//! opens (restored whole when missing; refused when it is not this
-//! replica's follower). [`Follower::start`] then runs an `offloop-follower`
-//! thread that polls the replica and applies each file it finds on the
-//! writer's connection, in one transaction per file (see `follow_apply`).
+//! opens (`follow_open`: restored whole or paged when missing; refused
+//! when it is not this replica's follower). [`Follower::start`] then runs
+//! an `offloop-follower` thread that polls the replica and applies each
+//! file it finds on the writer's connection, in one transaction per file
+//! (see `follow_apply`).
 //!
 //! Polling costs one request per interval in steady state: a GET of the
 //! next TXID's L0 file by name. It lists the replica only when it must:
@@ -30,8 +31,8 @@ use offloop_ltx::Txid;
 
 use crate::error::{Error, Result};
 use crate::follow_apply::{anything_after, apply_file, next_file, Applied};
+use crate::follow_open::{put_in_place, PagedOpen};
 use crate::follow_record::FollowRecord;
-use crate::restore::{restore, RestoreOptions};
 use crate::shared::Reply;
 use crate::stager::now_ms;
 use crate::store::{LtxFile, ReplicaStore, S3Options, Store, Timestamps, LEVELS};
@@ -48,6 +49,9 @@ pub struct FollowSettings {
     pub url: String,
     pub s3: S3Options,
     pub poll_interval: Duration,
+    /// A missing file is restored page by page (`restore: 'paged'`): the
+    /// engine's `before_open` is then that restore's, and runs first.
+    pub paged: bool,
 }
 
 /// `stats().follow`.
@@ -128,8 +132,10 @@ impl Follower {
     /// Sets up `engine` (the settings of the database at `path`) to follow
     /// `settings.url`: the writer is read-only to the application and
     /// syncs every commit, and before the first connection opens the file
-    /// is restored whole when missing, or checked to be this replica's
-    /// follower when present. The open fails with `fail(why)` otherwise.
+    /// is restored when missing (whole, or paged with `settings.paged`:
+    /// `engine` then holds the paged restore's `before_open`), or checked
+    /// to be this replica's follower when present. The open fails with
+    /// `fail(why)` otherwise.
     pub fn setup(
         path: &str,
         settings: FollowSettings,
@@ -145,6 +151,12 @@ impl Follower {
         // The record says where the file is only if the commit it brackets
         // is durable when the next record is written.
         engine.synchronous = Some(engine::Synchronous::Full);
+        let paged: Option<PagedOpen> = match engine.before_open.take() {
+            Some(engine::BeforeOpen(open)) if settings.paged => {
+                Some(Box::new(move || open().map_err(|e| e.to_string())))
+            }
+            _ => None,
+        };
         let (wake, wakes) = bounded(1);
         let shared = Arc::new(Shared {
             db: PathBuf::from(path),
@@ -159,7 +171,7 @@ impl Follower {
         });
         let prepare = shared.clone();
         engine.before_open = Some(engine::BeforeOpen(Arc::new(move || {
-            let put = || prepare.put_in_place();
+            let put = || prepare.put_in_place(paged.as_ref());
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(put))
                 .unwrap_or_else(|_| Err("offloop internal error: the restore panicked".into()))
                 .map_err(fail)
@@ -303,58 +315,15 @@ impl Shared {
     }
 
     /// Before the first connection opens (the writer's thread): the file
-    /// is restored whole when missing, or checked to be this replica's.
-    fn put_in_place(&self) -> std::result::Result<(), String> {
-        let (db, url) = (&self.db, &self.settings.url);
-        let record = FollowRecord::read(db).map_err(|e| e.to_string())?;
-        if db.exists() {
-            let record = record.ok_or_else(|| {
-                format!(
-                    "{} was not made by a follower of {url}: it is left as it is (open \
-                     another path to follow the replica)",
-                    db.display()
-                )
-            })?;
-            if &record.url != url {
-                return Err(format!(
-                    "{} follows {}, not {url}: it is left as it is",
-                    db.display(),
-                    record.url
-                ));
-            }
-            let mut state = lock(&self.state);
-            (state.at, state.reach) = (record.at, record.to);
-            return Ok(());
-        }
-        let store = self.store()?;
-        // Written first: a crash during the restore leaves a file whose
-        // state is not known, which only a full image puts right.
-        let unknown = FollowRecord {
-            url: url.clone(),
-            at: 0,
-            to: 0,
-        };
-        unknown
-            .write(db)
-            .map_err(|e| format!("cannot write {}-follow: {e}", db.display()))?;
-        let options = RestoreOptions {
-            // Only a stale -wal or -shm of a file that is gone is replaced.
-            overwrite: true,
-            ..RestoreOptions::default()
-        };
-        let report = restore(&store, db, &options)
-            .map_err(|e| format!("cannot restore {} from {url}: {e}", db.display()))?;
-        let txid = report.txid.get();
-        FollowRecord {
-            url: url.clone(),
-            at: txid,
-            to: txid,
-        }
-        .write(db)
-        .map_err(|e| format!("cannot write {}-follow: {e}", db.display()))?;
+    /// is put in place (`follow_open`) and the follower learns where it
+    /// stands.
+    fn put_in_place(&self, paged: Option<&PagedOpen>) -> std::result::Result<(), String> {
+        let placed = put_in_place(&self.db, &self.settings.url, &|| self.store(), paged)?;
         let mut state = lock(&self.state);
-        (state.at, state.reach) = (txid, txid);
-        state.fresh_at = Some(Instant::now());
+        (state.at, state.reach) = (placed.at, placed.reach);
+        if placed.restored {
+            state.fresh_at = Some(Instant::now());
+        }
         Ok(())
     }
 

@@ -25,6 +25,7 @@ pub mod error;
 mod fault;
 pub mod follow;
 mod follow_apply;
+mod follow_open;
 mod follow_record;
 mod housekeeping;
 pub mod lease;

@@ -50,6 +50,9 @@ pub struct RestoreSource {
     pub mode: RestoreMode,
     pub url: String,
     pub s3: S3Options,
+    /// For a follower (`follow`): the restored file is not the start of a
+    /// replication of its own, so no replicator state is written for it.
+    pub follower: bool,
 }
 
 /// How far a paged restore has come (`stats().restore`).
@@ -112,7 +115,13 @@ impl RestoreAtOpen {
             stop: Arc::new(AtomicBool::new(false)),
         };
         let db = PathBuf::from(path);
-        let Some(RestoreSource { mode, url, s3 }) = source else {
+        let Some(RestoreSource {
+            mode,
+            url,
+            s3,
+            follower,
+        }) = source
+        else {
             // Nothing to fill: waiting ends at once.
             *lock(&this.state) = FillState::Done(Ok(None));
             settings.before_open = Some(engine::BeforeOpen(Arc::new(move || {
@@ -139,7 +148,7 @@ impl RestoreAtOpen {
         settings.vfs = Some(offloop_vfs::VFS_NAME.to_string());
         let (gate, replica) = (this.gate.clone(), this.source.clone());
         settings.before_open = Some(engine::BeforeOpen(Arc::new(move || {
-            let put = || prepare(&db, mode, &url, &s3);
+            let put = || prepare(&db, mode, &url, &s3, follower);
             let prepared = std::panic::catch_unwind(std::panic::AssertUnwindSafe(put))
                 .unwrap_or_else(|_| Err("offloop internal error: the restore panicked".into()))
                 .map_err(fail)?;
@@ -268,15 +277,24 @@ fn untag(tag: &[u8]) -> Option<(Txid, &str)> {
     Some((txid, std::str::from_utf8(&rest[8..]).ok()?))
 }
 
+/// The TXID a paged restore of `db` that has not finished restores (its
+/// map file's tag), if one is under way.
+pub(crate) fn paged_txid(db: &Path) -> Option<Txid> {
+    let record = read_map(&map_path(db)).ok()??;
+    untag(&record.tag).map(|(txid, _)| txid)
+}
+
 /// Puts the file at `db` in place when it must be: restored whole
 /// (`Full`), or created empty with its pages to come (`Paged`), or a paged
 /// restore a previous process left carried on. Returns the file being
-/// filled and where its pages come from, if any.
+/// filled and where its pages come from, if any. A `follower`'s file gets
+/// no replicator state.
 fn prepare(
     db: &Path,
     mode: RestoreMode,
     url: &str,
     s3: &S3Options,
+    follower: bool,
 ) -> std::result::Result<Option<Filling>, String> {
     if is_installed(db) {
         return Err(format!(
@@ -337,8 +355,10 @@ fn prepare(
             }
             let source =
                 Arc::new(PagedReplica::open(store, Target::Latest).map_err(|e| e.to_string())?);
-            continue_after_restore(db, source.txid(), source.page_size(), source.page_count())
-                .map_err(|e| format!("cannot record the restored state: {e}"))?;
+            if !follower {
+                continue_after_restore(db, source.txid(), source.page_size(), source.page_count())
+                    .map_err(|e| format!("cannot record the restored state: {e}"))?;
+            }
             let paged = Paged::create(
                 db,
                 source.page_size(),

@@ -266,14 +266,21 @@ impl Paged {
         r
     }
 
-    /// After SQLite shrank the file to `pages` pages: the pages past it
-    /// hold nothing to fetch.
-    pub(crate) fn truncated(&self, pages: u32) {
+    /// Runs `truncate` (SQLite's own truncation of the file to `pages`
+    /// pages) with the map locked, and marks the pages past it local if it
+    /// succeeds: they hold nothing to fetch. Under the lock, because the
+    /// fill writes only under it: a page written between the truncation
+    /// and the marking would grow the file back past its end.
+    pub(crate) fn truncated<R>(&self, pages: u32, truncate: impl FnOnce() -> (R, bool)) -> R {
         let mut local = lock(&self.local);
-        let total = local.pages();
-        for pgno in pages.saturating_add(1)..=total {
-            local.insert(pgno);
+        let (r, ok) = truncate();
+        if ok {
+            let total = local.pages();
+            for pgno in pages.saturating_add(1)..=total {
+                local.insert(pgno);
+            }
         }
+        r
     }
 
     /// Makes what is local durable: syncs the database file, then records

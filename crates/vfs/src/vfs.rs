@@ -155,14 +155,19 @@ unsafe extern "C" fn x_write(
 }
 
 unsafe extern "C" fn x_truncate(file: *mut ffi::sqlite3_file, size: ffi::sqlite3_int64) -> c_int {
-    // SAFETY: passed on as SQLite called it, on a file this VFS opened.
-    let rc = unsafe { wrap::x_truncate(file, size) };
     // SAFETY: SQLite calls this on a file this VFS opened.
-    if let (ffi::SQLITE_OK, Some(paged)) = (rc, unsafe { filling(file) }) {
-        let pages = size.div_euclid(i64::from(paged.page_size()));
-        paged.truncated(u32::try_from(pages).unwrap_or(u32::MAX));
-    }
-    rc
+    let Some(paged) = (unsafe { filling(file) }) else {
+        // SAFETY: passed on as SQLite called it, on a file this VFS opened.
+        return unsafe { wrap::x_truncate(file, size) };
+    };
+    let pages = size.div_euclid(i64::from(paged.page_size()));
+    guarded(ffi::SQLITE_IOERR_TRUNCATE, || {
+        paged.truncated(u32::try_from(pages).unwrap_or(u32::MAX), || {
+            // SAFETY: passed on as SQLite called it, on a file this VFS opened.
+            let rc = unsafe { wrap::x_truncate(file, size) };
+            (rc, rc == ffi::SQLITE_OK)
+        })
+    })
 }
 
 unsafe extern "C" fn x_sync(file: *mut ffi::sqlite3_file, flags: c_int) -> c_int {
