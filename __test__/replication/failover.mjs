@@ -97,7 +97,7 @@ export async function replicated(w) {
   const deadline = Date.now() + DEADLINE_MS;
   for (;;) {
     const s = await w.stats();
-    if (s !== null && s.txid > 0 && s.pendingFiles === 0 && s.lagMs === 0) return s.txid;
+    if (s !== null && s.txid > 0 && s.pendingFiles === 0 && s.pendingBytes === 0 && s.lagMs === 0) return s.txid;
     if (Date.now() > deadline) throw new Error(`never replicated: ${JSON.stringify(s)}`);
     await sleep(50);
   }

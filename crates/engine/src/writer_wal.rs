@@ -50,7 +50,7 @@ impl WriterWal {
         observer: Arc<ObserverSlot>,
     ) -> crate::error::Result<Self> {
         let committed_frames = Arc::new(AtomicU64::new(0));
-        record_commits(conn, &committed_frames)?;
+        record_commits(conn, &committed_frames, &observer)?;
         Ok(WriterWal {
             nudge,
             control,
@@ -68,7 +68,7 @@ impl WriterWal {
     pub fn before_job(&mut self, conn: &mut Connection) {
         if self.handed_back
             && self.observer.is_set()
-            && record_commits(conn, &self.committed_frames).is_ok()
+            && record_commits(conn, &self.committed_frames, &self.observer).is_ok()
         {
             self.handed_back = false;
         }
@@ -96,7 +96,6 @@ impl WriterWal {
         let frames = self.committed_frames.swap(0, Ordering::Relaxed);
         if frames > 0 {
             self.control.writer_committed();
-            self.observer.committed();
             self.nudge.send();
         }
         if !idle_connection {
@@ -156,11 +155,20 @@ impl RequestedCheckpoints {
 /// Installs the WAL hook that records the WAL length after each commit in
 /// `frames`. It replaces SQLite's automatic checkpoint, which is a WAL hook
 /// too.
-fn record_commits(conn: &mut Connection, frames: &Arc<AtomicU64>) -> crate::error::Result<()> {
+/// The observer hears each commit from the hook itself, as the commit
+/// reaches the WAL: before the job's caller hears back, so a caller that
+/// then reads the replica's lag sees the commit counted.
+fn record_commits(
+    conn: &mut Connection,
+    frames: &Arc<AtomicU64>,
+    observer: &Arc<ObserverSlot>,
+) -> crate::error::Result<()> {
     let frames = frames.clone();
+    let observer = observer.clone();
     conn.wal_hook(Some(
         move |_: &mut rusqlite::hooks::Wal, committed: std::os::raw::c_int| {
             frames.store(committed.max(1) as u64, Ordering::Relaxed);
+            observer.committed();
             Ok(())
         },
     ))?;

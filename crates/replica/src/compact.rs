@@ -69,12 +69,7 @@ pub fn compact_level(store: &dyn Store, level: u8, scratch: &Path) -> Result<Opt
         min_txid: first.min_txid,
         max_txid: last.max_txid,
         timestamp: h.timestamp,
-        pre_apply_checksum: 0,
-        wal_offset: 0,
-        wal_size: 0,
-        wal_salt1: 0,
-        wal_salt2: 0,
-        node_id: 0,
+        ..Header::default()
     };
     let path = scratch.join(format!("{level}-{}-{}.ltx", first.min_txid, last.max_txid));
     let size = merge(&run, inputs, &path, merged).inspect_err(|_| {

@@ -186,18 +186,18 @@ impl Replicator {
     pub fn stats(&self) -> ReplicaStats {
         let c = &self.shared.counters;
         let now = now_ms();
-        let oldest = [
-            c.oldest_pending_ms.load(Ordering::Relaxed),
-            c.oldest_uncaptured_ms.load(Ordering::Relaxed),
-        ]
-        .into_iter()
-        .filter(|&t| t > 0)
-        .min();
+        // The uncaptured time first: see `Shared::take_uncaptured`.
+        let uncaptured = c.oldest_uncaptured_ms.load(Ordering::SeqCst);
+        let oldest = [uncaptured, c.oldest_pending_ms.load(Ordering::SeqCst)]
+            .into_iter()
+            .filter(|&t| t > 0)
+            .min();
         let last_sync = c.last_sync_at_ms.load(Ordering::Relaxed);
         ReplicaStats {
             url: self.shared.settings.url.clone(),
             txid: c.txid.load(Ordering::Relaxed),
-            lag: Duration::from_millis(oldest.map_or(0, |t| (now - t).max(0) as u64)),
+            // At least 1 ms while anything waits: 0 says nothing does.
+            lag: Duration::from_millis(oldest.map_or(0, |t| (now - t).max(1) as u64)),
             pending_files: c.pending_files.load(Ordering::Relaxed),
             pending_bytes: c.pending_bytes.load(Ordering::Relaxed),
             bytes_shipped: c.bytes_shipped.load(Ordering::Relaxed),
@@ -224,8 +224,8 @@ impl WalObserver for Replicator {
         let _ = c.oldest_uncaptured_ms.compare_exchange(
             0,
             now_ms(),
-            Ordering::Relaxed,
-            Ordering::Relaxed,
+            Ordering::SeqCst,
+            Ordering::SeqCst,
         );
         match self.shared.wake.try_send(()) {
             Ok(()) | Err(TrySendError::Full(())) | Err(TrySendError::Disconnected(())) => {}

@@ -209,11 +209,22 @@ impl Shared {
         result
     }
 
+    /// When the oldest commit not yet captured happened, as the capture
+    /// about to run takes it over. Until `publish_pending` recounts, that
+    /// commit counts as pending, so `stats` never sees it in neither (lag 0
+    /// and nothing pending while it is not in the replica): it reads the
+    /// uncaptured time first, and these are sequentially consistent.
     pub(crate) fn take_uncaptured(&self) -> Option<i64> {
-        let t = self
-            .counters
-            .oldest_uncaptured_ms
-            .swap(0, Ordering::Relaxed);
+        let c = &self.counters;
+        let t = c.oldest_uncaptured_ms.load(Ordering::SeqCst);
+        if t > 0 {
+            let _ = c
+                .oldest_pending_ms
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |p| {
+                    Some(if p == 0 { t } else { p.min(t) })
+                });
+        }
+        let t = c.oldest_uncaptured_ms.swap(0, Ordering::SeqCst);
         (t > 0).then_some(t)
     }
 
@@ -232,7 +243,7 @@ impl Shared {
             .filter(|&t| t > 0)
             .min()
             .unwrap_or(0);
-        c.oldest_pending_ms.store(oldest, Ordering::Relaxed);
+        c.oldest_pending_ms.store(oldest, Ordering::SeqCst);
     }
 
     /// Why this database writes nothing to the replica now: its lease is
