@@ -14,7 +14,7 @@ import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 
-import { Database, assertContiguous, folderTxids, litestream, skipWithout, tables, tempDir } from '../replication/helpers.mjs';
+import { Database, assertContiguous, folderTxids, litestream, skipWithout, tables, tempDir, waitFor } from '../replication/helpers.mjs';
 import { Writer } from '../replication/hosts.mjs';
 
 const skipLitestream = skipWithout('litestream');
@@ -27,16 +27,6 @@ function setup() {
   const dir = tempDir();
   const replicaDir = path.join(dir, 'replica');
   return { dir, replicaDir, url: pathToFileURL(replicaDir).href, file: (name) => path.join(dir, name) };
-}
-
-async function waitFor(what, check) {
-  const deadline = Date.now() + DEADLINE_MS;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
 }
 
 const values = async (db) => (await db.prepare('SELECT v FROM t ORDER BY rowid').all()).map((r) => r.v);

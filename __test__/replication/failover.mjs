@@ -16,7 +16,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { Database } from './helpers.mjs';
+import { Database, waitFor } from './helpers.mjs';
 import { Writer } from './hosts.mjs';
 
 export const TTL = 3000;
@@ -137,13 +137,10 @@ export async function checkFenced(old) {
   for (const code of refused) assert.equal(code, 'ERR_OFFLOOP_FENCED');
   // Lapsed, it refused them; its next renewal that reaches the replica
   // finds the lease taken and fences it for good.
-  const deadline = Date.now() + 60_000;
-  let stats = await old.stats();
-  while (!stats.fenced) {
-    assert.ok(Date.now() < deadline, 'timed out waiting for the fence');
-    await sleep(50);
-    stats = await old.stats();
-  }
+  const stats = await waitFor('the fence', async () => {
+    const s = await old.stats();
+    return s.fenced && s;
+  }, 60_000);
   assert.match(stats.lastError, /lease/);
 }
 

@@ -56,6 +56,20 @@ process.once('exit', () => {
   for (const dir of madeDirs) fs.rmSync(dir, { recursive: true, force: true });
 });
 
+/**
+ * Resolves to `check()`'s first truthy value, asked every 25 ms; throws
+ * once `deadlineMs` passed without one.
+ */
+export async function waitFor(what, check, deadlineMs = 30_000) {
+  const deadline = Date.now() + deadlineMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(25);
+  }
+}
+
 /** A new folder, removed when this process exits. */
 export function tempDir() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offloop-replica-'));

@@ -26,6 +26,7 @@ import {
   startRelay,
   startS3,
   tempDir,
+  waitFor,
 } from './helpers.mjs';
 import { Writer } from './hosts.mjs';
 
@@ -33,8 +34,6 @@ const skipLitestream = skipWithout('litestream');
 // The shortest lease offloop takes: a test that waits for one to expire
 // waits this long.
 const TTL = 3000;
-// Every wait in this file gives up after this long.
-const DEADLINE_MS = 30_000;
 
 function setup() {
   const dir = tempDir();
@@ -44,16 +43,6 @@ function setup() {
 
 function lease(replicaDir) {
   return JSON.parse(fs.readFileSync(path.join(replicaDir, 'lock.json'), 'utf8'));
-}
-
-async function waitFor(what, check) {
-  const deadline = Date.now() + DEADLINE_MS;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
 }
 
 /** The values in table t of the replica, restored by `litestream restore`. */
