@@ -140,8 +140,7 @@ test("promote: 'auto' promotes a follower once a killed writer's lease expired, 
   let follower;
   try {
     await old.next((m) => m.opened);
-    old.send({ write: 5 });
-    await old.next((m) => m.round);
+    await old.write(5);
     const { txid } = await waitFor('the writes in the replica', async () => {
       const stats = await old.stats();
       return stats.pendingFiles === 0 && stats.lagMs === 0 && stats.txid > 0 && stats;
@@ -171,8 +170,7 @@ test('a fenced old primary reopened with follow keeps its file aside, -wal and a
   let follower;
   try {
     await old.next((m) => m.opened);
-    old.send({ write: 3 });
-    await old.next((m) => m.round);
+    await old.write(3);
     await waitFor('the writes in the replica', async () => {
       const stats = await old.stats();
       return stats.pendingFiles === 0 && stats.lagMs === 0 && stats.txid > 0;
@@ -185,8 +183,7 @@ test('a fenced old primary reopened with follow keeps its file aside, -wal and a
     await follower.prepare('INSERT INTO t(v) VALUES (?)').run('new');
     await follower.syncReplica();
     old.proc.kill('SIGCONT');
-    old.send({ write: 2 });
-    await old.next((m) => m.round);
+    await old.write(2);
     assert.deepEqual(
       old.messages.filter((m) => m.refused).map((m) => m.refused),
       ['ERR_OFFLOOP_FENCED', 'ERR_OFFLOOP_FENCED'],

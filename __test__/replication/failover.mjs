@@ -48,7 +48,7 @@ export class Failover {
   async primary(file, extra = {}) {
     const w = this.start(file, { leaseTtl: TTL, syncInterval: 100, ...extra }, this.place.hosts?.[0] ?? null);
     await w.next((m) => m.opened);
-    await writeRound(w, 20);
+    await w.write(20, DEADLINE_MS);
     await replicated(w);
     return w;
   }
@@ -88,11 +88,6 @@ export class Failover {
   }
 }
 
-export async function writeRound(w, n) {
-  w.send({ write: n });
-  await w.next((m) => m.round, DEADLINE_MS);
-}
-
 export async function replicated(w) {
   const deadline = Date.now() + DEADLINE_MS;
   for (;;) {
@@ -115,7 +110,7 @@ export async function values(file) {
 
 /** A standby that lost goes on following the winner: it reaches the winner's TXID. */
 export async function followsWinner(loser, winner) {
-  await writeRound(winner, 5);
+  await winner.write(5, DEADLINE_MS);
   const txid = await replicated(winner);
   const deadline = Date.now() + DEADLINE_MS;
   for (;;) {
@@ -129,8 +124,8 @@ export async function followsWinner(loser, winner) {
 /** The old primary, back: every write it is asked for rejects ERR_OFFLOOP_FENCED, and it says why. */
 export async function checkFenced(old) {
   old.messages.length = 0;
-  await writeRound(old, 10);
-  await writeRound(old, 10);
+  await old.write(10, DEADLINE_MS);
+  await old.write(10, DEADLINE_MS);
   assert.deepEqual(old.acked(), [], 'a fenced primary acknowledged a write');
   const refused = old.refusedCodes();
   assert.equal(refused.length, 20);

@@ -30,6 +30,7 @@ export class Writer {
     this.host = host;
     this.messages = [];
     this.waiters = [];
+    this.rounds = 0;
     const args = [path.join(HERE, 'lease-writer.mjs'), file, url, JSON.stringify(options)];
     const [cmd, argv] = host === null ? [process.execPath, args] : ['ip', ['netns', 'exec', host.ns, process.execPath, ...args]];
     this.proc = spawn(cmd, argv, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: toolEnv() });
@@ -53,6 +54,18 @@ export class Writer {
 
   send(msg) {
     this.proc.send(msg);
+  }
+
+  /**
+   * Runs `n` concurrent inserts in the process; resolves once each is
+   * acknowledged or refused. Each round has an id of its own, which the
+   * process echoes: a round asked for earlier without waiting (a bare
+   * `send({ write })`) never stands in for this one.
+   */
+  async write(n, deadlineMs = DEADLINE_MS) {
+    const round = ++this.rounds;
+    this.send({ write: n, round });
+    await this.next((m) => m.round === round, deadlineMs);
   }
 
   /** stats().replica, asked of the process. */

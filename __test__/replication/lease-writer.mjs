@@ -3,9 +3,10 @@
 // argv[4] (JSON; its `restore`, if any, is the open's; with `follow: true`
 // the rest are follow options instead, and the child reports
 // `{ promoted: txid }` when it promotes itself), reports
-// `{ opened, holder }` (or `{ openFailed: code }`), then on each `{ write: n }` message
-// runs n concurrent inserts and reports each id as it is acknowledged
-// (`{ acked }`) or refused (`{ refused: code }`); `{ stats }` reports
+// `{ opened, holder }` (or `{ openFailed: code }`), then on each `{ write: n, round }` message
+// runs n concurrent inserts, reports each id as it is acknowledged
+// (`{ acked }`) or refused (`{ refused: code }`), then `{ round }` (the
+// message's, or true); `{ stats }` reports
 // stats().replica (and `follow`, stats().follow). Not a test file of its own.
 
 import offloop from '../../index.js';
@@ -37,7 +38,7 @@ process.on('message', async (msg) => {
       }
     });
     await Promise.all(writes);
-    process.send({ round: true });
+    process.send({ round: msg.round ?? true });
   } else if (msg.stats) {
     process.send({ stats: db.stats().replica, follow: db.stats().follow });
   } else if (msg.close) {

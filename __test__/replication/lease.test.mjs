@@ -109,8 +109,7 @@ test('a paused writer (SIGSTOP past its lease) is fenced once it runs again: its
   const old = new Writer(file('a.db'), url, { leaseTtl: TTL, syncInterval: 50 });
   try {
     await old.next((m) => m.opened);
-    old.send({ write: 5 });
-    await old.next((m) => m.round);
+    await old.write(5);
     assert.equal(old.messages.filter((m) => m.refused).length, 0);
     await waitFor('the first writes in the replica', async () => {
       old.send({ stats: true });
@@ -126,8 +125,7 @@ test('a paused writer (SIGSTOP past its lease) is fenced once it runs again: its
     for (let i = 0; i < 5; i++) await insert.run(`new.${i}`);
     old.messages.length = 0;
     old.proc.kill('SIGCONT');
-    old.send({ write: 5 });
-    await old.next((m) => m.round);
+    await old.write(5);
     const refused = old.messages.filter((m) => m.refused);
     assert.equal(refused.length, 5, JSON.stringify(old.messages));
     for (const r of refused) assert.equal(r.refused, 'ERR_OFFLOOP_FENCED');
@@ -294,16 +292,14 @@ test('a writer cut off from S3 past its lease refuses writes while it is away, a
   const writer = new Writer(path.join(dir, 'a.db'), url, { leaseTtl: TTL, syncInterval: 50, ...via(relay.endpoint) });
   try {
     await writer.next((m) => m.opened);
-    writer.send({ write: 5 });
-    await writer.next((m) => m.round);
+    await writer.write(5);
     assert.equal(writer.acked().length, 5);
     await relay.down();
     // Past the lease's deadline (its TTL less the skew bound) by the
     // holder's clock: writes are refused, and the lease is not fenced.
     await waitFor('writes refused', async () => {
       writer.messages.length = 0;
-      writer.send({ write: 1 });
-      await writer.next((m) => m.round);
+      await writer.write(1);
       return writer.messages.some((m) => m.refused === 'ERR_OFFLOOP_FENCED');
     });
     const away = await writer.stats();
@@ -313,13 +309,11 @@ test('a writer cut off from S3 past its lease refuses writes while it is away, a
     // The next renewal finds lock.json as the writer left it.
     await waitFor('writes acknowledged again', async () => {
       writer.messages.length = 0;
-      writer.send({ write: 1 });
-      await writer.next((m) => m.round);
+      await writer.write(1);
       return writer.acked().length === 1;
     });
     writer.messages.length = 0;
-    writer.send({ write: 5 });
-    await writer.next((m) => m.round);
+    await writer.write(5);
     assert.equal(writer.acked().length, 5, JSON.stringify(writer.messages));
     assert.equal((await writer.stats()).fenced, false);
     // Every acknowledged row reaches the replica, in one unbroken chain.
@@ -344,8 +338,7 @@ test('a writer cut off from S3 (its relay down) past its lease is fenced when it
   let fresh = null;
   try {
     await old.next((m) => m.opened);
-    old.send({ write: 5 });
-    await old.next((m) => m.round);
+    await old.write(5);
     await waitFor('the first writes in the replica', async () => {
       const s = await old.stats();
       return s.txid > 0 && s.pendingFiles === 0 && s.lagMs === 0;
@@ -372,8 +365,7 @@ test('a writer cut off from S3 (its relay down) past its lease is fenced when it
     await fresh.prepare('INSERT INTO t(v) VALUES (?)').run('new');
     await relay.up();
     old.messages.length = 0;
-    old.send({ write: 5 });
-    await old.next((m) => m.round);
+    await old.write(5);
     assert.deepEqual(old.acked(), []);
     for (const m of old.messages.filter((m) => m.refused)) assert.equal(m.refused, 'ERR_OFFLOOP_FENCED');
     await waitFor('the fence', async () => (await old.stats()).fenced);
