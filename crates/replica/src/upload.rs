@@ -219,17 +219,17 @@ impl Worker {
             Some(newest) => Some(self.store()?.header_timestamp(newest)?),
             None => None,
         };
-        // 0: the replica holds nothing yet (the local chain counts from 1).
-        let replica_max = newest.map_or(0, |f| f.max_txid.get());
+        // `None`: the replica holds nothing yet.
+        let replica_max = newest.map(|f| f.max_txid);
         // Where a chain that starts again begins: after the replica's last.
-        let replica_next = newest.map_or(Txid::FIRST, |f| f.max_txid.next());
+        let replica_next = replica_max.map_or(Txid::FIRST, Txid::next);
         let snapshots = files.iter().filter(|f| f.level == SNAPSHOT_LEVEL);
         self.has_snapshot = snapshots.clone().next().is_some();
         self.last_snapshot_ms = snapshots.map(|f| f.timestamp_ms).max().unwrap_or(0);
         self.shared
             .counters
             .txid
-            .store(replica_max, Ordering::Relaxed);
+            .store(replica_max.map_or(0, Txid::get), Ordering::Relaxed);
         let shared = self.shared.clone();
         let verdict = shared
             .with_stager(|f| -> std::io::Result<Verdict> {
@@ -242,35 +242,36 @@ impl Worker {
                     .filter(|s| s.file.level == 0)
                     .map(|s| s.file.min_txid)
                     .min()
-                    .unwrap_or(next)
-                    .get();
+                    .unwrap_or(next);
                 // A staged file the replica already has (a put whose answer
                 // was lost) must be the very same file.
-                let same = |txid: u64| {
+                let same = |txid: Txid| {
                     staged
                         .iter()
-                        .find(|s| s.file.level == 0 && s.file.max_txid.get() == txid)
+                        .find(|s| s.file.level == 0 && s.file.max_txid == txid)
                         .zip(newest_ms)
                         .is_some_and(|(s, ms)| s.file.timestamp_ms == ms)
                 };
-                Ok(if replica_max + 1 < first {
+                let ends = replica_max.map_or_else(
+                    || "holds nothing".to_string(),
+                    |m| format!("ends at TXID {m}"),
+                );
+                Ok(if replica_next < first {
                     Verdict::Diverged {
-                        why: format!(
-                            "the replica ends at TXID {replica_max}, before this database's next ({first})"
-                        ),
+                        why: format!("the replica {ends}, before this database's next ({first})"),
                         newer: false,
                     }
-                } else if replica_max >= next.get() {
+                } else if let Some(ahead) = replica_max.filter(|&m| m >= next) {
                     Verdict::Diverged {
                         why: format!(
-                            "the replica (TXID {replica_max}) is ahead of this database (TXID {})",
+                            "the replica (TXID {ahead}) is ahead of this database (TXID {})",
                             next.get() - 1
                         ),
                         newer: true,
                     }
-                } else if replica_max >= first && !same(replica_max) {
+                } else if let Some(theirs) = replica_max.filter(|&m| m >= first && !same(m)) {
                     Verdict::Diverged {
-                        why: format!("the replica's TXID {replica_max} was written by someone else"),
+                        why: format!("the replica's TXID {theirs} was written by someone else"),
                         newer: true,
                     }
                 } else {
