@@ -172,14 +172,27 @@ class Database extends EventEmitter {
     return opened;
   }
 
-  /** Opens a database and resolves once every connection is open. */
+  /**
+   * Opens a database and resolves once every connection is open. A failed
+   * open rejects once its threads have ended and let go of every file, so
+   * the caller, who has no database to close, may at once delete, move or
+   * open the files again. (`new Database()` rejects `db.ready` at once, so
+   * calls queued before it still reject after it; `db.close()` then
+   * resolves once the files are let go.)
+   */
   static open(location, options) {
+    let db;
     try {
-      const db = arguments.length < 2 ? new Database(location) : new Database(location, options);
-      return db.ready;
+      db = arguments.length < 2 ? new Database(location) : new Database(location, options);
     } catch (err) {
       return Promise.reject(err);
     }
+    return db.ready.catch((err) => {
+      const fail = () => {
+        throw err;
+      };
+      return db.close().then(fail, fail);
+    });
   }
 
   /**

@@ -13,12 +13,13 @@ import { COUNT_TO, Database, runChild, tempDir, until } from '../engine-helpers.
 const tmp = tempDir('lifecycle');
 after(() => tmp.cleanup());
 
-/** Threads of this process whose name starts with "offloop-". */
-function offloopThreads() {
+/** Threads of this process whose name starts with "offloop-" (and is not in `except`). */
+function offloopThreads(except = []) {
   let n = 0;
   for (const task of fs.readdirSync('/proc/self/task')) {
     try {
-      if (fs.readFileSync(`/proc/self/task/${task}/comm`, 'utf8').startsWith('offloop-')) n += 1;
+      const name = fs.readFileSync(`/proc/self/task/${task}/comm`, 'utf8').trim();
+      if (name.startsWith('offloop-') && !except.includes(name)) n += 1;
     } catch {
       // The thread ended while we looked.
     }
@@ -232,6 +233,42 @@ test('a failed open (directory does not exist) rejects Database.open with ERR_SQ
   assert.equal(db.isOpen, false);
   await db.close();
   await until(() => offloopThreads() <= threadsBefore, 'the failed databases’ threads to end');
+});
+
+/** The descriptors of this process open on `file` or its -wal and -shm. */
+function descriptorsOn(file) {
+  const names = new Set([file, `${file}-wal`, `${file}-shm`]);
+  const open = [];
+  for (const fd of fs.readdirSync('/proc/self/fd')) {
+    try {
+      const target = fs.readlinkSync(`/proc/self/fd/${fd}`);
+      if (names.has(target)) open.push(target);
+    } catch {
+      // Closed while we looked.
+    }
+  }
+  return open;
+}
+
+test('a rejected Database.open has ended its threads and let go of its files when it rejects', async () => {
+  const file = tmp.file();
+  const setup = await Database.open(file);
+  await setup.exec('CREATE TABLE t(x)');
+  await setup.close();
+  // The thread that reports a close ends just after its report.
+  const except = ['offloop-close'];
+  const threadsBefore = offloopThreads(except);
+  // The writer and readers open the file, then the open fails: a clamped
+  // setting under strictSettings. Each time, at the rejection, nothing of
+  // it may be left: a caller has no database to close.
+  for (let i = 0; i < 20; i++) {
+    await assert.rejects(Database.open(file, { readers: 2, mmapSize: 128 * 2 ** 30, strictSettings: true }), {
+      code: 'ERR_OFFLOOP_SETTING',
+    });
+    assert.deepEqual(descriptorsOn(file), [], `open ${i}`);
+    const threads = offloopThreads(except);
+    assert.ok(threads <= threadsBefore, `open ${i}: ${threads} threads, ${threadsBefore} before`);
+  }
 });
 
 test('opening a read-only database that does not exist rejects with SQLITE_CANTOPEN', async () => {
