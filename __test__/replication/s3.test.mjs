@@ -1,10 +1,14 @@
 // Replication to S3, against an S3 server (moto) this file starts on a free
 // loopback port: interop both ways with the real Litestream, an outage in
-// the middle of a run, and buckets or credentials that can never work.
+// the middle of a run, buckets or credentials that can never work, and
+// writes under `durability: 'replica'` that hear back before compaction.
 
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import { startLink } from '../../bench/lib/link.mjs';
 
 import {
   Database,
@@ -156,4 +160,59 @@ test('a missing bucket or refused credentials fail the open with a clear error',
     Database.open(path.join(dir, 'b.db'), { replica: { url: 's3://replica/x', endpoint: s3.endpoint, region: 'us-east-1' } }),
     (err) => err.code === 'ERR_OFFLOOP_REPLICA' && /credentials/.test(err.message),
   );
+});
+
+test("under durability: 'replica' a write resolves once its upload is done, not after the compaction that round runs", { skip }, async () => {
+  const link = await startLink({ target: s3.endpoint, latencyMs: 0, bytesPerSecond: 1e12 });
+  const dir = tempDir();
+  // Rounds run only for the writes (a minute between the others), and L1
+  // comes due 50 ms after the last compaction.
+  const options = { syncInterval: 60_000, compactionIntervals: [50], durability: 'replica', endpoint: link.url };
+  const db = await Database.open(path.join(dir, 'app.db'), { replica: replicaOptions('durable-first', options) });
+  const values = [];
+  try {
+    await db.exec('CREATE TABLE t(v INTEGER)');
+    const insert = db.prepare('INSERT INTO t VALUES (?)');
+    await insert.run(0);
+    values.push(0);
+    let held = 0;
+    // Until the replica has had no request (and no held one) for 300 ms:
+    // the round before is over, compaction and all, or held.
+    const settled = async () => {
+      let seen = null;
+      while (seen !== `${link.counters().requests}/${held}`) {
+        seen = `${link.counters().requests}/${held}`;
+        await sleep(300);
+      }
+    };
+    await settled();
+    // Compaction lists the levels; an upload round in steady state never
+    // does. From now on listings wait.
+    link.hold((req) => {
+      const listing = req.method === 'GET' && req.url.includes('list-type');
+      if (listing) held += 1;
+      return listing;
+    });
+    // Writes one at a time until a round's compaction is held: the write
+    // of that round, too, must have resolved.
+    for (let v = 1; held === 0; v++) {
+      assert.ok(v <= 20, 'no compaction ran');
+      await sleep(60);
+      const write = insert.run(v).then(() => 'resolved');
+      const outcome = await Promise.race([write, sleep(20_000).then(() => 'still waiting, behind the held listing')]);
+      assert.equal(outcome, 'resolved', `write ${v}`);
+      values.push(v);
+      await settled();
+    }
+  } finally {
+    link.release();
+    await db.close();
+    await link.close();
+  }
+  // The compaction it held ran once let go, and the replica is whole.
+  const out = path.join(dir, 'restored.db');
+  await Database.restore(replicaOptions('durable-first').url, out, { endpoint: s3.endpoint, region: 'us-east-1', ...S3_KEYS });
+  const restored = await Database.open(out, { readOnly: true });
+  assert.deepEqual((await restored.prepare('SELECT v FROM t ORDER BY v').all()).map((r) => r.v), values);
+  await restored.close();
 });

@@ -37,10 +37,28 @@ enum Verdict {
 }
 
 impl Worker {
-    /// One round: capture and stage, repair the chain if it broke, upload
-    /// the outbox, then compaction, snapshots and retention when due.
-    /// `forced` (a `sync()` call) ignores the retry backoff.
+    /// One round: `ship`, then, when it shipped, `tidy`.
     pub(crate) fn sync(&mut self, forced: bool) -> Answer {
+        let shipped = self.ship(forced);
+        if shipped.is_ok() {
+            self.tidy();
+        }
+        shipped
+    }
+
+    /// Compaction, snapshots and retention when due. A failure shows in
+    /// `lastError` until the next round; nothing waits on it, so a write
+    /// waiting for the replica hears back before it runs.
+    pub(crate) fn tidy(&mut self) {
+        if let Err(e) = self.housekeeping() {
+            self.shared.set_error(e.to_string());
+        }
+    }
+
+    /// Capture and stage, repair the chain if it broke, and upload the
+    /// outbox: once it answers Ok, every commit made before it is in the
+    /// replica. `forced` (a `sync()` call) ignores the retry backoff.
+    pub(crate) fn ship(&mut self, forced: bool) -> Answer {
         if let Some(why) = &self.permanent_error {
             return Err(why.clone());
         }
@@ -76,9 +94,6 @@ impl Worker {
                 match self.notice.take() {
                     Some(notice) => shared.set_error(notice),
                     None => shared.clear_error(),
-                }
-                if let Err(e) = self.housekeeping() {
-                    shared.set_error(e.to_string());
                 }
                 Ok(self.txid())
             }

@@ -131,7 +131,9 @@ pub(crate) fn run(
             } else if durable_retry.is_none_or(|at| Instant::now() >= at) {
                 // Everyone who asked before this upload starts shares it.
                 durable.extend(waiting.try_iter());
-                let result = guarded(|| worker.sync(true));
+                // They hear back once the upload is done; compaction and
+                // the rest run after the replies.
+                let result = guarded(|| worker.ship(true));
                 let result = match (result, worker.shared.fenced()) {
                     (_, Some(why)) => Err(why),
                     (result, None) => result,
@@ -146,6 +148,12 @@ pub(crate) fn run(
                     for reply in durable.drain(..) {
                         reply(result.clone());
                     }
+                }
+                if result.is_ok() {
+                    let _ = guarded(|| {
+                        worker.tidy();
+                        Ok(None)
+                    });
                 }
                 next_sync = Instant::now() + sync_interval;
                 continue;
@@ -174,8 +182,15 @@ pub(crate) fn run(
                     }
                 }
                 Ok(Command::Sync(reply)) => {
-                    let result = guarded(|| worker.sync(true));
+                    let result = guarded(|| worker.ship(true));
+                    let shipped = result.is_ok();
                     reply(result);
+                    if shipped {
+                        let _ = guarded(|| {
+                            worker.tidy();
+                            Ok(None)
+                        });
+                    }
                 }
                 Ok(Command::Stop { reply, .. }) if !opened => {
                     // The database never opened (its open failed): nothing
