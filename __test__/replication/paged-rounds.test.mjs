@@ -20,7 +20,7 @@ const skip = skipWithout('moto_server');
 const QUIET = { compactionIntervals: [3_600_000] };
 // Long next to the client's own work between two requests, so that
 // requests sent together are never taken for requests sent in turn.
-const LATENCY_MS = 60;
+const LATENCY_MS = 100;
 const ROWS = 30_000;
 // moto refuses anonymous requests but checks no signature.
 const AUTH = `AWS4-HMAC-SHA256 Credential=${S3_KEYS.accessKeyId}/20260101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=0`;
