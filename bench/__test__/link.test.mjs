@@ -11,7 +11,7 @@ import { EventEmitter, once } from 'node:events';
 import http from 'node:http';
 import { after, before, test } from 'node:test';
 
-import { startLink } from '../lib/link.mjs';
+import { rounds, startLink } from '../lib/link.mjs';
 import { freePort, skipWithout, startS3 } from '../../__test__/replication/helpers.mjs';
 
 // The link in these tests is fast, so that they spend no time waiting on
@@ -342,4 +342,44 @@ test('hold() keeps back the requests it names until release(); the others pass',
     await link.close();
     await new Promise((resolve) => server.close(resolve));
   }
+});
+
+test('requests() logs each request in arrival order, until reset()', async () => {
+  const server = http.createServer((req, res) => res.end('x'));
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const link = await startLink({ target: `http://127.0.0.1:${server.address().port}`, ...FAST });
+  try {
+    await fetch(`${link.url}/a?q=1`, { headers: { range: 'bytes=0-9' } }).then((r) => r.text());
+    await fetch(`${link.url}/b`, { method: 'PUT', body: 'y' }).then((r) => r.text());
+    const log = link.requests();
+    assert.deepEqual(
+      log.map(({ method, url, range }) => ({ method, url, range })),
+      [
+        { method: 'GET', url: '/a?q=1', range: 'bytes=0-9' },
+        { method: 'PUT', url: '/b', range: null },
+      ],
+    );
+    assert.ok(log.every((r) => r.done !== null && r.done >= r.at));
+    assert.ok(log[1].at >= log[0].done, 'the second was sent once the first was answered');
+    assert.deepEqual(rounds(log).map((round) => round.length), [1, 1]);
+    link.reset();
+    assert.deepEqual(link.requests(), []);
+  } finally {
+    await link.close();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+test('rounds() puts a request one round after the latest answer it came after, and requests sent together in one', () => {
+  const r = (name, at, done) => ({ name, at, done });
+  // a and b together; c after a's answer; d after b's (round 1) and c's
+  // (round 2) answers; e before any answer ended, though late.
+  const log = [r('a', 0, 10), r('b', 1, 30), r('e', 5, 50), r('c', 12, 20), r('d', 31, 40)];
+  assert.deepEqual(
+    rounds(log).map((round) => round.map((x) => x.name)),
+    [['a', 'b', 'e'], ['c'], ['d']],
+  );
+  assert.deepEqual(rounds([]), []);
+  // A request still running has ended for nobody.
+  assert.deepEqual(rounds([r('a', 0, null), r('b', 100, 110)]).map((round) => round.length), [2]);
 });

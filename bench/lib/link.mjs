@@ -3,7 +3,9 @@
 // as if the server were across a real network. Every request waits a fixed
 // latency before its response starts, and every body byte, both ways, goes
 // through one token bucket shared by all transfers, as a link's bandwidth
-// is shared. It counts requests and body bytes.
+// is shared. It counts requests and body bytes, and logs each request's
+// line, range and times, from which `rounds()` tells which requests had to
+// wait for an answer to another.
 //
 // It owns the proxy, its bucket and its counters. It never changes what it
 // forwards (method, path, headers — Host and SigV4 signatures included —
@@ -85,6 +87,31 @@ function emptyCounters() {
   return { requests: 0, byMethod: {}, lists: 0, requestBytes: 0, responseBytes: 0, errors: 0, firstRequestAt: null, lastByteAt: null };
 }
 
+/**
+ * `requests` (as `link.requests()` gives them) in rounds: a request is in
+ * round 1 when no response had ended before it came, otherwise in the round
+ * after the latest round of the responses that had. A client that waits for
+ * one answer before it asks again puts the second request a round later;
+ * requests it sends together share a round, however many there are, as
+ * long as none of them comes after an answer to another. This is causality,
+ * not timing: with a link latency much longer than the client's own work
+ * between requests, the count is the number of round trips one after
+ * another. Returns one array of requests a round.
+ */
+export function rounds(requests) {
+  const round = [];
+  const out = [];
+  requests.forEach((r, i) => {
+    let before = 0;
+    for (let j = 0; j < i; j += 1) {
+      if (requests[j].done !== null && requests[j].done <= r.at) before = Math.max(before, round[j]);
+    }
+    round[i] = before + 1;
+    (out[before] ??= []).push(r);
+  });
+  return out;
+}
+
 /** Now, in ms since the epoch, with sub-ms resolution. */
 const epochNow = () => performance.timeOrigin + performance.now();
 
@@ -101,6 +128,8 @@ export async function startLink({ target, latencyMs = DEFAULT_LATENCY_MS, bytesP
   const bucket = new SharedBucket(bytesPerSecond);
   const agent = new http.Agent({ keepAlive: true });
   let counters = emptyCounters();
+  // One entry a request since the start or the last reset(), in arrival order.
+  let log = [];
   // hold(): which requests wait, and those waiting for release().
   let holding = null;
   let held = [];
@@ -112,6 +141,8 @@ export async function startLink({ target, latencyMs = DEFAULT_LATENCY_MS, bytesP
 
   function serve(req, res) {
     const c = counters;
+    const entry = { method: req.method, url: req.url, range: req.headers.range ?? null, at: performance.now(), done: null };
+    log.push(entry);
     c.firstRequestAt ??= epochNow();
     c.requests += 1;
     c.byMethod[req.method] = (c.byMethod[req.method] ?? 0) + 1;
@@ -153,6 +184,7 @@ export async function startLink({ target, latencyMs = DEFAULT_LATENCY_MS, bytesP
       if (err) forward.destroy(err);
     });
     res.on('close', () => {
+      entry.done = performance.now();
       if (!res.writableFinished) forward.destroy();
     });
   }
@@ -175,7 +207,14 @@ export async function startLink({ target, latencyMs = DEFAULT_LATENCY_MS, bytesP
     counters: () => ({ ...counters, byMethod: { ...counters.byMethod } }),
     reset: () => {
       counters = emptyCounters();
+      log = [];
     },
+    /**
+     * The requests since the start or the last reset(), in arrival order:
+     * `{ method, url, range, at, done }` (ms on this process's performance
+     * clock; `done` is when the response ended, null while it runs).
+     */
+    requests: () => log.map((e) => ({ ...e })),
     /**
      * Holds back every request for which `which(req)` is true (a test's
      * way to keep one kind of traffic, a large ranged read, from going

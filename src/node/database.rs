@@ -101,12 +101,16 @@ impl NativeDatabase {
         // Installed before the threads start, so the replicator hears the
         // open and every commit from the first.
         let gate = restore.gate();
+        let restore_at = paged.then(|| std::path::PathBuf::from(&path));
         let replicator = replica_options
-            .map(|o| replica::start(o, gate))
+            .map(|o| replica::start(o, gate, restore_at))
             .transpose()?;
         if let Some(replicator) = &replicator {
             let observer: Arc<dyn engine::WalObserver> = replicator.clone();
             settings.observer.set(Some(observer));
+            // The replicator takes the lease while the restore reads the
+            // replica; the restore writes nothing until it is held.
+            restore.write_after(replicator);
         }
         let replicator: ReplicatorSlot = Arc::new(std::sync::Mutex::new(replicator));
         let promotion = follower.as_ref().map(|f| {
@@ -395,7 +399,7 @@ impl NativeDatabase {
                 "the database replicates already",
             ));
         }
-        let replicator = replica::start(options, self.restore.gate())?;
+        let replicator = replica::start(options, self.restore.gate(), None)?;
         self.dispatcher.release_held();
         self.dispatcher.db.set_observer(Some(replicator.clone()));
         replicator.ready(replica::reply_to(&self.dispatcher.queue, id));

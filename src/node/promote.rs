@@ -185,7 +185,7 @@ impl Promotion {
         promotion::continue_as_writer(&self.path, head)
             .map_err(|e| broken(format!("cannot write the replicator's state: {e}")))?;
         let replicator =
-            replica::start(options, self.gate.clone()).map_err(|e| broken(e.reason))?;
+            replica::start(options, self.gate.clone(), None).map_err(|e| broken(e.reason))?;
         {
             let mut slot = lock(&self.replicator);
             if self.closed.load(Ordering::Acquire) {

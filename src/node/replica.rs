@@ -121,9 +121,16 @@ fn millis(ms: f64) -> Duration {
 }
 
 /// Starts a replicator for `options`; it connects on its own thread.
-pub fn start(options: ReplicaOptions, paged: PagedGate) -> Result<Arc<Replicator>> {
+/// `restore_at`: the database's path when the open restores it from the
+/// replica (its lease is then taken at once, beside the restore).
+pub fn start(
+    options: ReplicaOptions,
+    paged: PagedGate,
+    restore_at: Option<PathBuf>,
+) -> Result<Arc<Replicator>> {
     let mut settings = ReplicaSettings::new(options.url.clone());
     settings.paged = Some(paged);
+    settings.restore_at = restore_at;
     settings.sync_interval = millis(options.sync_interval_ms);
     settings.snapshot_interval = millis(options.snapshot_interval_ms);
     settings.retention = millis(options.retention_ms);

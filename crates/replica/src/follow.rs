@@ -9,7 +9,8 @@
 //!
 //! Polling costs one request per interval in steady state: a GET of the
 //! next TXID's L0 file by name. It lists the replica only when it must:
-//! at start, after a failure, when asked to (`catch_up` with no TXID),
+//! at start (unless the open has just restored the file at the newest TXID
+//! a listing found), after a failure, when asked to (`catch_up` with no TXID),
 //! when the next L0 file is missing while the one after it is there (a
 //! full image, a compaction, a gap), or while a caller waits for a TXID
 //! that the next L0 file does not bring.
@@ -101,6 +102,9 @@ struct State {
     /// Listings begun so far: a `catch_up` without a TXID is answered at
     /// the end of a check that listed after it came.
     listings: u64,
+    /// The file was just restored at the newest TXID a listing found: the
+    /// first check reads the next TXID's name instead of listing again.
+    restored: bool,
     stopped: bool,
 }
 
@@ -323,6 +327,7 @@ impl Shared {
         (state.at, state.reach) = (placed.at, placed.reach);
         if placed.restored {
             state.fresh_at = Some(Instant::now());
+            state.restored = true;
         }
         Ok(())
     }
@@ -348,7 +353,7 @@ impl Shared {
                 return;
             }
         };
-        let mut must_list = true;
+        let mut must_list = !lock(&self.state).restored;
         let mut misses = 0u64;
         loop {
             let (stopped, listing) = {

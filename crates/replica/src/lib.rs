@@ -49,7 +49,7 @@ mod upload;
 pub mod wal;
 mod worker;
 
-pub use adopt::continue_after_restore;
+pub use adopt::{continue_after_restore, LeaseHolder};
 pub use error::{Error, Result};
 pub use follow::{FollowSettings, FollowStats, Follower, OnApplied};
 pub use offloop_ltx::Txid;

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use crate::follow_record::record_path;
 
 /// The replica a lease holder writes to, beside its `holder` id.
-const URL_FILE: &str = "url";
+pub(crate) const URL_FILE: &str = "url";
 /// A rejoin under way: the name the file is being renamed to, so that
 /// one cut short by a crash finishes under the same name.
 const ASIDE_FILE: &str = "aside";

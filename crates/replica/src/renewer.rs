@@ -28,7 +28,7 @@ const RETRY: Duration = Duration::from_millis(250);
 
 /// The file in the replicator's folder that names this database as a
 /// lease holder.
-const HOLDER_FILE: &str = "holder";
+pub(crate) const HOLDER_FILE: &str = "holder";
 
 pub(crate) struct Renewer {
     stop: Sender<()>,

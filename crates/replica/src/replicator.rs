@@ -47,7 +47,7 @@ use crate::shared::{Command, Counters, Local, Shared};
 use crate::stager::now_ms;
 use crate::worker::run;
 
-pub use crate::shared::{Connect, Reply};
+pub use crate::shared::{Answer, Connect, Reply};
 pub use crate::worker::state_dir;
 
 /// What `stats()` reports.
@@ -82,6 +82,8 @@ impl Replicator {
         let lease = settings.lease_ttl.map(|ttl| Arc::new(Lease::new(ttl)));
         let shared = Arc::new(Shared {
             lease,
+            leased: Mutex::new(None),
+            leased_changed: Condvar::new(),
             settings,
             store: OnceLock::new(),
             local: Mutex::new(Local::Waiting),
@@ -111,6 +113,24 @@ impl Replicator {
     /// replica that is only down does not fail this: it is retried.
     pub fn ready(&self, reply: Reply) {
         self.send(Command::Ready(reply));
+    }
+
+    /// For a database restored at open (`ReplicaSettings::restore_at`) with
+    /// a lease: blocks until the replicator, which takes the lease and then
+    /// lists the replica as soon as it has connected, holds it (Ok, with
+    /// the replica's newest TXID in that listing: `None` when it holds no
+    /// file), or with why it will not (held by another writer, the replica
+    /// refused). The restore calls this before it writes anything, on the
+    /// writer's thread. `None` for any other database, at once: its lease
+    /// is taken once it has opened.
+    pub fn wait_for_lease(&self) -> Option<Answer> {
+        self.leases_first().then(|| self.shared.wait_leased())
+    }
+
+    /// Whether the lease is taken as the replicator starts, beside a
+    /// restore at open (see [`Replicator::wait_for_lease`]).
+    pub fn leases_first(&self) -> bool {
+        self.shared.lease.is_some() && self.shared.settings.restore_at.is_some()
     }
 
     /// Captures every commit made so far, stages and uploads it; `reply`

@@ -15,17 +15,18 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::thread::JoinHandle;
 
 use offloop_engine as engine;
 use offloop_ltx::Txid;
 use offloop_vfs::{install, is_installed, map_path, read_map, uninstall, Paged};
 
-use crate::adopt::continue_after_restore;
+use crate::adopt::{continue_after_restore, LeaseHolder};
 use crate::error::{Error, Result};
 use crate::paged::PagedReplica;
 use crate::plan::Target;
+use crate::replicator::Replicator;
 use crate::restore::{restore, RestoreOptions};
 use crate::settings::PagedGate;
 use crate::shared::{Answer, Reply};
@@ -86,6 +87,9 @@ pub struct RestoreAtOpen {
     source: Arc<OnceLock<Arc<PagedReplica>>>,
     state: Arc<Mutex<FillState>>,
     stop: Arc<AtomicBool>,
+    /// Set by [`RestoreAtOpen::write_after`]; weak, so that the handle does
+    /// not outlive the database's own.
+    lease: Arc<OnceLock<Weak<Replicator>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -113,6 +117,7 @@ impl RestoreAtOpen {
             source: Arc::default(),
             state: Arc::new(Mutex::new(FillState::NotStarted(Vec::new()))),
             stop: Arc::new(AtomicBool::new(false)),
+            lease: Arc::default(),
         };
         let db = PathBuf::from(path);
         let Some(RestoreSource {
@@ -146,9 +151,15 @@ impl RestoreAtOpen {
         // I/O error; the engine appends the VFS's reason.
         engine::explain_read_errors(offloop_vfs::take_read_error);
         settings.vfs = Some(offloop_vfs::VFS_NAME.to_string());
-        let (gate, replica) = (this.gate.clone(), this.source.clone());
+        let (gate, replica, lease) = (this.gate.clone(), this.source.clone(), this.lease.clone());
         settings.before_open = Some(engine::BeforeOpen(Arc::new(move || {
-            let put = || prepare(&db, mode, &url, &s3, follower);
+            let put = || {
+                let replicator = lease.get().and_then(Weak::upgrade);
+                let prepared = prepare(&db, mode, &url, &s3, follower, replicator.as_ref())?;
+                // A file that needed no restore opens only under the lease too.
+                replicator.and_then(|r| r.wait_for_lease()).transpose()?;
+                Ok(prepared)
+            };
             let prepared = std::panic::catch_unwind(std::panic::AssertUnwindSafe(put))
                 .unwrap_or_else(|_| Err("offloop internal error: the restore panicked".into()))
                 .map_err(fail)?;
@@ -159,6 +170,15 @@ impl RestoreAtOpen {
             Ok(())
         })));
         Ok(this)
+    }
+
+    /// Makes the restore wait for `replicator`'s lease, taken beside the
+    /// restore's reads when it [leases first](Replicator::leases_first),
+    /// before it writes anything, and the open fail with its error: a lease
+    /// another writer holds leaves no file behind. Call before the database
+    /// opens.
+    pub fn write_after(&self, replicator: &Arc<Replicator>) {
+        let _ = self.lease.set(Arc::downgrade(replicator));
     }
 
     /// What the replicator waits on before it reads the whole file.
@@ -288,14 +308,24 @@ pub(crate) fn paged_txid(db: &Path) -> Option<Txid> {
 /// (`Full`), or created empty with its pages to come (`Paged`), or a paged
 /// restore a previous process left carried on. Returns the file being
 /// filled and where its pages come from, if any. A `follower`'s file gets
-/// no replicator state.
+/// no replicator state. When `replicator` leases first, nothing is written
+/// before its lease is held: the replica is read meanwhile.
 fn prepare(
     db: &Path,
     mode: RestoreMode,
     url: &str,
     s3: &S3Options,
     follower: bool,
+    replicator: Option<&Arc<Replicator>>,
 ) -> std::result::Result<Option<Filling>, String> {
+    // Once the lease is held: the replica's newest TXID listed under it
+    // (`None` when nothing leases first).
+    let may_write = || replicator.and_then(|r| r.wait_for_lease()).transpose();
+    // The lease was taken under the id the replicator folder keeps.
+    let holder = match replicator.is_some_and(|r| r.leases_first()) {
+        true => LeaseHolder::Keep,
+        false => LeaseHolder::Drop,
+    };
     if is_installed(db) {
         return Err(format!(
             "{} is being restored by another open database in this process",
@@ -340,23 +370,41 @@ fn prepare(
                     db.display()
                 ));
             }
+            may_write()?;
             let paged = Paged::resume(db, record, source.clone()).map_err(|e| e.to_string())?;
             (paged, source)
         }
         None => {
             // A map without its database: a crash before the file was made.
-            let _ = std::fs::remove_file(&map);
             if mode == RestoreMode::Full {
+                may_write()?;
+                let _ = std::fs::remove_file(&map);
                 let report =
                     restore(&store, db, &RestoreOptions::default()).map_err(|e| e.to_string())?;
-                continue_after_restore(db, report.txid, report.page_size, report.pages)
+                continue_after_restore(db, report.txid, report.page_size, report.pages, holder)
                     .map_err(|e| format!("cannot record the restored state: {e}"))?;
                 return Ok(None);
             }
-            let source =
-                Arc::new(PagedReplica::open(store, Target::Latest).map_err(|e| e.to_string())?);
+            let plan = || PagedReplica::open(store.clone(), Target::Latest);
+            let mut source = Arc::new(plan().map_err(|e| e.to_string())?);
+            if let Some(newest) = may_write()? {
+                if newest != Some(source.txid()) {
+                    // The replica moved between this plan's listing and
+                    // the lease's: under the lease it moves no more, so a
+                    // second plan is of its newest TXID.
+                    source = Arc::new(plan().map_err(|e| e.to_string())?);
+                }
+                if newest != Some(source.txid()) {
+                    return Err(format!(
+                        "the replica moved while {} was restored under its lease",
+                        db.display()
+                    ));
+                }
+            }
+            let _ = std::fs::remove_file(&map);
             if !follower {
-                continue_after_restore(db, source.txid(), source.page_size(), source.page_count())
+                let (txid, size, pages) = (source.txid(), source.page_size(), source.page_count());
+                continue_after_restore(db, txid, size, pages, holder)
                     .map_err(|e| format!("cannot record the restored state: {e}"))?;
             }
             let paged = Paged::create(

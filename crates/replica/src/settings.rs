@@ -2,6 +2,7 @@
 //! validated by the caller (lib/options.js) before it reaches here. Plain
 //! data; it never opens a connection or starts a thread.
 
+use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -49,6 +50,13 @@ pub struct ReplicaSettings {
     /// Hold the replica's lease (see `lease`), renewed every third of this.
     /// `None`: no lease, as before leases existed.
     pub lease_ttl: Option<Duration>,
+    /// The database at this path is put in place from the replica as it
+    /// opens (the `restore` open option): the lease is then taken as soon
+    /// as the replicator has connected, beside the restore's reads, and the
+    /// restore writes nothing before it is held
+    /// ([`Replicator::wait_for_lease`](crate::Replicator::wait_for_lease)).
+    /// `None`: the lease is taken once the database has opened.
+    pub restore_at: Option<PathBuf>,
     /// `durability: 'replica'`: a write is acknowledged once its commit is
     /// in the replica (`Replicator::durable`).
     pub durable: bool,
@@ -96,6 +104,7 @@ impl ReplicaSettings {
             max_pending_bytes: DEFAULT_MAX_PENDING_BYTES,
             paged: None,
             lease_ttl: None,
+            restore_at: None,
             durable: false,
         }
     }

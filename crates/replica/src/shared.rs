@@ -90,9 +90,41 @@ pub(crate) struct Shared {
     pub(crate) durable: Sender<Reply>,
     /// The replica's lease, when the settings ask for one.
     pub(crate) lease: Option<Arc<Lease>>,
+    /// Whether the lease taken at the start (`ReplicaSettings::restore_at`)
+    /// is held, with the replica's newest TXID listed under it, or why it is
+    /// not: `None` until that is known.
+    pub(crate) leased: Mutex<Option<Answer>>,
+    pub(crate) leased_changed: Condvar,
 }
 
 impl Shared {
+    /// Records whether the lease taken at the start is held; the first
+    /// outcome stays.
+    pub(crate) fn set_leased(&self, outcome: Answer) {
+        let mut leased = self.leased.lock().unwrap_or_else(|e| e.into_inner());
+        if leased.is_none() {
+            *leased = Some(outcome);
+        }
+        self.leased_changed.notify_all();
+    }
+
+    /// Waits until the lease taken at the start is held (Ok, with the
+    /// replica's newest TXID) or will not be.
+    pub(crate) fn wait_leased(&self) -> Answer {
+        let mut leased = self.leased.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            match &*leased {
+                Some(outcome) => return outcome.clone(),
+                None => {
+                    leased = self
+                        .leased_changed
+                        .wait(leased)
+                        .unwrap_or_else(|e| e.into_inner());
+                }
+            }
+        }
+    }
+
     /// Waits until the local state is known; `None` when it never will be.
     pub(crate) fn with_stager<T>(&self, f: impl FnOnce(&mut Stager) -> T) -> Option<T> {
         let mut local = self.local.lock().unwrap_or_else(|e| e.into_inner());

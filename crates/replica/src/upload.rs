@@ -226,13 +226,18 @@ impl Worker {
     /// the outbox continues the replica's chain (upload it), or the chain
     /// must start again with a full image at the replica's next TXID.
     pub(crate) fn reconcile(&mut self, files: &[LtxFile]) -> Result<()> {
-        // The newest file's own timestamp tells ours from someone else's.
+        // The newest file's own timestamp tells ours from someone else's,
+        // which matters only for a file staged here: read it only then.
         let newest = files
             .iter()
             .min_by_key(|f| (std::cmp::Reverse(f.max_txid), f.level));
+        let staged_any = self
+            .shared
+            .with_stager(|f| !f.outbox().staged().is_empty())
+            .ok_or_else(unavailable)?;
         let newest_ms = match newest {
-            Some(newest) => Some(self.store()?.header_timestamp(newest)?),
-            None => None,
+            Some(newest) if staged_any => Some(self.store()?.header_timestamp(newest)?),
+            _ => None,
         };
         // `None`: the replica holds nothing yet.
         let replica_max = newest.map(|f| f.max_txid);

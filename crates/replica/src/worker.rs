@@ -26,7 +26,7 @@ use crate::renewer::{holder_id, Renewer};
 use crate::settings::PagedGate;
 use crate::shared::{Answer, Command, Connect, Local, Reply, Shared};
 use crate::stager::Stager;
-use crate::store::{Store, Timestamps};
+use crate::store::{LtxFile, Store, Timestamps};
 
 /// First retry after a failed upload; doubles up to `MAX_BACKOFF`.
 pub(crate) const FIRST_BACKOFF: Duration = Duration::from_millis(500);
@@ -71,6 +71,11 @@ pub(crate) struct Worker {
     /// The replica's position was checked once under this holder's lease:
     /// from then on, a TXID this database did not write fences it.
     pub(crate) tenure: bool,
+    /// The replica's files as listed right after the lease was taken at
+    /// the start, for the first contact once the database opens: under
+    /// this holder's lease, with nothing uploaded yet, the replica is
+    /// still as listed.
+    listed: Option<Vec<LtxFile>>,
 }
 
 pub(crate) fn run(
@@ -99,6 +104,7 @@ pub(crate) fn run(
         notice: None,
         renewer: None,
         tenure: false,
+        listed: None,
     };
     match connected {
         Ok(store) => {
@@ -109,6 +115,27 @@ pub(crate) fn run(
             worker.shared.set_error(why.clone());
             worker.permanent_error = Some(why);
         }
+    }
+    // A database restored at open: its lease is taken now, beside the
+    // restore's reads, which write nothing before it is held, and the
+    // replica listed under it.
+    let first = (
+        worker.shared.settings.restore_at.clone(),
+        worker.shared.lease.clone(),
+    );
+    if let (Some(db), Some(lease)) = first {
+        let outcome = match &worker.permanent_error {
+            Some(why) => Err(why.clone()),
+            None => guarded(|| {
+                worker.take_lease_first(lease, &db)?;
+                worker.list_under_lease()
+            }),
+        };
+        if let Err(why) = &outcome {
+            worker.shared.set_error(why.clone());
+            worker.permanent_error = Some(why.clone());
+        }
+        worker.shared.set_leased(outcome);
     }
     let mut waiting_ready: Vec<Reply> = Vec::new();
     let mut opened = false;
@@ -195,7 +222,8 @@ pub(crate) fn run(
                 Ok(Command::Stop { reply, .. }) if !opened => {
                     // The database never opened (its open failed): nothing
                     // was committed, and no stager will ever be ready to
-                    // ship it.
+                    // ship it. A lease taken for its restore goes back.
+                    worker.release_lease();
                     reply(Err("replication stopped before the database opened".into()));
                     break;
                 }
@@ -250,6 +278,7 @@ struct Ended(Arc<Shared>);
 
 impl Drop for Ended {
     fn drop(&mut self) {
+        self.0.set_leased(Err("replication stopped".into()));
         let mut local = self.0.local.lock().unwrap_or_else(|e| e.into_inner());
         *local = Local::Failed("replication stopped".into());
         self.0.local_changed.notify_all();
@@ -260,6 +289,13 @@ impl Drop for Ended {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .take();
+    }
+}
+
+fn remove_dir_if_present(dir: &Path) -> std::io::Result<()> {
+    match std::fs::remove_dir_all(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
     }
 }
 
@@ -325,17 +361,22 @@ impl Worker {
         if let Some(why) = &self.permanent_error {
             return Err(why.clone());
         }
-        if let Some(lease) = self.shared.lease.clone() {
+        // Taken already when the database was restored at open.
+        let lease = self.shared.lease.clone().filter(|_| self.renewer.is_none());
+        if let Some(lease) = lease {
             if let Err(why) = self.take_lease(lease, db) {
                 self.shared.set_error(why.clone());
                 self.permanent_error = Some(why.clone());
                 return Err(why);
             }
         }
-        let contact = self
-            .store()
-            .and_then(|store| store.list_all(Timestamps::Listed))
-            .and_then(|levels| self.reconcile(&levels.concat()));
+        let contact = match self.listed.take() {
+            Some(files) => self.reconcile(&files),
+            None => self
+                .store()
+                .and_then(|store| store.list_all(Timestamps::Listed))
+                .and_then(|levels| self.reconcile(&levels.concat())),
+        };
         match contact {
             Ok(()) => {
                 self.verified = true;
@@ -382,6 +423,43 @@ impl Worker {
             .map_err(|e| format!("could not start the lease thread: {e}"))?;
         self.renewer = Some(renewer);
         Ok(())
+    }
+
+    /// Takes the lease for a database the open is about to restore, before
+    /// its file exists: the replicator folder is made first, where the
+    /// restored database's replication state will be (a fresh one when the
+    /// file is missing, as the restore would make it, dropping what a
+    /// previous database at that path left), so the holder's id is kept
+    /// with it. A refused lease leaves no fresh folder behind.
+    fn take_lease_first(&mut self, lease: Arc<Lease>, db: &Path) -> Result<(), String> {
+        let dir = state_dir(db);
+        let fresh = !db.exists();
+        let made = (|| {
+            if fresh {
+                remove_dir_if_present(&dir)?;
+            }
+            std::fs::create_dir_all(&dir)
+        })();
+        made.map_err(|e| format!("cannot keep the lease holder's id next to the database: {e}"))?;
+        let taken = self.take_lease(lease, db);
+        if taken.is_err() && fresh {
+            let _ = remove_dir_if_present(&dir);
+        }
+        taken
+    }
+
+    /// Lists the replica once the lease is held (kept for the first
+    /// contact): its newest TXID, `None` when it holds no file.
+    fn list_under_lease(&mut self) -> Answer {
+        let url = &self.shared.settings.url;
+        let files = self
+            .store()
+            .and_then(|store| store.list_all(Timestamps::Listed))
+            .map_err(|e| format!("replica {url}: {e}"))?
+            .concat();
+        let newest = files.iter().map(|f| f.max_txid).max();
+        self.listed = Some(files);
+        Ok(newest)
     }
 
     pub(crate) fn readiness(&self) -> Answer {
