@@ -12,7 +12,9 @@
 //! at start, after a failure, when asked to (`catch_up` with no TXID),
 //! when the next L0 file is missing while the one after it is there (a
 //! full image, a compaction, a gap), or while a caller waits for a TXID
-//! that the next L0 file does not bring.
+//! that the next L0 file does not bring. A promotion that holds the lease
+//! asks for a check by name instead (`catch_up_named`): the next TXID's
+//! L0 file and a full image at that TXID, both at once.
 //!
 //! It owns its thread, the record beside the database (`follow_record`)
 //! and its counters. It never runs on the JS thread, never touches a
@@ -24,18 +26,21 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
-use offloop_engine::{self as engine, Job, Outcome, Privileged, Request, WriterHandle};
+use offloop_engine::{self as engine, WriterHandle};
 use offloop_ltx::Txid;
 
 use crate::error::{Error, Result};
-use crate::follow_apply::{anything_after, apply_file, next_file, Applied};
 use crate::follow_open::{put_in_place, PagedOpen};
-use crate::follow_record::FollowRecord;
 use crate::shared::Reply;
 use crate::stager::now_ms;
-use crate::store::{LtxFile, ReplicaStore, S3Options, Store, Timestamps, LEVELS};
+use crate::store::{ReplicaStore, S3Options};
+
+// The checks and the apply live in a file of their own; as a child of
+// this module they reach its private state.
+#[path = "follow_check.rs"]
+mod check;
+use check::Check;
 
 /// Every this many polls that find no next file, the poll asks for the
 /// file after it instead: if that one is there, the next one never will
@@ -76,12 +81,15 @@ pub struct FollowStats {
 pub type OnApplied = Box<dyn Fn(u64, u64) + Send + Sync>;
 
 /// A `catch_up` waiting: `id` (to cancel it), the TXID it waits for
-/// (`None`: the end of the next check), its answer.
+/// (`None`: the end of the next check with a listing, or with `named` by
+/// name), its answer.
 struct Waiter {
     id: u64,
     txid: Option<u64>,
-    /// The listings begun before it came (`State::listings`).
-    listings: u64,
+    named: bool,
+    /// The checks of its kind begun before it came (`State::listings`,
+    /// `State::thorough`).
+    begun: u64,
     reply: Reply,
 }
 
@@ -101,6 +109,12 @@ struct State {
     /// Listings begun so far: a `catch_up` without a TXID is answered at
     /// the end of a check that listed after it came.
     listings: u64,
+    /// Checks begun so far that see any file continuing the database
+    /// (listings, and checks by name for a `catch_up_named`).
+    thorough: u64,
+    /// The newest L9 snapshot's timestamp in the last listing (`None`:
+    /// none there, or no listing yet).
+    snapshot_ms: Option<i64>,
     stopped: bool,
 }
 
@@ -222,15 +236,48 @@ impl Follower {
             }
         }
         state.list_now |= txid.is_none();
-        let listings = state.listings;
+        let begun = state.listings;
         state.waiters.push(Waiter {
             id,
             txid,
-            listings,
+            named: false,
+            begun,
             reply,
         });
         drop(state);
         let _ = self.shared.wake.try_send(());
+    }
+
+    /// Answers `reply` with the TXID the database is at once a check by
+    /// name found neither the next TXID's L0 file nor a full image at that
+    /// TXID, having applied those it found: with no listing, one round
+    /// trip when nothing is new. For a promotion that holds the lease,
+    /// after a listing established that nothing else is newer: a writer
+    /// that wrote its last TXIDs before its lease ran out wrote them as L0
+    /// files, which no compaction deletes within `l0_retention`.
+    pub fn catch_up_named(&self, id: u64, reply: Reply) {
+        let mut state = lock(&self.shared.state);
+        if state.stopped {
+            drop(state);
+            reply(Err("the database is closed".into()));
+            return;
+        }
+        let begun = state.thorough;
+        state.waiters.push(Waiter {
+            id,
+            txid: None,
+            named: true,
+            begun,
+            reply,
+        });
+        drop(state);
+        let _ = self.shared.wake.try_send(());
+    }
+
+    /// The newest L9 snapshot's timestamp (ms since the epoch, as listed)
+    /// in the follower's last listing; `None` when it held none.
+    pub fn listed_snapshot_ms(&self) -> Option<i64> {
+        lock(&self.shared.state).snapshot_ms
     }
 
     /// Drops the `catch_up` made as `id` (its caller gave up on it).
@@ -295,16 +342,6 @@ impl Drop for Follower {
     }
 }
 
-/// What one check found.
-enum Check {
-    /// Nothing newer: the database holds the replica's newest TXID.
-    Fresh,
-    /// A file was applied; look again at once.
-    Applied,
-    /// The next L0 file will never come: list the replica.
-    Suspect,
-}
-
 impl Shared {
     fn staleness(&self, state: &State) -> Duration {
         state.fresh_at.unwrap_or(self.started).elapsed()
@@ -351,17 +388,23 @@ impl Shared {
         let mut must_list = true;
         let mut misses = 0u64;
         loop {
-            let (stopped, listing) = {
+            let (stopped, listing, named) = {
                 let mut state = lock(&self.state);
-                let listing = must_list || std::mem::take(&mut state.list_now);
+                // A listing asked for now is this one, whatever else
+                // made it due: taken in any case, or it would list again.
+                let listing = std::mem::take(&mut state.list_now) | must_list;
+                let named = !listing && state.waiters.iter().any(|w| w.named);
                 state.listings += u64::from(listing);
-                (state.stopped, listing)
+                state.thorough += u64::from(listing || named);
+                (state.stopped, listing, named)
             };
             if stopped {
                 return;
             }
             let checked = if listing {
                 self.listed_check(&store, on_applied)
+            } else if named {
+                self.named_check(&store, on_applied)
             } else {
                 self.quick_check(&store, &mut misses, on_applied)
             };
@@ -398,13 +441,14 @@ impl Shared {
                 // a TXID reached answers those who wait for it.
                 let at = state.at;
                 let settled = state.reach <= at;
-                let listings = state.listings;
+                let (listings, thorough) = (state.listings, state.thorough);
                 let (ready, waiting): (Vec<Waiter>, Vec<Waiter>) =
                     std::mem::take(&mut state.waiters)
                         .into_iter()
                         .partition(|w| match w.txid {
                             Some(t) => settled && at >= t,
-                            None => !again && listings > w.listings,
+                            None if w.named => !again && thorough > w.begun,
+                            None => !again && listings > w.begun,
                         });
                 state.waiters = waiting;
                 drop(state);
@@ -425,144 +469,5 @@ impl Shared {
                 Err(RecvTimeoutError::Disconnected) => return,
             }
         }
-    }
-
-    /// One request: the next TXID's L0 file by name (or, every
-    /// `PROBE_EVERY` misses, the one after it).
-    fn quick_check(
-        &self,
-        store: &ReplicaStore,
-        misses: &mut u64,
-        on_applied: &OnApplied,
-    ) -> std::result::Result<Check, String> {
-        let (at, reach) = {
-            let state = lock(&self.state);
-            (state.at, state.reach)
-        };
-        if at == 0 || reach > at + 1 {
-            return Ok(Check::Suspect);
-        }
-        let probe = *misses > 0 && misses.is_multiple_of(PROBE_EVERY);
-        let want = if probe { at + 2 } else { at + 1 };
-        let txid = Txid::new(want).ok_or("the replica's TXIDs ran out")?;
-        self.gets.fetch_add(1, Ordering::Relaxed);
-        let found = store.get_named(0, txid, txid).map_err(|e| e.to_string())?;
-        match found {
-            None => {
-                *misses += 1;
-                Ok(Check::Fresh)
-            }
-            Some(_) if probe => {
-                *misses = 0;
-                Ok(Check::Suspect)
-            }
-            Some((file, bytes)) => {
-                *misses = 0;
-                self.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-                self.apply(&file, bytes, on_applied)?;
-                Ok(Check::Applied)
-            }
-        }
-    }
-
-    /// Lists every level and applies what continues the database, as far
-    /// as the listing reaches.
-    fn listed_check(
-        &self,
-        store: &ReplicaStore,
-        on_applied: &OnApplied,
-    ) -> std::result::Result<Check, String> {
-        self.lists
-            .fetch_add(LEVELS.count() as u64, Ordering::Relaxed);
-        let levels = store
-            .list_all(Timestamps::Listed)
-            .map_err(|e| e.to_string())?;
-        let mut applied = false;
-        loop {
-            let (at, reach) = {
-                let state = lock(&self.state);
-                (state.at, state.reach)
-            };
-            let Some(file) = next_file(&levels, at, reach) else {
-                if let Some(newest) = anything_after(&levels, at) {
-                    return Err(format!(
-                        "the replica holds TXIDs up to {} but no file that continues this \
-                         database from TXID {at} (a gap, and no full image past it)",
-                        newest.get()
-                    ));
-                }
-                return Ok(if applied {
-                    Check::Applied
-                } else {
-                    Check::Fresh
-                });
-            };
-            self.gets.fetch_add(1, Ordering::Relaxed);
-            let bytes = store.get(&file).map_err(|e| e.to_string())?;
-            self.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-            self.apply(&file, bytes, on_applied)?;
-            applied = true;
-        }
-    }
-
-    /// Applies `file` on the writer: the record first announces it, then
-    /// one transaction writes it.
-    fn apply(
-        &self,
-        file: &LtxFile,
-        bytes: Bytes,
-        on_applied: &OnApplied,
-    ) -> std::result::Result<(), String> {
-        let at = lock(&self.state).at;
-        let to = file.max_txid.get();
-        FollowRecord {
-            url: self.settings.url.clone(),
-            at,
-            to,
-        }
-        .write(&self.db)
-        .map_err(|e| format!("cannot write {}-follow: {e}", self.db.display()))?;
-        let label = file.label();
-        let (done, result) = bounded(1);
-        let work = Privileged(Box::new(move |conn| {
-            let applied = apply_file(conn, &label, &bytes).map_err(|m| engine::Error::Misuse {
-                code: "ERR_OFFLOOP_REPLICA",
-                message: m,
-            })?;
-            Ok(Outcome::Run {
-                changes: applied.pages as i64,
-                last_insert_rowid: i64::from(applied.commit),
-            })
-        }));
-        let job = Job::new(
-            Request::Privileged(work),
-            Box::new(move |r| {
-                let _ = done.send(r);
-            }),
-        );
-        match lock(&self.writer).as_ref() {
-            Some(writer) => writer.submit(job),
-            None => return Err("the database closed".into()),
-        }
-        let applied = match result.recv() {
-            Ok(Ok(Outcome::Run {
-                changes,
-                last_insert_rowid,
-            })) => Applied {
-                pages: changes as u64,
-                commit: last_insert_rowid as u32,
-            },
-            Ok(Ok(_)) => return Err("offloop internal error: an apply answered oddly".into()),
-            Ok(Err(e)) => return Err(e.to_string()),
-            Err(_) => return Err("the database closed".into()),
-        };
-        {
-            let mut state = lock(&self.state);
-            state.at = to;
-            state.reach = to;
-            state.applied_at_ms = Some(now_ms());
-        }
-        on_applied(to, applied.pages);
-        Ok(())
     }
 }
