@@ -66,6 +66,21 @@ pub struct ReplicaStats {
     pub last_error: Option<String>,
 }
 
+/// What a promotion hands the replicator it starts: the lease it took
+/// and where the replica stands, which a replicator's open would
+/// otherwise establish again (the lease's read and write, a listing of
+/// every level and the newest file's header).
+pub struct Handover {
+    /// Taken already, and still unrenewed: the replicator renews it.
+    pub lease: Arc<Lease>,
+    /// The replica's head, where the follower stopped; the local chain
+    /// goes on from the next TXID (`promotion::continue_as_writer`).
+    pub head: u64,
+    /// The newest L9 snapshot's timestamp in the follower's last listing
+    /// (`None`: none), which decides when the next one is due.
+    pub snapshot_ms: Option<i64>,
+}
+
 pub struct Replicator {
     shared: Arc<Shared>,
     commands: Sender<Command>,
@@ -76,10 +91,32 @@ impl Replicator {
     /// Starts the replicator thread. It waits for the engine's `opened`
     /// before it touches any file.
     pub fn start(settings: ReplicaSettings, connect: Connect) -> std::io::Result<Arc<Self>> {
+        Self::start_with(settings, connect, None)
+    }
+
+    /// Starts the replicator of a promoted follower, which goes on from
+    /// where `handover` says with the lease it holds: its open reads
+    /// nothing of the replica.
+    pub fn take_over(
+        settings: ReplicaSettings,
+        connect: Connect,
+        handover: Handover,
+    ) -> std::io::Result<Arc<Self>> {
+        Self::start_with(settings, connect, Some(handover))
+    }
+
+    fn start_with(
+        settings: ReplicaSettings,
+        connect: Connect,
+        handover: Option<Handover>,
+    ) -> std::io::Result<Arc<Self>> {
         let (wake, woken) = bounded(1);
         let (commands, inbox) = unbounded();
         let (durable, waiting) = unbounded();
-        let lease = settings.lease_ttl.map(|ttl| Arc::new(Lease::new(ttl)));
+        let lease = match &handover {
+            Some(h) => Some(h.lease.clone()),
+            None => settings.lease_ttl.map(|ttl| Arc::new(Lease::new(ttl))),
+        };
         let shared = Arc::new(Shared {
             lease,
             settings,
@@ -96,7 +133,7 @@ impl Replicator {
             let shared = shared.clone();
             std::thread::Builder::new()
                 .name("offloop-replicator".into())
-                .spawn(move || run(shared, connect, inbox, woken, waiting))?
+                .spawn(move || run(shared, connect, handover, inbox, woken, waiting))?
         };
         Ok(Arc::new(Replicator {
             shared,
