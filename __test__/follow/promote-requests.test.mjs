@@ -1,9 +1,10 @@
 // What a promotion asks of an S3 replica (moto on loopback, behind a
 // counting proxy that delays each answer as a far store would): one
-// listing before the lease, the lease's read and conditional write, and
-// after the lease a check by name, never a second listing; the promoted
-// writer's replicator takes neither the lease nor a listing again. The
-// counts are the same on a replica of a few L0 files and of hundreds.
+// listing before the lease, with L0 listed from the follower's next TXID
+// on, the lease's read and conditional write, and after the lease a check
+// by name, never a second listing; the promoted writer's replicator takes
+// neither the lease nor a listing again. The counts are the same on a
+// replica of a few L0 files and of hundreds.
 
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -50,8 +51,13 @@ async function countingProxy() {
       (up) => {
         setTimeout(() => {
           res.writeHead(up.statusCode, up.headers);
+          const body = [];
+          up.on('data', (chunk) => kind === 'LIST' && body.push(chunk));
           up.pipe(res);
-          up.on('end', () => (entry.end = performance.now()));
+          up.on('end', () => {
+            entry.end = performance.now();
+            entry.keys = Number(/<KeyCount>(\d+)<\/KeyCount>/.exec(Buffer.concat(body).toString())?.[1] ?? 0);
+          });
         }, DELAY_MS);
       },
     );
@@ -66,7 +72,8 @@ async function countingProxy() {
       const taken = requests.splice(0);
       const counts = {};
       for (const r of taken) counts[r.kind] = (counts[r.kind] ?? 0) + 1;
-      return { counts, rounds: rounds(taken) };
+      const listed = taken.reduce((n, r) => n + (r.keys ?? 0), 0);
+      return { counts, listed, rounds: rounds(taken) };
     },
     stop: () => new Promise((resolve) => server.close(resolve)),
   };
@@ -125,9 +132,15 @@ test('a promotion lists the replica once, before the lease, and asks the same wh
         assert.deepEqual(await follower.promote(), { txid });
         const ms = performance.now() - started;
         const promotion = proxy.take();
-        t.diagnostic(`${files} L0 files: ${JSON.stringify(promotion.counts)} in ${promotion.rounds} rounds, ${ms.toFixed(0)} ms`);
+        t.diagnostic(
+          `${files} L0 files: ${JSON.stringify(promotion.counts)}, ${promotion.listed} files listed, ` +
+            `in ${promotion.rounds} rounds, ${ms.toFixed(0)} ms`,
+        );
         seen.push(promotion);
         assert.equal(promotion.counts.LIST, LEVELS, 'one listing of every level');
+        // L0 is listed from the next TXID on: none of its files, only the
+        // few of the levels above (a snapshot, a compaction).
+        assert.ok(promotion.listed < LEVELS, `${promotion.listed} files listed`);
         assert.equal(promotion.counts['GET lease'], 1, 'one read of the lease');
         assert.equal(promotion.counts['PUT lease'], 1, 'one conditional write of the lease');
         // After the lease: the next TXID's L0 file and a full image at that

@@ -279,3 +279,29 @@ test("the promoted writer uploads every follow.syncInterval, which is checked as
     await follower.close();
   }
 });
+
+test('a promotion reaches the head through a full image in L0 at the next TXID followed by more TXIDs', async () => {
+  const { replicaDir, url, file } = setup();
+  const { db: primary, txid: at } = await writer(url, file('primary.db'));
+  // No poll before the promotion: it finds the rest itself.
+  const follower = await Database.open(file('follower.db'), { follow: { url, ...FOLLOW, pollInterval: 600_000 } });
+  try {
+    await follower.catchUp({ txid: at, timeout: DEADLINE_MS });
+    await waitFor("the follower's first check", () => follower.stats().follow.lastCheckAt !== null);
+    await primary.prepare('INSERT INTO t VALUES (?)').run('d');
+    assert.deepEqual(await primary.syncReplica(), { txid: at + 1 });
+    await primary.prepare('INSERT INTO t VALUES (?)').run('e');
+    const { txid: head } = await primary.syncReplica();
+    await primary.close();
+    // TXID at + 1 named as a full image that started the chain again there
+    // (L0 names from TXID 1 sort before every other): what it holds
+    // continues the database either way.
+    const name = (min, max) => `${min.toString(16).padStart(16, '0')}-${max.toString(16).padStart(16, '0')}.ltx`;
+    const l0 = path.join(replicaDir, 'ltx', '0');
+    fs.renameSync(path.join(l0, name(at + 1, at + 1)), path.join(l0, name(1, at + 1)));
+    assert.deepEqual(await follower.promote(), { txid: head });
+    assert.deepEqual(await values(follower), ['a', 'b', 'c', 'd', 'e']);
+  } finally {
+    await follower.close();
+  }
+});

@@ -244,8 +244,9 @@ impl Promotion {
         Ok(head)
     }
 
-    /// Waits until a check of the replica with a listing (`named`: by
-    /// name, see `Follower::catch_up_named`) found nothing more to apply.
+    /// Waits until a check of the replica with a listing from the head
+    /// (`named`: by name; see `Follower::catch_up_from_head` and
+    /// `catch_up_named`) found nothing more to apply.
     fn catch_up(&self, named: bool) -> std::result::Result<u64, String> {
         let (tx, rx) = bounded(1);
         let reply: Reply = Box::new(move |answer| {
@@ -255,7 +256,7 @@ impl Promotion {
         if named {
             self.follower.catch_up_named(u64::MAX, reply);
         } else {
-            self.follower.catch_up(u64::MAX, None, reply);
+            self.follower.catch_up_from_head(u64::MAX, reply);
         }
         match rx.recv() {
             Ok(Ok(txid)) => Ok(txid.map_or(0, Txid::get)),

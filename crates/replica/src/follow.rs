@@ -81,16 +81,26 @@ pub struct FollowStats {
 pub type OnApplied = Box<dyn Fn(u64, u64) + Send + Sync>;
 
 /// A `catch_up` waiting: `id` (to cancel it), the TXID it waits for
-/// (`None`: the end of the next check with a listing, or with `named` by
-/// name), its answer.
+/// (`None`: the end of the next check of `kind`), its answer.
 struct Waiter {
     id: u64,
     txid: Option<u64>,
-    named: bool,
+    kind: Wait,
     /// The checks of its kind begun before it came (`State::listings`,
-    /// `State::thorough`).
+    /// `State::head_listings`, `State::thorough`).
     begun: u64,
     reply: Reply,
+}
+
+/// Which check answers a `catch_up` that waits for no TXID.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Wait {
+    /// A listing of every level.
+    Listed,
+    /// A listing with L0 from the follower's next TXID (or a whole one).
+    Head,
+    /// A check by name (or any listing).
+    Named,
 }
 
 #[derive(Default)]
@@ -104,11 +114,14 @@ struct State {
     applied_at_ms: Option<i64>,
     last_error: Option<String>,
     waiters: Vec<Waiter>,
-    /// A caller asked for a check with a listing.
+    /// A caller asked for a check with a listing, or one from the head.
     list_now: bool,
+    list_head_now: bool,
     /// Listings begun so far: a `catch_up` without a TXID is answered at
     /// the end of a check that listed after it came.
     listings: u64,
+    /// Listings begun so far, whole or from the head.
+    head_listings: u64,
     /// Checks begun so far that see any file continuing the database
     /// (listings, and checks by name for a `catch_up_named`).
     thorough: u64,
@@ -240,12 +253,23 @@ impl Follower {
         state.waiters.push(Waiter {
             id,
             txid,
-            named: false,
+            kind: Wait::Listed,
             begun,
             reply,
         });
         drop(state);
         let _ = self.shared.wake.try_send(());
+    }
+
+    /// As `catch_up` with no TXID, but the listing lists L0 only from the
+    /// next TXID on (the other levels whole), so it costs the same however
+    /// many L0 files the replica keeps. It does not see a full image in
+    /// L0 (whose name sorts first): one that continues the database is
+    /// at the next TXID, which `catch_up_named` then asks for by name.
+    /// When the L0 files it lists do not continue the database, it lists
+    /// again whole. For a promotion, before `catch_up_named`.
+    pub fn catch_up_from_head(&self, id: u64, reply: Reply) {
+        self.wait(id, Wait::Head, reply);
     }
 
     /// Answers `reply` with the TXID the database is at once a check by
@@ -256,17 +280,26 @@ impl Follower {
     /// that wrote its last TXIDs before its lease ran out wrote them as L0
     /// files, which no compaction deletes within `l0_retention`.
     pub fn catch_up_named(&self, id: u64, reply: Reply) {
+        self.wait(id, Wait::Named, reply);
+    }
+
+    fn wait(&self, id: u64, kind: Wait, reply: Reply) {
         let mut state = lock(&self.shared.state);
         if state.stopped {
             drop(state);
             reply(Err("the database is closed".into()));
             return;
         }
-        let begun = state.thorough;
+        state.list_head_now |= kind == Wait::Head;
+        let begun = match kind {
+            Wait::Listed => state.listings,
+            Wait::Head => state.head_listings,
+            Wait::Named => state.thorough,
+        };
         state.waiters.push(Waiter {
             id,
             txid: None,
-            named: true,
+            kind,
             begun,
             reply,
         });
@@ -388,21 +421,25 @@ impl Shared {
         let mut must_list = true;
         let mut misses = 0u64;
         loop {
-            let (stopped, listing, named) = {
+            let (stopped, listing, head, named) = {
                 let mut state = lock(&self.state);
                 // A listing asked for now is this one, whatever else
                 // made it due: taken in any case, or it would list again.
+                let head = std::mem::take(&mut state.list_head_now);
                 let listing = std::mem::take(&mut state.list_now) | must_list;
-                let named = !listing && state.waiters.iter().any(|w| w.named);
+                let head = head && !listing;
+                let named =
+                    !listing && !head && state.waiters.iter().any(|w| w.kind == Wait::Named);
                 state.listings += u64::from(listing);
-                state.thorough += u64::from(listing || named);
-                (state.stopped, listing, named)
+                state.head_listings += u64::from(listing || head);
+                state.thorough += u64::from(listing || head || named);
+                (state.stopped, listing, head, named)
             };
             if stopped {
                 return;
             }
-            let checked = if listing {
-                self.listed_check(&store, on_applied)
+            let checked = if listing || head {
+                self.listed_check(&store, head, on_applied)
             } else if named {
                 self.named_check(&store, on_applied)
             } else {
@@ -441,14 +478,18 @@ impl Shared {
                 // a TXID reached answers those who wait for it.
                 let at = state.at;
                 let settled = state.reach <= at;
-                let (listings, thorough) = (state.listings, state.thorough);
+                let counts = (state.listings, state.head_listings, state.thorough);
+                let done = |kind| match kind {
+                    Wait::Listed => counts.0,
+                    Wait::Head => counts.1,
+                    Wait::Named => counts.2,
+                };
                 let (ready, waiting): (Vec<Waiter>, Vec<Waiter>) =
                     std::mem::take(&mut state.waiters)
                         .into_iter()
                         .partition(|w| match w.txid {
                             Some(t) => settled && at >= t,
-                            None if w.named => !again && thorough > w.begun,
-                            None => !again && listings > w.begun,
+                            None => !again && done(w.kind) > w.begun,
                         });
                 state.waiters = waiting;
                 drop(state);

@@ -105,18 +105,23 @@ impl Shared {
         Ok(Check::Applied)
     }
 
-    /// Lists every level and applies what continues the database, as far
-    /// as the listing reaches.
+    /// Lists every level (`from_head`: L0 from the next TXID on) and
+    /// applies what continues the database, as far as the listing reaches.
     pub(super) fn listed_check(
         &self,
         store: &ReplicaStore,
+        from_head: bool,
         on_applied: &OnApplied,
     ) -> std::result::Result<Check, String> {
         self.lists
             .fetch_add(LEVELS.count() as u64, Ordering::Relaxed);
-        let levels = store
-            .list_all(Timestamps::Listed)
-            .map_err(|e| e.to_string())?;
+        let at = lock(&self.state).at;
+        let head = Txid::new(at + 1).filter(|_| from_head && at > 0);
+        let levels = match head {
+            Some(next) => store.list_all_from(next, Timestamps::Listed),
+            None => store.list_all(Timestamps::Listed),
+        }
+        .map_err(|e| e.to_string())?;
         lock(&self.state).snapshot_ms = levels
             .get(usize::from(SNAPSHOT_LEVEL))
             .and_then(|l9| l9.iter().map(|f| f.timestamp_ms).max());
@@ -127,6 +132,10 @@ impl Shared {
                 (state.at, state.reach)
             };
             let Some(file) = next_file(&levels, at, reach) else {
+                if head.is_some() && anything_after(&levels, at).is_some() {
+                    // What continues it may be a full image in L0.
+                    return Ok(Check::Suspect);
+                }
                 if let Some(newest) = anything_after(&levels, at) {
                     return Err(format!(
                         "the replica holds TXIDs up to {} but no file that continues this \
