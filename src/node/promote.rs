@@ -23,7 +23,6 @@ use napi::{Error, Result, Status};
 use offloop_engine::{Job, ObserverSlot, Request, WriterHandle};
 use offloop_replica::promotion::{self, LeaseState};
 use offloop_replica::stager::now_ms;
-
 use offloop_replica::{
     Follower, Handover, PagedGate, ReplicaStore, Replicator, Reply, S3Options, Store, Txid,
     Versioned,

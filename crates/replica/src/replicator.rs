@@ -47,7 +47,7 @@ use crate::shared::{Command, Counters, Local, Shared};
 use crate::stager::now_ms;
 use crate::worker::run;
 
-pub use crate::shared::{Connect, Reply};
+pub use crate::shared::{Connect, Handover, Reply};
 pub use crate::worker::state_dir;
 
 /// What `stats()` reports.
@@ -64,21 +64,6 @@ pub struct ReplicaStats {
     /// When the last upload succeeded (ms since the epoch).
     pub last_sync_at_ms: Option<i64>,
     pub last_error: Option<String>,
-}
-
-/// What a promotion hands the replicator it starts: the lease it took
-/// and where the replica stands, which a replicator's open would
-/// otherwise establish again (the lease's read and write, a listing of
-/// every level and the newest file's header).
-pub struct Handover {
-    /// Taken already, and still unrenewed: the replicator renews it.
-    pub lease: Arc<Lease>,
-    /// The replica's head, where the follower stopped; the local chain
-    /// goes on from the next TXID (`promotion::continue_as_writer`).
-    pub head: u64,
-    /// The newest L9 snapshot's timestamp in the follower's last listing
-    /// (`None`: none), which decides when the next one is due.
-    pub snapshot_ms: Option<i64>,
 }
 
 pub struct Replicator {

@@ -23,9 +23,8 @@ use crate::error::Error;
 use crate::lease::{Lease, Refusal};
 use crate::rejoin::mark_writer;
 use crate::renewer::{holder_id, Renewer};
-use crate::replicator::Handover;
 use crate::settings::PagedGate;
-use crate::shared::{Answer, Command, Connect, Local, Reply, Shared};
+use crate::shared::{Answer, Command, Connect, Handover, Local, Reply, Shared};
 use crate::stager::Stager;
 use crate::store::{Store, Timestamps};
 
