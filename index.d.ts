@@ -109,6 +109,8 @@ export interface FollowOptions extends S3Options {
   leaseTtl?: number;
   /** The promoted writer's durability. Default 'local'. */
   durability?: 'local' | 'replica';
+  /** Milliseconds between the promoted writer's uploads, as `replica.syncInterval`. Default 1000. */
+  syncInterval?: number;
 }
 
 export interface CatchUpOptions {

@@ -243,8 +243,13 @@ function readFollowOptions(value, prefix = 'options.follow.') {
   out.promote = promote;
   readS3Options(value, prefix, out);
   // The replica options of the writer a promotion makes: the same replica,
-  // the lease it holds, and its durability.
-  const writer = { url: value.url, leaseTtl: value.leaseTtl ?? DEFAULT_LEASE_TTL_MS, durability: value.durability };
+  // the lease it holds, its durability and how often it uploads.
+  const writer = {
+    url: value.url,
+    leaseTtl: value.leaseTtl ?? DEFAULT_LEASE_TTL_MS,
+    durability: value.durability,
+    syncInterval: value.syncInterval,
+  };
   for (const name of [...S3_TEXT_OPTIONS, 'forcePathStyle']) writer[name] = value[name];
   out.writer = readReplicaOptions(writer, prefix);
   return out;

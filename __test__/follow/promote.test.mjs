@@ -5,7 +5,8 @@
 // wins and the other follows it; `promote: 'auto'` promotes once a killed
 // writer's lease expires and emits 'promoted'; and a fenced old primary
 // reopened with `follow` sets its file aside, never deleting it, and
-// follows the new writer.
+// follows the new writer; and the promoted writer uploads every
+// `follow.syncInterval`.
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -251,5 +252,56 @@ test('a promoted database reopened as a writer carries on its chain: the next TX
     assert.deepEqual(await values(again), ['a', 'b', 'c', 'd', 'e']);
   } finally {
     await again.close();
+  }
+});
+
+test("the promoted writer uploads every follow.syncInterval, which is checked as replica.syncInterval is", async () => {
+  const { replicaDir, url, file } = setup();
+  assert.throws(() => new Database(file('bad.db'), { follow: { url, syncInterval: 0 } }), {
+    code: 'ERR_OUT_OF_RANGE',
+    message: /options\.follow\.syncInterval/,
+  });
+  assert.throws(() => new Database(file('bad.db'), { follow: { url, syncInterval: '1s' } }), { code: 'ERR_INVALID_ARG_TYPE' });
+  const { db: primary } = await writer(url, file('primary.db'));
+  await primary.close();
+  // Far longer than the test: nothing is uploaded but by syncReplica().
+  const follower = await Database.open(file('follower.db'), { follow: { url, ...FOLLOW, syncInterval: 600_000 } });
+  try {
+    const { txid: head } = await follower.promote();
+    await follower.prepare('INSERT INTO t VALUES (?)').run('d');
+    // Past the default interval (1 s), with room for a loaded machine.
+    await sleep(2500);
+    const name = (txid) => `${txid.toString(16).padStart(16, '0')}-${txid.toString(16).padStart(16, '0')}.ltx`;
+    assert.equal(fs.existsSync(path.join(replicaDir, 'ltx', '0', name(head + 1))), false, 'uploaded before syncInterval');
+    assert.deepEqual(await follower.syncReplica(), { txid: head + 1 });
+    assert.equal(fs.existsSync(path.join(replicaDir, 'ltx', '0', name(head + 1))), true);
+  } finally {
+    await follower.close();
+  }
+});
+
+test('a promotion reaches the head through a full image in L0 at the next TXID followed by more TXIDs', async () => {
+  const { replicaDir, url, file } = setup();
+  const { db: primary, txid: at } = await writer(url, file('primary.db'));
+  // No poll before the promotion: it finds the rest itself.
+  const follower = await Database.open(file('follower.db'), { follow: { url, ...FOLLOW, pollInterval: 600_000 } });
+  try {
+    await follower.catchUp({ txid: at, timeout: DEADLINE_MS });
+    await waitFor("the follower's first check", () => follower.stats().follow.lastCheckAt !== null);
+    await primary.prepare('INSERT INTO t VALUES (?)').run('d');
+    assert.deepEqual(await primary.syncReplica(), { txid: at + 1 });
+    await primary.prepare('INSERT INTO t VALUES (?)').run('e');
+    const { txid: head } = await primary.syncReplica();
+    await primary.close();
+    // TXID at + 1 named as a full image that started the chain again there
+    // (L0 names from TXID 1 sort before every other): what it holds
+    // continues the database either way.
+    const name = (min, max) => `${min.toString(16).padStart(16, '0')}-${max.toString(16).padStart(16, '0')}.ltx`;
+    const l0 = path.join(replicaDir, 'ltx', '0');
+    fs.renameSync(path.join(l0, name(at + 1, at + 1)), path.join(l0, name(1, at + 1)));
+    assert.deepEqual(await follower.promote(), { txid: head });
+    assert.deepEqual(await values(follower), ['a', 'b', 'c', 'd', 'e']);
+  } finally {
+    await follower.close();
   }
 });

@@ -1,11 +1,13 @@
 //! Promotion across the boundary (its addon functions are in
 //! `following.rs`): `db.promote()` runs the steps of
-//! `offloop_replica::promotion` on an `offloop-promote` thread (catch up,
-//! take the lease, catch up again, stop following, leave the writer's
-//! state, start replicating, lift the follower's guard), and
+//! `offloop_replica::promotion` on an `offloop-promote` thread (catch up
+//! with a listing, take the lease, catch up again by name, stop following,
+//! leave the writer's state, start replicating with the lease and the
+//! position handed over, lift the follower's guard), and
 //! `follow: { promote: 'auto' }` runs an `offloop-lease-watch` thread that
-//! reads the replica's lease every poll and tells lib/promote.js when it
-//! may be taken, which then promotes the same way.
+//! reads the replica's lease every poll (and again the moment the last
+//! `expires_at` it read passes) and tells lib/promote.js when it may be
+//! taken, which then promotes the same way.
 //!
 //! Nothing here runs on the JS thread but the calls' set-up; nothing here
 //! reads or writes a database page (the follower applies, the writer
@@ -20,8 +22,10 @@ use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
 use napi::{Error, Result, Status};
 use offloop_engine::{Job, ObserverSlot, Request, WriterHandle};
 use offloop_replica::promotion::{self, LeaseState};
+use offloop_replica::stager::now_ms;
 use offloop_replica::{
-    Follower, PagedGate, ReplicaStore, Replicator, Reply, S3Options, Store, Txid,
+    Follower, Handover, PagedGate, ReplicaStore, Replicator, Reply, S3Options, Store, Txid,
+    Versioned,
 };
 
 use super::follow::Kept;
@@ -51,6 +55,9 @@ pub struct Promotion {
     running: Mutex<()>,
     /// The lease watch's GETs of `lock.json`, counted with the follower's.
     lease_gets: AtomicU64,
+    /// The lease object as the watch last read it free: the promotion it
+    /// starts writes over it without reading it again.
+    seen_free: Mutex<Option<Versioned>>,
     /// Why the last automatic promotion failed, if it did.
     last_error: Mutex<Option<String>>,
     /// Stops the lease watch.
@@ -81,6 +88,7 @@ impl Promotion {
             closed: AtomicBool::new(false),
             running: Mutex::new(()),
             lease_gets: AtomicU64::new(0),
+            seen_free: Mutex::new(None),
             last_error: Mutex::new(None),
             stop_watch: Mutex::new(None),
             kept,
@@ -159,17 +167,24 @@ impl Promotion {
         let owner = self.owner(&url)?;
         // The bulk of the catching up happens before the lease is taken,
         // so the lease is held unrenewed for as short a time as can be.
-        self.catch_up()?;
-        let lease = promotion::take_lease(&store, ttl, owner).map_err(|refusal| match refusal {
-            offloop_replica::lease::Refusal::Held(why) => {
-                *held = true;
-                format!("replica {url}: {why}")
-            }
-            offloop_replica::lease::Refusal::Store(e) => {
-                format!("replica {url}: cannot take its lease: {e}")
-            }
-        })?;
-        if let Err(why) = self.catch_up() {
+        // Its listing also rules out anything newer in a level above L0.
+        self.catch_up(false)?;
+        let seen = lock(&self.seen_free).take();
+        let lease =
+            promotion::take_lease(&store, ttl, owner, seen.as_ref()).map_err(|refusal| {
+                match refusal {
+                    offloop_replica::lease::Refusal::Held(why) => {
+                        *held = true;
+                        format!("replica {url}: {why}")
+                    }
+                    offloop_replica::lease::Refusal::Store(e) => {
+                        format!("replica {url}: cannot take its lease: {e}")
+                    }
+                }
+            })?;
+        // What the old writer uploaded between that listing and its lease
+        // running out is L0 files: found by name, with no listing.
+        if let Err(why) = self.catch_up(true) {
             let _ = lease.release(&store);
             return Err(why);
         }
@@ -184,8 +199,13 @@ impl Promotion {
         };
         promotion::continue_as_writer(&self.path, head)
             .map_err(|e| broken(format!("cannot write the replicator's state: {e}")))?;
-        let replicator =
-            replica::start(options, self.gate.clone(), None).map_err(|e| broken(e.reason))?;
+        let handover = Handover {
+            lease,
+            head,
+            snapshot_ms: self.follower.listed_snapshot_ms(),
+        };
+        let replicator = replica::take_over(options, self.gate.clone(), handover)
+            .map_err(|e| broken(e.reason))?;
         {
             let mut slot = lock(&self.replicator);
             if self.closed.load(Ordering::Acquire) {
@@ -223,15 +243,20 @@ impl Promotion {
         Ok(head)
     }
 
-    /// Waits until a check of the replica with a listing found nothing
-    /// more to apply.
-    fn catch_up(&self) -> std::result::Result<u64, String> {
+    /// Waits until a check of the replica with a listing from the head
+    /// (`named`: by name; see `Follower::catch_up_from_head` and
+    /// `catch_up_named`) found nothing more to apply.
+    fn catch_up(&self, named: bool) -> std::result::Result<u64, String> {
         let (tx, rx) = bounded(1);
         let reply: Reply = Box::new(move |answer| {
             let _ = tx.send(answer);
         });
         // An id no call of lib/ takes (theirs are small integers).
-        self.follower.catch_up(u64::MAX, None, reply);
+        if named {
+            self.follower.catch_up_named(u64::MAX, reply);
+        } else {
+            self.follower.catch_up_from_head(u64::MAX, reply);
+        }
         match rx.recv() {
             Ok(Ok(txid)) => Ok(txid.map_or(0, Txid::get)),
             Ok(Err(why)) => Err(why),
@@ -239,9 +264,11 @@ impl Promotion {
         }
     }
 
-    /// The lease watch's loop: every `every`, one GET of the lease; when it
-    /// may be taken, `report()` (lib/promote.js promotes). Ends once the
-    /// database is promoted or closes.
+    /// The lease watch's loop: every `every`, one GET of the lease, or
+    /// sooner when the lease it read runs out sooner (a holder that stopped
+    /// renewing is seen the moment its lease expires, not up to `every`
+    /// later); when it may be taken, `report()` (lib/promote.js promotes).
+    /// Ends once the database is promoted or closes.
     fn watch(
         &self,
         store: &dyn Store,
@@ -250,8 +277,9 @@ impl Promotion {
         stop: &Receiver<()>,
         report: &dyn Fn(),
     ) {
+        let mut wait = every;
         loop {
-            match stop.recv_timeout(every) {
+            match stop.recv_timeout(wait) {
                 Err(RecvTimeoutError::Timeout) => {}
                 _ => return,
             }
@@ -259,8 +287,14 @@ impl Promotion {
                 return;
             }
             self.lease_gets.fetch_add(1, Ordering::Relaxed);
-            if let Ok(LeaseState::Free) = promotion::lease_state(store, owner) {
-                report();
+            wait = every;
+            match promotion::lease_state(store, owner) {
+                Ok(LeaseState::Free(object)) => {
+                    *lock(&self.seen_free) = Some(object);
+                    report();
+                }
+                Ok(state) => wait = promotion::watch_wait(&state, every, now_ms()),
+                Err(_) => {}
             }
         }
     }

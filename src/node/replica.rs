@@ -16,7 +16,8 @@ use napi::{Error, Result, Status};
 use napi_derive::napi;
 use offloop_engine as engine;
 use offloop_replica::{
-    restore, PagedGate, ReplicaSettings, ReplicaStore, Replicator, Reply, Store, Txid,
+    restore, Connect, Handover, PagedGate, ReplicaSettings, ReplicaStore, Replicator, Reply, Store,
+    Txid,
 };
 
 use super::completion::CompletionQueue;
@@ -128,9 +129,27 @@ pub fn start(
     paged: PagedGate,
     restore_at: Option<PathBuf>,
 ) -> Result<Arc<Replicator>> {
+    let (mut settings, connect) = replicating(options, paged);
+    settings.restore_at = restore_at;
+    Replicator::start(settings, connect).map_err(thread_error)
+}
+
+/// Starts replicating a promoted follower's database from where
+/// `handover` says, with the lease the promotion took (see
+/// `Replicator::take_over`).
+pub fn take_over(
+    options: ReplicaOptions,
+    paged: PagedGate,
+    handover: Handover,
+) -> Result<Arc<Replicator>> {
+    let (settings, connect) = replicating(options, paged);
+    Replicator::take_over(settings, connect, handover).map_err(thread_error)
+}
+
+/// The replicator's settings and its way to the store, from `options`.
+fn replicating(options: ReplicaOptions, paged: PagedGate) -> (ReplicaSettings, Connect) {
     let mut settings = ReplicaSettings::new(options.url.clone());
     settings.paged = Some(paged);
-    settings.restore_at = restore_at;
     settings.sync_interval = millis(options.sync_interval_ms);
     settings.snapshot_interval = millis(options.snapshot_interval_ms);
     settings.retention = millis(options.retention_ms);
@@ -144,15 +163,17 @@ pub fn start(
     settings.durable = options.durable;
     let s3 = offloop_replica::S3Options::from(options.s3);
     let url = options.url;
-    let connect = Box::new(move || {
+    let connect: Connect = Box::new(move || {
         ReplicaStore::open(&url, &s3).map(|store| Arc::new(store) as Arc<dyn Store>)
     });
-    Replicator::start(settings, connect).map_err(|e| {
-        Error::new(
-            Status::GenericFailure,
-            format!("could not start the replicator thread: {e}"),
-        )
-    })
+    (settings, connect)
+}
+
+fn thread_error(e: std::io::Error) -> Error {
+    Error::new(
+        Status::GenericFailure,
+        format!("could not start the replicator thread: {e}"),
+    )
 }
 
 /// A replicator answer as the completion of call `id`: the TXID as a number

@@ -111,7 +111,7 @@ const fenced: boolean = writer.stats().replica?.fenced ?? false;
 // @ts-expect-error: durability is 'local' or 'replica'
 await Database.open('eventual.db', { replica: { url: 's3://bucket/app', durability: 'eventual' } });
 const standby = await Database.open('standby.db', {
-  follow: { url: 's3://bucket/app', promote: 'auto', leaseTtl: 10_000, durability: 'replica' },
+  follow: { url: 's3://bucket/app', promote: 'auto', leaseTtl: 10_000, durability: 'replica', syncInterval: 100 },
 });
 standby.on('promoted', ({ txid }) => console.log(txid + 1));
 const promotedAt: number = (await standby.promote()).txid;

@@ -13,7 +13,9 @@
 //! a listing found), after a failure, when asked to (`catch_up` with no TXID),
 //! when the next L0 file is missing while the one after it is there (a
 //! full image, a compaction, a gap), or while a caller waits for a TXID
-//! that the next L0 file does not bring.
+//! that the next L0 file does not bring. A promotion that holds the lease
+//! asks for a check by name instead (`catch_up_named`): the next TXID's
+//! L0 file and a full image at that TXID, both at once.
 //!
 //! It owns its thread, the record beside the database (`follow_record`)
 //! and its counters. It never runs on the JS thread, never touches a
@@ -25,18 +27,21 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
-use offloop_engine::{self as engine, Job, Outcome, Privileged, Request, WriterHandle};
+use offloop_engine::{self as engine, WriterHandle};
 use offloop_ltx::Txid;
 
 use crate::error::{Error, Result};
-use crate::follow_apply::{anything_after, apply_file, next_file, Applied};
 use crate::follow_open::{put_in_place, PagedOpen};
-use crate::follow_record::FollowRecord;
 use crate::shared::Reply;
 use crate::stager::now_ms;
-use crate::store::{LtxFile, ReplicaStore, S3Options, Store, Timestamps, LEVELS};
+use crate::store::{ReplicaStore, S3Options};
+
+// The checks and the apply live in a file of their own; as a child of
+// this module they reach its private state.
+#[path = "follow_check.rs"]
+mod check;
+use check::Check;
 
 /// Every this many polls that find no next file, the poll asks for the
 /// file after it instead: if that one is there, the next one never will
@@ -77,13 +82,26 @@ pub struct FollowStats {
 pub type OnApplied = Box<dyn Fn(u64, u64) + Send + Sync>;
 
 /// A `catch_up` waiting: `id` (to cancel it), the TXID it waits for
-/// (`None`: the end of the next check), its answer.
+/// (`None`: the end of the next check of `kind`), its answer.
 struct Waiter {
     id: u64,
     txid: Option<u64>,
-    /// The listings begun before it came (`State::listings`).
-    listings: u64,
+    kind: Wait,
+    /// The checks of its kind begun before it came (`State::listings`,
+    /// `State::head_listings`, `State::thorough`).
+    begun: u64,
     reply: Reply,
+}
+
+/// Which check answers a `catch_up` that waits for no TXID.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Wait {
+    /// A listing of every level.
+    Listed,
+    /// A listing with L0 from the follower's next TXID (or a whole one).
+    Head,
+    /// A check by name (or any listing).
+    Named,
 }
 
 #[derive(Default)]
@@ -97,14 +115,23 @@ struct State {
     applied_at_ms: Option<i64>,
     last_error: Option<String>,
     waiters: Vec<Waiter>,
-    /// A caller asked for a check with a listing.
+    /// A caller asked for a check with a listing, or one from the head.
     list_now: bool,
+    list_head_now: bool,
     /// Listings begun so far: a `catch_up` without a TXID is answered at
     /// the end of a check that listed after it came.
     listings: u64,
     /// The file was just restored at the newest TXID a listing found: the
     /// first check reads the next TXID's name instead of listing again.
     restored: bool,
+    /// Listings begun so far, whole or from the head.
+    head_listings: u64,
+    /// Checks begun so far that see any file continuing the database
+    /// (listings, and checks by name for a `catch_up_named`).
+    thorough: u64,
+    /// The newest L9 snapshot's timestamp in the last listing (`None`:
+    /// none there, or no listing yet).
+    snapshot_ms: Option<i64>,
     stopped: bool,
 }
 
@@ -226,15 +253,68 @@ impl Follower {
             }
         }
         state.list_now |= txid.is_none();
-        let listings = state.listings;
+        let begun = state.listings;
         state.waiters.push(Waiter {
             id,
             txid,
-            listings,
+            kind: Wait::Listed,
+            begun,
             reply,
         });
         drop(state);
         let _ = self.shared.wake.try_send(());
+    }
+
+    /// As `catch_up` with no TXID, but the listing lists L0 only from the
+    /// next TXID on (the other levels whole), so it costs the same however
+    /// many L0 files the replica keeps. It does not see a full image in
+    /// L0 (whose name sorts first): one that continues the database is
+    /// at the next TXID, which `catch_up_named` then asks for by name.
+    /// When the L0 files it lists do not continue the database, it lists
+    /// again whole. For a promotion, before `catch_up_named`.
+    pub fn catch_up_from_head(&self, id: u64, reply: Reply) {
+        self.wait(id, Wait::Head, reply);
+    }
+
+    /// Answers `reply` with the TXID the database is at once a check by
+    /// name found neither the next TXID's L0 file nor a full image at that
+    /// TXID, having applied those it found: with no listing, one round
+    /// trip when nothing is new. For a promotion that holds the lease,
+    /// after a listing established that nothing else is newer: a writer
+    /// that wrote its last TXIDs before its lease ran out wrote them as L0
+    /// files, which no compaction deletes within `l0_retention`.
+    pub fn catch_up_named(&self, id: u64, reply: Reply) {
+        self.wait(id, Wait::Named, reply);
+    }
+
+    fn wait(&self, id: u64, kind: Wait, reply: Reply) {
+        let mut state = lock(&self.shared.state);
+        if state.stopped {
+            drop(state);
+            reply(Err("the database is closed".into()));
+            return;
+        }
+        state.list_head_now |= kind == Wait::Head;
+        let begun = match kind {
+            Wait::Listed => state.listings,
+            Wait::Head => state.head_listings,
+            Wait::Named => state.thorough,
+        };
+        state.waiters.push(Waiter {
+            id,
+            txid: None,
+            kind,
+            begun,
+            reply,
+        });
+        drop(state);
+        let _ = self.shared.wake.try_send(());
+    }
+
+    /// The newest L9 snapshot's timestamp (ms since the epoch, as listed)
+    /// in the follower's last listing; `None` when it held none.
+    pub fn listed_snapshot_ms(&self) -> Option<i64> {
+        lock(&self.shared.state).snapshot_ms
     }
 
     /// Drops the `catch_up` made as `id` (its caller gave up on it).
@@ -299,16 +379,6 @@ impl Drop for Follower {
     }
 }
 
-/// What one check found.
-enum Check {
-    /// Nothing newer: the database holds the replica's newest TXID.
-    Fresh,
-    /// A file was applied; look again at once.
-    Applied,
-    /// The next L0 file will never come: list the replica.
-    Suspect,
-}
-
 impl Shared {
     fn staleness(&self, state: &State) -> Duration {
         state.fresh_at.unwrap_or(self.started).elapsed()
@@ -356,17 +426,27 @@ impl Shared {
         let mut must_list = !lock(&self.state).restored;
         let mut misses = 0u64;
         loop {
-            let (stopped, listing) = {
+            let (stopped, listing, head, named) = {
                 let mut state = lock(&self.state);
-                let listing = must_list || std::mem::take(&mut state.list_now);
+                // A listing asked for now is this one, whatever else
+                // made it due: taken in any case, or it would list again.
+                let head = std::mem::take(&mut state.list_head_now);
+                let listing = std::mem::take(&mut state.list_now) | must_list;
+                let head = head && !listing;
+                let named =
+                    !listing && !head && state.waiters.iter().any(|w| w.kind == Wait::Named);
                 state.listings += u64::from(listing);
-                (state.stopped, listing)
+                state.head_listings += u64::from(listing || head);
+                state.thorough += u64::from(listing || head || named);
+                (state.stopped, listing, head, named)
             };
             if stopped {
                 return;
             }
-            let checked = if listing {
-                self.listed_check(&store, on_applied)
+            let checked = if listing || head {
+                self.listed_check(&store, head, on_applied)
+            } else if named {
+                self.named_check(&store, on_applied)
             } else {
                 self.quick_check(&store, &mut misses, on_applied)
             };
@@ -403,13 +483,18 @@ impl Shared {
                 // a TXID reached answers those who wait for it.
                 let at = state.at;
                 let settled = state.reach <= at;
-                let listings = state.listings;
+                let counts = (state.listings, state.head_listings, state.thorough);
+                let done = |kind| match kind {
+                    Wait::Listed => counts.0,
+                    Wait::Head => counts.1,
+                    Wait::Named => counts.2,
+                };
                 let (ready, waiting): (Vec<Waiter>, Vec<Waiter>) =
                     std::mem::take(&mut state.waiters)
                         .into_iter()
                         .partition(|w| match w.txid {
                             Some(t) => settled && at >= t,
-                            None => !again && listings > w.listings,
+                            None => !again && done(w.kind) > w.begun,
                         });
                 state.waiters = waiting;
                 drop(state);
@@ -430,144 +515,5 @@ impl Shared {
                 Err(RecvTimeoutError::Disconnected) => return,
             }
         }
-    }
-
-    /// One request: the next TXID's L0 file by name (or, every
-    /// `PROBE_EVERY` misses, the one after it).
-    fn quick_check(
-        &self,
-        store: &ReplicaStore,
-        misses: &mut u64,
-        on_applied: &OnApplied,
-    ) -> std::result::Result<Check, String> {
-        let (at, reach) = {
-            let state = lock(&self.state);
-            (state.at, state.reach)
-        };
-        if at == 0 || reach > at + 1 {
-            return Ok(Check::Suspect);
-        }
-        let probe = *misses > 0 && misses.is_multiple_of(PROBE_EVERY);
-        let want = if probe { at + 2 } else { at + 1 };
-        let txid = Txid::new(want).ok_or("the replica's TXIDs ran out")?;
-        self.gets.fetch_add(1, Ordering::Relaxed);
-        let found = store.get_named(0, txid, txid).map_err(|e| e.to_string())?;
-        match found {
-            None => {
-                *misses += 1;
-                Ok(Check::Fresh)
-            }
-            Some(_) if probe => {
-                *misses = 0;
-                Ok(Check::Suspect)
-            }
-            Some((file, bytes)) => {
-                *misses = 0;
-                self.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-                self.apply(&file, bytes, on_applied)?;
-                Ok(Check::Applied)
-            }
-        }
-    }
-
-    /// Lists every level and applies what continues the database, as far
-    /// as the listing reaches.
-    fn listed_check(
-        &self,
-        store: &ReplicaStore,
-        on_applied: &OnApplied,
-    ) -> std::result::Result<Check, String> {
-        self.lists
-            .fetch_add(LEVELS.count() as u64, Ordering::Relaxed);
-        let levels = store
-            .list_all(Timestamps::Listed)
-            .map_err(|e| e.to_string())?;
-        let mut applied = false;
-        loop {
-            let (at, reach) = {
-                let state = lock(&self.state);
-                (state.at, state.reach)
-            };
-            let Some(file) = next_file(&levels, at, reach) else {
-                if let Some(newest) = anything_after(&levels, at) {
-                    return Err(format!(
-                        "the replica holds TXIDs up to {} but no file that continues this \
-                         database from TXID {at} (a gap, and no full image past it)",
-                        newest.get()
-                    ));
-                }
-                return Ok(if applied {
-                    Check::Applied
-                } else {
-                    Check::Fresh
-                });
-            };
-            self.gets.fetch_add(1, Ordering::Relaxed);
-            let bytes = store.get(&file).map_err(|e| e.to_string())?;
-            self.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-            self.apply(&file, bytes, on_applied)?;
-            applied = true;
-        }
-    }
-
-    /// Applies `file` on the writer: the record first announces it, then
-    /// one transaction writes it.
-    fn apply(
-        &self,
-        file: &LtxFile,
-        bytes: Bytes,
-        on_applied: &OnApplied,
-    ) -> std::result::Result<(), String> {
-        let at = lock(&self.state).at;
-        let to = file.max_txid.get();
-        FollowRecord {
-            url: self.settings.url.clone(),
-            at,
-            to,
-        }
-        .write(&self.db)
-        .map_err(|e| format!("cannot write {}-follow: {e}", self.db.display()))?;
-        let label = file.label();
-        let (done, result) = bounded(1);
-        let work = Privileged(Box::new(move |conn| {
-            let applied = apply_file(conn, &label, &bytes).map_err(|m| engine::Error::Misuse {
-                code: "ERR_OFFLOOP_REPLICA",
-                message: m,
-            })?;
-            Ok(Outcome::Run {
-                changes: applied.pages as i64,
-                last_insert_rowid: i64::from(applied.commit),
-            })
-        }));
-        let job = Job::new(
-            Request::Privileged(work),
-            Box::new(move |r| {
-                let _ = done.send(r);
-            }),
-        );
-        match lock(&self.writer).as_ref() {
-            Some(writer) => writer.submit(job),
-            None => return Err("the database closed".into()),
-        }
-        let applied = match result.recv() {
-            Ok(Ok(Outcome::Run {
-                changes,
-                last_insert_rowid,
-            })) => Applied {
-                pages: changes as u64,
-                commit: last_insert_rowid as u32,
-            },
-            Ok(Ok(_)) => return Err("offloop internal error: an apply answered oddly".into()),
-            Ok(Err(e)) => return Err(e.to_string()),
-            Err(_) => return Err("the database closed".into()),
-        };
-        {
-            let mut state = lock(&self.state);
-            state.at = to;
-            state.reach = to;
-            state.applied_at_ms = Some(now_ms());
-        }
-        on_applied(to, applied.pages);
-        Ok(())
     }
 }

@@ -34,7 +34,7 @@ use bytes::Bytes;
 
 use crate::error::{Error, Result};
 use crate::stager::now_ms;
-use crate::store::{go_rfc3339_nano, Expect, Fault, Store};
+use crate::store::{go_rfc3339_nano, Expect, Fault, Store, Versioned};
 
 /// The lease object's name at the replica's root (Litestream's
 /// `DefaultLeasePath`).
@@ -102,6 +102,13 @@ pub enum Refusal {
     Store(Error),
 }
 
+/// What a conditional write of the lease did.
+enum Taken {
+    Yes,
+    /// The object was not as read: someone wrote it in between.
+    Raced,
+}
+
 /// What this holder last wrote.
 #[derive(Clone, Debug)]
 struct Held {
@@ -153,7 +160,43 @@ impl Lease {
     /// a crash takes it back at once).
     pub fn acquire(&self, store: &dyn Store) -> std::result::Result<(), Refusal> {
         let current = store.read_object(LEASE_OBJECT).map_err(Refusal::Store)?;
-        let (expect, generation) = match &current {
+        match self.write_over(store, current.as_ref())? {
+            Taken::Yes => Ok(()),
+            Taken::Raced => {
+                // Another holder won the race for it.
+                let now = store.read_object(LEASE_OBJECT).ok().flatten();
+                let record = now.and_then(|v| LeaseRecord::decode(&v.bytes).ok());
+                Err(Refusal::Held(match record {
+                    Some(r) => held_by(&r),
+                    None => "another writer took the replica's lease first".into(),
+                }))
+            }
+        }
+    }
+
+    /// Takes the lease as [`Lease::acquire`] does, over `seen`: the object
+    /// as a read moments ago found it, which saves reading it again (a
+    /// follower's lease watch has just read it). If it changed since, it
+    /// is read again and judged as it is now.
+    pub fn acquire_seen(
+        &self,
+        store: &dyn Store,
+        seen: &Versioned,
+    ) -> std::result::Result<(), Refusal> {
+        match self.write_over(store, Some(seen))? {
+            Taken::Yes => Ok(()),
+            Taken::Raced => self.acquire(store),
+        }
+    }
+
+    /// Writes this holder's lease over `current` (`None`: no object) if it
+    /// may be taken: `Raced` when the object was no longer `current`.
+    fn write_over(
+        &self,
+        store: &dyn Store,
+        current: Option<&Versioned>,
+    ) -> std::result::Result<Taken, Refusal> {
+        let (expect, generation) = match current {
             None => (Expect::Absent, 1),
             Some(v) => {
                 let record = LeaseRecord::decode(&v.bytes).map_err(|why| {
@@ -168,16 +211,8 @@ impl Lease {
             }
         };
         match self.write(store, generation, &expect) {
-            Ok(()) => Ok(()),
-            Err(e) if e.fault() == Some(Fault::Conflict) => {
-                // Another holder won the race for it.
-                let now = store.read_object(LEASE_OBJECT).ok().flatten();
-                let record = now.and_then(|v| LeaseRecord::decode(&v.bytes).ok());
-                Err(Refusal::Held(match record {
-                    Some(r) => held_by(&r),
-                    None => "another writer took the replica's lease first".into(),
-                }))
-            }
+            Ok(()) => Ok(Taken::Yes),
+            Err(e) if e.fault() == Some(Fault::Conflict) => Ok(Taken::Raced),
             Err(e) => Err(Refusal::Store(e)),
         }
     }

@@ -57,7 +57,7 @@ pub use paged::PagedReplica;
 pub use plan::{plan_restore, restore_plan, Target};
 pub use promotion::LeaseState;
 pub use rejoin::set_aside;
-pub use replicator::{state_dir, ReplicaStats, Replicator, Reply};
+pub use replicator::{state_dir, Connect, Handover, ReplicaStats, Replicator, Reply};
 pub use restore::{restore, RestoreOptions, RestoreReport};
 pub use restore_at_open::{FillStats, RestoreAtOpen, RestoreMode, RestoreSource};
 pub use settings::{PagedGate, ReplicaSettings};

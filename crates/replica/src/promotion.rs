@@ -6,7 +6,7 @@
 //! file (never a full image of what the replica already holds).
 //!
 //! Also what a follower that may promote itself reads: the lease's state
-//! (one GET of `lock.json`).
+//! (one GET of `lock.json`), and when to read it next.
 //!
 //! It writes only the replicator's folder and the follower's record
 //! beside the database. It never applies, never uploads an LTX file,
@@ -29,7 +29,7 @@ use crate::page_io::database_page_size;
 use crate::rejoin::{mark_writer, sync_parent};
 use crate::renewer::holder_id;
 use crate::stager::{now_ms, BEFORE_WAL};
-use crate::store::Store;
+use crate::store::{Store, Versioned};
 use crate::wal::{read_committed, WalHeader, WalPosition};
 use crate::worker::state_dir;
 
@@ -39,10 +39,13 @@ pub enum LeaseState {
     /// No `lock.json`: the writer takes no lease (an older offloop, or a
     /// writer that is not offloop's), so its loss cannot be seen.
     Absent,
-    /// Another holder's lease is live; the text says whose and until when.
-    Held(String),
-    /// Expired or released, or this database's own: it may be taken.
-    Free,
+    /// Another holder's lease is live; `why` says whose and until when,
+    /// `expires_at_ms` (ms since the epoch) is when it runs out unless
+    /// renewed.
+    Held { why: String, expires_at_ms: i64 },
+    /// Expired or released, or this database's own: it may be taken, over
+    /// the object as read (`take_lease` then need not read it again).
+    Free(Versioned),
 }
 
 /// This database's name as a lease holder, made and kept in its
@@ -58,15 +61,21 @@ pub fn holder(db: &Path, url: &str) -> io::Result<String> {
 
 /// Takes the replica's lease for `owner` with `ttl`: the lease, to give
 /// back with `Lease::release` if the promotion goes no further, or why
-/// not (`Refusal::Held` names the holder).
+/// not (`Refusal::Held` names the holder). `seen`: the lease object as
+/// the lease watch just read it free, written over without reading it
+/// again (one round trip fewer).
 pub fn take_lease(
     store: &dyn Store,
     ttl: Duration,
     owner: String,
+    seen: Option<&Versioned>,
 ) -> std::result::Result<Arc<Lease>, Refusal> {
     let lease = Arc::new(Lease::new(ttl));
     lease.set_owner(owner);
-    lease.acquire(store)?;
+    match seen {
+        Some(seen) => lease.acquire_seen(store, seen)?,
+        None => lease.acquire(store)?,
+    }
     Ok(lease)
 }
 
@@ -83,14 +92,32 @@ pub fn lease_state(store: &dyn Store, owner: &str) -> Result<LeaseState> {
         ))
     })?;
     Ok(if record.is_live(now_ms()) && record.owner != owner {
-        LeaseState::Held(format!(
-            "the replica's lease is held by {} until {}",
-            record.owner,
-            crate::store::go_rfc3339_nano(record.expires_at_ms)
-        ))
+        LeaseState::Held {
+            why: format!(
+                "the replica's lease is held by {} until {}",
+                record.owner,
+                crate::store::go_rfc3339_nano(record.expires_at_ms)
+            ),
+            expires_at_ms: record.expires_at_ms,
+        }
     } else {
-        LeaseState::Free
+        LeaseState::Free(object)
     })
+}
+
+/// How long a lease watch that reads the lease every `every` waits after
+/// a read that found `state` at `now_ms` (ms since the epoch): `every`, or
+/// less when a live lease runs out sooner by this clock, so a holder that
+/// stopped renewing is seen the moment its lease expires.
+pub fn watch_wait(state: &LeaseState, every: Duration, now_ms: i64) -> Duration {
+    match state {
+        // Live up to and at `expires_at_ms`: expired a millisecond later.
+        LeaseState::Held { expires_at_ms, .. } => {
+            let left = expires_at_ms.saturating_add(1).saturating_sub(now_ms);
+            every.min(Duration::from_millis(left.max(1) as u64))
+        }
+        _ => every,
+    }
 }
 
 /// Leaves, for the database at `db` (its follower stopped at the

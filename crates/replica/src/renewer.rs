@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, Sender};
 
-use crate::lease::Lease;
+use crate::lease::{Lease, CLOCK_SKEW_BOUND};
 use crate::store::Store;
 
 /// After a failed renewal, the next try comes this soon (or at a third of
@@ -48,7 +48,13 @@ impl Renewer {
             .name("offloop-lease".into())
             .spawn(move || {
                 let every = lease.ttl / 3;
-                let mut next = Instant::now() + every;
+                // A third of the TTL after the lease was written, which may
+                // be a moment before this thread starts (a promotion takes
+                // the lease before it starts replicating).
+                let written = lease
+                    .deadline()
+                    .and_then(|d| d.checked_sub(lease.ttl.saturating_sub(CLOCK_SKEW_BOUND)));
+                let mut next = written.unwrap_or_else(Instant::now) + every;
                 loop {
                     if lease.deadline().is_none() {
                         return;

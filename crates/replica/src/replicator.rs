@@ -47,7 +47,7 @@ use crate::shared::{Command, Counters, Local, Shared};
 use crate::stager::now_ms;
 use crate::worker::run;
 
-pub use crate::shared::{Answer, Connect, Reply};
+pub use crate::shared::{Answer, Connect, Handover, Reply};
 pub use crate::worker::state_dir;
 
 /// What `stats()` reports.
@@ -76,10 +76,32 @@ impl Replicator {
     /// Starts the replicator thread. It waits for the engine's `opened`
     /// before it touches any file.
     pub fn start(settings: ReplicaSettings, connect: Connect) -> std::io::Result<Arc<Self>> {
+        Self::start_with(settings, connect, None)
+    }
+
+    /// Starts the replicator of a promoted follower, which goes on from
+    /// where `handover` says with the lease it holds: its open reads
+    /// nothing of the replica.
+    pub fn take_over(
+        settings: ReplicaSettings,
+        connect: Connect,
+        handover: Handover,
+    ) -> std::io::Result<Arc<Self>> {
+        Self::start_with(settings, connect, Some(handover))
+    }
+
+    fn start_with(
+        settings: ReplicaSettings,
+        connect: Connect,
+        handover: Option<Handover>,
+    ) -> std::io::Result<Arc<Self>> {
         let (wake, woken) = bounded(1);
         let (commands, inbox) = unbounded();
         let (durable, waiting) = unbounded();
-        let lease = settings.lease_ttl.map(|ttl| Arc::new(Lease::new(ttl)));
+        let lease = match &handover {
+            Some(h) => Some(h.lease.clone()),
+            None => settings.lease_ttl.map(|ttl| Arc::new(Lease::new(ttl))),
+        };
         let shared = Arc::new(Shared {
             lease,
             leased: Mutex::new(None),
@@ -98,7 +120,7 @@ impl Replicator {
             let shared = shared.clone();
             std::thread::Builder::new()
                 .name("offloop-replicator".into())
-                .spawn(move || run(shared, connect, inbox, woken, waiting))?
+                .spawn(move || run(shared, connect, handover, inbox, woken, waiting))?
         };
         Ok(Arc::new(Replicator {
             shared,

@@ -1,7 +1,8 @@
 //! The state the replicator's handle, the engine's observer calls and the
 //! replicator thread share: the counters `stats()` reads, the stager
-//! behind its lock, the read connections that pin the WAL, and the
-//! messages the handle sends the thread.
+//! behind its lock, the read connections that pin the WAL, the
+//! messages the handle sends the thread, and what a promotion hands the
+//! replicator it starts.
 //!
 //! It grants checkpoint permits (capturing the WAL's tail on the caller's
 //! thread) and runs a full image inside a read snapshot. It never uploads,
@@ -70,6 +71,21 @@ pub(crate) enum Local {
 /// Connects to the replica; run on the replicator's thread, so that even
 /// resolving a local folder never happens on the caller's.
 pub type Connect = Box<dyn FnOnce() -> Result<Arc<dyn Store>> + Send>;
+
+/// What a promotion hands the replicator it starts: the lease it took
+/// and where the replica stands, which a replicator's open would
+/// otherwise establish again (the lease's read and write, a listing of
+/// every level and the newest file's header).
+pub struct Handover {
+    /// Taken already, and still unrenewed: the replicator renews it.
+    pub lease: Arc<Lease>,
+    /// The replica's head, where the follower stopped; the local chain
+    /// goes on from the next TXID (`promotion::continue_as_writer`).
+    pub head: u64,
+    /// The newest L9 snapshot's timestamp in the follower's last listing
+    /// (`None`: none), which decides when the next one is due.
+    pub snapshot_ms: Option<i64>,
+}
 
 pub(crate) struct Shared {
     pub(crate) settings: ReplicaSettings,

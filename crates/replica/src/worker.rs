@@ -24,7 +24,7 @@ use crate::lease::{Lease, Refusal};
 use crate::rejoin::mark_writer;
 use crate::renewer::{holder_id, Renewer};
 use crate::settings::PagedGate;
-use crate::shared::{Answer, Command, Connect, Local, Reply, Shared};
+use crate::shared::{Answer, Command, Connect, Handover, Local, Reply, Shared};
 use crate::stager::Stager;
 use crate::store::{LtxFile, Store, Timestamps};
 
@@ -76,11 +76,14 @@ pub(crate) struct Worker {
     /// this holder's lease, with nothing uploaded yet, the replica is
     /// still as listed.
     listed: Option<Vec<LtxFile>>,
+    /// A promotion's lease and position, until the open takes them.
+    handover: Option<Handover>,
 }
 
 pub(crate) fn run(
     shared: Arc<Shared>,
     connect: Connect,
+    handover: Option<Handover>,
     inbox: Receiver<Command>,
     woken: Receiver<()>,
     waiting: Receiver<Reply>,
@@ -105,6 +108,7 @@ pub(crate) fn run(
         renewer: None,
         tenure: false,
         listed: None,
+        handover,
     };
     match connected {
         Ok(store) => {
@@ -361,6 +365,9 @@ impl Worker {
         if let Some(why) = &self.permanent_error {
             return Err(why.clone());
         }
+        if let Some(handover) = self.handover.take() {
+            return self.take_over(handover);
+        }
         // Taken already when the database was restored at open.
         let lease = self.shared.lease.clone().filter(|_| self.renewer.is_none());
         if let Some(lease) = lease {
@@ -400,6 +407,29 @@ impl Worker {
         }
     }
 
+    /// A promoted follower's open: the follower stopped at the replica's
+    /// head under the lease the promotion took, and the local chain goes
+    /// on from the next TXID, so the replica's position is known without
+    /// asking it. The lease is renewed from now on.
+    fn take_over(&mut self, handover: Handover) -> Answer {
+        let url = &self.shared.settings.url;
+        let store = self.store().map_err(|e| format!("replica {url}: {e}"))?;
+        if let Err(why) = self.renew(handover.lease, store) {
+            self.shared.set_error(why.clone());
+            self.permanent_error = Some(why.clone());
+            return Err(why);
+        }
+        self.shared
+            .counters
+            .txid
+            .store(handover.head, Ordering::Relaxed);
+        self.has_snapshot = handover.snapshot_ms.is_some();
+        self.last_snapshot_ms = handover.snapshot_ms.unwrap_or(0);
+        self.tenure = true;
+        self.verified = true;
+        Ok(self.txid())
+    }
+
     /// Takes the replica's lease as the holder this database's local state
     /// names, and starts renewing it.
     fn take_lease(&mut self, lease: Arc<Lease>, db: &Path) -> Result<(), String> {
@@ -414,6 +444,11 @@ impl Worker {
             Refusal::Held(why) => format!("replica {url}: {why}"),
             Refusal::Store(e) => format!("replica {url}: cannot take its lease: {e}"),
         })?;
+        self.renew(lease, store)
+    }
+
+    /// Starts renewing `lease`, which this holder has just taken.
+    fn renew(&mut self, lease: Arc<Lease>, store: Arc<dyn Store>) -> Result<(), String> {
         let shared = self.shared.clone();
         let fenced = Box::new(move |why: String| {
             shared.set_error(why);

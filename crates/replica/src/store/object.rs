@@ -88,6 +88,15 @@ impl ReplicaStore {
         })
     }
 
+    /// Every level at once as `list_all` does, but L0 only from `from`.
+    pub fn list_all_from(&self, from: Txid, stamps: Timestamps) -> Result<Vec<Vec<LtxFile>>> {
+        self.runtime
+            .block_on(futures::future::try_join_all(LEVELS.map(|level| {
+                let from = if level == 0 { from } else { Txid::FIRST };
+                self.list_level_async(level, from, stamps)
+            })))
+    }
+
     /// A whole file, in memory. Large files are fetched as several ranges
     /// at once.
     pub fn get(&self, file: &LtxFile) -> Result<Bytes> {
@@ -302,9 +311,7 @@ impl Store for ReplicaStore {
     }
 
     fn list_all(&self, timestamps: Timestamps) -> Result<Vec<Vec<LtxFile>>> {
-        self.runtime.block_on(futures::future::try_join_all(
-            LEVELS.map(|level| self.list_level_async(level, Txid::FIRST, timestamps)),
-        ))
+        self.list_all_from(Txid::FIRST, timestamps)
     }
 
     fn read_range(&self, file: &LtxFile, range: Range<u64>) -> Result<Bytes> {
