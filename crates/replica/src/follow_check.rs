@@ -63,11 +63,21 @@ impl Shared {
             }
             Some((file, bytes)) => {
                 *misses = 0;
-                self.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-                self.apply(&file, bytes, on_applied)?;
-                Ok(Check::Applied)
+                self.apply_fetched(&file, bytes, on_applied)
             }
         }
+    }
+
+    /// Counts the bytes of `file`, fetched by name, and applies it.
+    fn apply_fetched(
+        &self,
+        file: &LtxFile,
+        bytes: Bytes,
+        on_applied: &OnApplied,
+    ) -> std::result::Result<Check, String> {
+        self.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        self.apply(file, bytes, on_applied)?;
+        Ok(Check::Applied)
     }
 
     /// Two requests at once: the next TXID's L0 file and a full image that
@@ -100,9 +110,7 @@ impl Shared {
         let Some((file, bytes)) = found else {
             return Ok(Check::Fresh);
         };
-        self.bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-        self.apply(&file, bytes, on_applied)?;
-        Ok(Check::Applied)
+        self.apply_fetched(&file, bytes, on_applied)
     }
 
     /// Lists every level (`from_head`: L0 from the next TXID on) and
