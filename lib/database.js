@@ -15,7 +15,15 @@ const { wrapTxid, restoreInto, startFill, waitFilled, warnReplica } = require('.
 const { catchUp, staleness, stopFollowing } = require('./follow.js');
 const { follow, promote, stopWatching } = require('./promote.js');
 const { databaseStats } = require('./stats.js');
-const { readCallOptions, readCheckpointMode, readOptions, readPath, readReplicaOptions, whyNotReplicable } = require('./options.js');
+const {
+  nativeOptions,
+  readCallOptions,
+  readCheckpointMode,
+  readOptions,
+  readPath,
+  readReplicaOptions,
+  whyNotReplicable,
+} = require('./options.js');
 const { decodeBatch, decodeCheckpoint } = require('./rows.js');
 const { defineAggregate, defineFunction } = require('./functions.js');
 const { createLimits, limitValues } = require('./limits.js');
@@ -94,34 +102,7 @@ class Database extends EventEmitter {
     const { id, promise } = track(null, null);
     let nativeDb;
     try {
-      nativeDb = new native.NativeDatabase(
-        path,
-        {
-          readers: o.readers,
-          readOnly: o.readOnly,
-          timeout: o.timeout,
-          enableForeignKeyConstraints: o.enableForeignKeyConstraints,
-          enableDoubleQuotedStringLiterals: o.enableDoubleQuotedStringLiterals,
-          defensive: o.defensive,
-          journalSizeLimit: o.journalSizeLimit,
-          checkpoint: o.checkpoint.enabled,
-          checkpointThresholdFrames: o.checkpoint.thresholdFrames,
-          checkpointIdleMs: o.checkpoint.idleMs,
-          checkpointBackstopFrames: o.checkpoint.backstopFrames,
-          journalMode: o.journalMode,
-          synchronous: o.synchronous,
-          mmapSize: o.mmapSize,
-          cacheSize: o.cacheSize,
-          tempStore: o.tempStore,
-          pragmas: o.pragmas,
-          strictSettings: o.strictSettings,
-          threadNice: o.threadNice,
-          replica: o.replica,
-          restore: o.restore,
-          follow: o.follow,
-        },
-        id,
-      );
+      nativeDb = new native.NativeDatabase(path, nativeOptions(o), id);
     } catch (err) {
       forget(id);
       throw err;

@@ -540,7 +540,36 @@ function flagsOf(o) {
   );
 }
 
+/** What the addon's `NativeDatabase` takes from options `o` (`readOptions`'s result). */
+function nativeOptions(o) {
+  return {
+    readers: o.readers,
+    readOnly: o.readOnly,
+    timeout: o.timeout,
+    enableForeignKeyConstraints: o.enableForeignKeyConstraints,
+    enableDoubleQuotedStringLiterals: o.enableDoubleQuotedStringLiterals,
+    defensive: o.defensive,
+    journalSizeLimit: o.journalSizeLimit,
+    checkpoint: o.checkpoint.enabled,
+    checkpointThresholdFrames: o.checkpoint.thresholdFrames,
+    checkpointIdleMs: o.checkpoint.idleMs,
+    checkpointBackstopFrames: o.checkpoint.backstopFrames,
+    journalMode: o.journalMode,
+    synchronous: o.synchronous,
+    mmapSize: o.mmapSize,
+    cacheSize: o.cacheSize,
+    tempStore: o.tempStore,
+    pragmas: o.pragmas,
+    strictSettings: o.strictSettings,
+    threadNice: o.threadNice,
+    replica: o.replica,
+    restore: o.restore,
+    follow: o.follow,
+  };
+}
+
 module.exports = {
+  nativeOptions,
   readCatchUpOptions,
   readCheckpointMode,
   readOptions,

@@ -40,13 +40,9 @@ impl Shared {
         misses: &mut u64,
         on_applied: &OnApplied,
     ) -> std::result::Result<Check, String> {
-        let (at, reach) = {
-            let state = lock(&self.state);
-            (state.at, state.reach)
-        };
-        if at == 0 || reach > at + 1 {
+        let Some(at) = self.settled_at() else {
             return Ok(Check::Suspect);
-        }
+        };
         let probe = *misses > 0 && misses.is_multiple_of(PROBE_EVERY);
         let want = if probe { at + 2 } else { at + 1 };
         let txid = Txid::new(want).ok_or("the replica's TXIDs ran out")?;
@@ -68,6 +64,14 @@ impl Shared {
         }
     }
 
+    /// The TXID the database is at, when a check by name can carry it on:
+    /// known, and no apply was cut short past it. `None`: only a listing
+    /// will do.
+    fn settled_at(&self) -> Option<u64> {
+        let state = lock(&self.state);
+        (state.at > 0 && state.reach <= state.at + 1).then_some(state.at)
+    }
+
     /// Counts the bytes of `file`, fetched by name, and applies it.
     fn apply_fetched(
         &self,
@@ -87,13 +91,9 @@ impl Shared {
         store: &ReplicaStore,
         on_applied: &OnApplied,
     ) -> std::result::Result<Check, String> {
-        let (at, reach) = {
-            let state = lock(&self.state);
-            (state.at, state.reach)
-        };
-        if at == 0 || reach > at + 1 {
+        let Some(at) = self.settled_at() else {
             return Ok(Check::Suspect);
-        }
+        };
         let txid = Txid::new(at + 1).ok_or("the replica's TXIDs ran out")?;
         self.gets.fetch_add(2, Ordering::Relaxed);
         let (next, full) = std::thread::scope(|s| {
