@@ -60,6 +60,11 @@ pub struct Paged {
     filled: AtomicBool,
     source: Arc<dyn PageSource>,
     last_error: Mutex<Option<String>>,
+    /// Held for a whole `save`: the writer's syncs and the fill's progress
+    /// both save, through one temporary file renamed over the map, and two
+    /// at once would rename one's half-written file into place (or fail
+    /// the second rename).
+    saving: Mutex<()>,
 }
 
 impl std::fmt::Debug for Paged {
@@ -150,6 +155,7 @@ impl Paged {
             local: Mutex::new(record.local),
             source,
             last_error: Mutex::new(None),
+            saving: Mutex::new(()),
         })
     }
 
@@ -286,9 +292,17 @@ impl Paged {
     /// Makes what is local durable: syncs the database file, then records
     /// the pages that were local before the sync in the map file.
     pub fn save(&self) -> io::Result<()> {
+        // One at a time, each recording what was local when it began: a
+        // later save never writes an older map over a newer one.
+        let _one = lock(&self.saving);
         if self.is_filled() {
             return Ok(());
         }
+        self.record_local()
+    }
+
+    /// `save`'s work, with `saving` held.
+    fn record_local(&self) -> io::Result<()> {
         let local = lock(&self.local).clone();
         self.file.sync_data()?;
         write_map(
@@ -311,10 +325,16 @@ impl Paged {
         if !lock(&self.local).is_full() {
             return Ok(false);
         }
+        // No save between the last map and its removal: it would write
+        // the map back.
+        let _one = lock(&self.saving);
+        if self.is_filled() {
+            return Ok(true);
+        }
         // A full map first: were the removal lost in a crash, the map that
         // comes back must not send anyone to fetch a page SQLite has since
         // rewritten.
-        self.save()?;
+        self.record_local()?;
         fs::remove_file(&self.map_path)?;
         sync_parent(&self.db_path)?;
         self.filled.store(true, Ordering::Release);

@@ -329,3 +329,30 @@ fn many_readers_at_once_each_get_the_right_rows() {
     uninstall(&paged);
     assert_eq!(fs::read(&copy).unwrap(), fs::read(&src).unwrap());
 }
+
+#[test]
+fn saves_from_two_threads_at_once_all_succeed_and_leave_a_whole_map() {
+    register().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (src, page_size, pages) = source_db(dir.path(), 2000);
+    let copy = dir.path().join("copy.db");
+    let source = FileSource::new(&src, page_size, 0);
+    let paged = Paged::create(&copy, page_size, pages, b"both".to_vec(), source.clone()).unwrap();
+    // The writer's syncs and the fill's progress each save; pages arrive
+    // between the saves, as they do during a fill.
+    std::thread::scope(|s| {
+        for half in [0, 1] {
+            let (paged, source) = (&paged, &source);
+            s.spawn(move || {
+                for pgno in (1..=pages).filter(|p| p % 2 == half) {
+                    paged.write_missing(&[(pgno, source.page(pgno))]).unwrap();
+                    paged.save().unwrap();
+                }
+            });
+        }
+    });
+    paged.save().unwrap();
+    let record = read_map(&map_path(&copy)).unwrap().unwrap();
+    assert_eq!(record.tag, b"both");
+    assert_eq!(record.local.count(), pages);
+}
