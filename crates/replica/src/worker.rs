@@ -180,12 +180,7 @@ pub(crate) fn run(
                         reply(result.clone());
                     }
                 }
-                if result.is_ok() {
-                    let _ = guarded(|| {
-                        worker.tidy();
-                        Ok(None)
-                    });
-                }
+                tidy_after(&mut worker, result.is_ok());
                 next_sync = Instant::now() + sync_interval;
                 continue;
             }
@@ -216,12 +211,7 @@ pub(crate) fn run(
                     let result = guarded(|| worker.ship(true));
                     let shipped = result.is_ok();
                     reply(result);
-                    if shipped {
-                        let _ = guarded(|| {
-                            worker.tidy();
-                            Ok(None)
-                        });
-                    }
+                    tidy_after(&mut worker, shipped);
                 }
                 Ok(Command::Stop { reply, .. }) if !opened => {
                     // The database never opened (its open failed): nothing
@@ -300,6 +290,17 @@ fn remove_dir_if_present(dir: &Path) -> std::io::Result<()> {
     match std::fs::remove_dir_all(dir) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
         _ => Ok(()),
+    }
+}
+
+/// After a round that shipped, and once its callers heard back: the
+/// compaction, snapshots and retention due (`Worker::tidy`).
+fn tidy_after(worker: &mut Worker, shipped: bool) {
+    if shipped {
+        let _ = guarded(|| {
+            worker.tidy();
+            Ok(None)
+        });
     }
 }
 
