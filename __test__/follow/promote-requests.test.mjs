@@ -9,24 +9,16 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 
-import { Database, S3_KEYS, skipWithout, startS3, tempDir, waitFor } from '../replication/helpers.mjs';
+import { Database, S3_KEYS, skipWithout, s3ForFile, tempDir, waitFor } from '../replication/helpers.mjs';
 
 const skip = skipWithout('moto_server');
 // Every level a replica may hold, L0 to L9: one listing lists each once.
 const LEVELS = 10;
 // What the proxy waits before each answer: the far store's round trip.
 const DELAY_MS = 20;
-let s3 = null;
-
-before(async () => {
-  if (!skip) s3 = await startS3(['replica']);
-});
-
-after(async () => {
-  await s3?.stop();
-});
+const s3 = s3ForFile(skip);
 
 function options(prefix, endpoint, extra = {}) {
   return { url: `s3://replica/${prefix}`, endpoint, region: 'us-east-1', ...S3_KEYS, ...extra };

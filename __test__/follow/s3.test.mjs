@@ -8,20 +8,12 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 
-import { Database, S3_KEYS, mixedWorkload, skipWithout, startRelay, startS3, tables, tempDir } from '../replication/helpers.mjs';
+import { Database, S3_KEYS, mixedWorkload, skipWithout, startRelay, s3ForFile, tables, tempDir } from '../replication/helpers.mjs';
 
 const skip = skipWithout('moto_server');
-let s3 = null;
-
-before(async () => {
-  if (!skip) s3 = await startS3(['replica']);
-});
-
-after(async () => {
-  await s3?.stop();
-});
+const s3 = s3ForFile(skip);
 
 function options(prefix, endpoint = s3.endpoint, extra = {}) {
   return { url: `s3://replica/${prefix}`, endpoint, region: 'us-east-1', ...S3_KEYS, ...extra };

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { after, before } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -140,6 +141,34 @@ export async function startS3(buckets = ['replica']) {
     await Promise.race([exited, sleep(5000).then(() => child.kill('SIGKILL'))]);
   };
   return { endpoint, port, stop };
+}
+
+/**
+ * The S3 server of one test file: a moto with the bucket `replica`,
+ * started before the file's tests (then `setUp()`, the file's own
+ * set-up that needs it) and stopped after them; never started when `skip`
+ * says why not. Its `endpoint` and `port` are read once the tests run.
+ * One hook does both: Node 20 does not wait for one top-level `before`
+ * hook to end before it starts the next.
+ */
+export function s3ForFile(skip, setUp = async () => {}) {
+  let s3 = null;
+  before(async () => {
+    if (skip) return;
+    s3 = await startS3(['replica']);
+    await setUp();
+  });
+  after(async () => {
+    await s3?.stop();
+  });
+  return {
+    get endpoint() {
+      return s3.endpoint;
+    },
+    get port() {
+      return s3.port;
+    },
+  };
 }
 
 /**

@@ -9,11 +9,11 @@ import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { startLink } from '../../bench/lib/link.mjs';
-import { Database, S3_KEYS, litestream, skipWithout, startRelay, startS3, tempDir } from './helpers.mjs';
+import { Database, S3_KEYS, litestream, skipWithout, startRelay, s3ForFile, tempDir } from './helpers.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const skip = skipWithout('litestream', 'moto_server');
@@ -21,22 +21,15 @@ const KEYS_ENV = { AWS_ACCESS_KEY_ID: S3_KEYS.accessKeyId, AWS_SECRET_ACCESS_KEY
 // No compaction while a test counts: it would read the replica back.
 const QUIET = { compactionIntervals: [3_600_000] };
 
-let s3 = null;
 // Replicas made once, by prefix: { rows, txid, bytes }.
 const sources = new Map();
 
-before(async () => {
-  if (skip) return;
-  s3 = await startS3(['replica']);
+const s3 = s3ForFile(skip, async () => {
   await makeSource('small', 25_000);
   await makeSource('large', 100_000);
   // Tests that write to their replica have one each.
   await makeSource('written-after', 20_000);
   await makeSource('written-during', 20_000);
-});
-
-after(async () => {
-  await s3?.stop();
 });
 
 function replica(prefix, endpoint, extra = {}) {

@@ -10,10 +10,10 @@
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 
 import { rounds, startLink } from '../../bench/lib/link.mjs';
-import { Database, S3_KEYS, skipWithout, startS3, tempDir, waitFor } from './helpers.mjs';
+import { Database, S3_KEYS, skipWithout, s3ForFile, tempDir, waitFor } from './helpers.mjs';
 
 const skip = skipWithout('moto_server');
 // No compaction while a test counts: it would read the replica back.
@@ -25,18 +25,11 @@ const ROWS = 30_000;
 // moto refuses anonymous requests but checks no signature.
 const AUTH = `AWS4-HMAC-SHA256 Credential=${S3_KEYS.accessKeyId}/20260101/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=0`;
 
-let s3 = null;
 // The source database of each replica, by prefix.
 const sources = new Map();
 
-before(async () => {
-  if (skip) return;
-  s3 = await startS3(['replica']);
+const s3 = s3ForFile(skip, async () => {
   for (const prefix of ['writer-rounds', 'held', 'write-waits', 'follower-rounds', 'moved']) sources.set(prefix, await makeSource(prefix));
-});
-
-after(async () => {
-  await s3?.stop();
 });
 
 function replica(prefix, endpoint, extra = {}) {

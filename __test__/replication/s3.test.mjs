@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { startLink } from '../../bench/lib/link.mjs';
@@ -20,21 +20,13 @@ import {
   skipWithout,
   startLitestream,
   startRelay,
-  startS3,
+  s3ForFile,
   tables,
   tempDir,
 } from './helpers.mjs';
 
 const skip = skipWithout('litestream', 'moto_server');
-let s3 = null;
-
-before(async () => {
-  if (!skip) s3 = await startS3(['replica']);
-});
-
-after(async () => {
-  await s3?.stop();
-});
+const s3 = s3ForFile(skip);
 
 const KEYS_ENV = { AWS_ACCESS_KEY_ID: S3_KEYS.accessKeyId, AWS_SECRET_ACCESS_KEY: S3_KEYS.secretAccessKey };
 

@@ -43,7 +43,7 @@ impl From<Stats> for FollowStats {
     fn from(s: Stats) -> Self {
         FollowStats {
             url: s.url,
-            txid: s.txid as f64,
+            txid: s.txid.map_or(0.0, |t| t.get() as f64),
             staleness_ms: s.staleness.as_secs_f64() * 1000.0,
             last_check_at: s.last_check_at_ms.map(|ms| ms as f64),
             applied_at: s.applied_at_ms.map(|ms| ms as f64),

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use napi::{Error, Result, Status};
 use napi_derive::napi;
 use offloop_engine as engine;
-use offloop_replica::Follower;
+use offloop_replica::{Follower, Txid};
 
 use super::completion::Completion;
 use super::database::NativeDatabase;
@@ -34,12 +34,12 @@ pub fn follow_start(db: &NativeDatabase, watch_id: f64) -> Result<()> {
         return Ok(());
     };
     let queue = db.dispatcher.queue.clone();
-    let report = Arc::new(move |txid: u64, pages: u64| {
+    let report = Arc::new(move |txid: Txid, pages: u64| {
         queue.report(Completion {
             id: watch_id,
             flags: 0,
             result: Ok(engine::Outcome::Progress {
-                total_pages: txid,
+                total_pages: txid.get(),
                 remaining_pages: pages,
             }),
         });
@@ -56,7 +56,9 @@ pub fn follow_start(db: &NativeDatabase, watch_id: f64) -> Result<()> {
 pub fn follow_catch_up(db: &NativeDatabase, id: f64, txid: Option<f64>) -> Result<()> {
     let follower = follower(db)?;
     let reply = replica::reply_to(&db.dispatcher.queue, id);
-    follower.catch_up(id.to_bits(), txid.map(|t| t.max(0.0) as u64), reply);
+    // TXID 0 asks for no more than any TXID does: the first.
+    let txid = txid.map(|t| Txid::new(t.max(0.0) as u64).unwrap_or(Txid::FIRST));
+    follower.catch_up(id.to_bits(), txid, reply);
     Ok(())
 }
 

@@ -139,7 +139,7 @@ impl Promotion {
         &self,
         writer: WriterHandle,
         options: ReplicaOptions,
-    ) -> std::result::Result<u64, String> {
+    ) -> std::result::Result<Txid, String> {
         let mut held = false;
         let result = self.steps(writer, options, &mut held);
         // Another writer's live lease is the normal answer to a follower
@@ -155,7 +155,7 @@ impl Promotion {
         writer: WriterHandle,
         options: ReplicaOptions,
         held: &mut bool,
-    ) -> std::result::Result<u64, String> {
+    ) -> std::result::Result<Txid, String> {
         let _one = lock(&self.running);
         if self.is_promoted() {
             return Err("the database was promoted already".into());
@@ -246,7 +246,7 @@ impl Promotion {
     /// Waits until a check of the replica with a listing from the head
     /// (`named`: by name; see `Follower::catch_up_from_head` and
     /// `catch_up_named`) found nothing more to apply.
-    fn catch_up(&self, named: bool) -> std::result::Result<u64, String> {
+    fn catch_up(&self, named: bool) -> std::result::Result<Option<Txid>, String> {
         let (tx, rx) = bounded(1);
         let reply: Reply = Box::new(move |answer| {
             let _ = tx.send(answer);
@@ -258,7 +258,7 @@ impl Promotion {
             self.follower.catch_up_from_head(u64::MAX, reply);
         }
         match rx.recv() {
-            Ok(Ok(txid)) => Ok(txid.map_or(0, Txid::get)),
+            Ok(Ok(txid)) => Ok(txid),
             Ok(Err(why)) => Err(why),
             Err(_) => Err("the database closed".into()),
         }
@@ -314,7 +314,7 @@ pub fn promote(
             let run = || promotion.run(writer, options);
             let answer = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run))
                 .unwrap_or_else(|_| Err("offloop internal error: the promotion panicked".into()));
-            reply(answer.map(Txid::new));
+            reply(answer.map(Some));
         })
         .map(|_| ())
         .map_err(thread_error)

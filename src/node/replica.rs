@@ -104,7 +104,7 @@ impl From<offloop_replica::ReplicaStats> for ReplicaStats {
     fn from(s: offloop_replica::ReplicaStats) -> Self {
         ReplicaStats {
             url: s.url,
-            txid: s.txid as f64,
+            txid: s.txid.map_or(0.0, |t| t.get() as f64),
             lag_ms: s.lag.as_secs_f64() * 1000.0,
             pending_files: s.pending_files as f64,
             pending_bytes: s.pending_bytes as f64,

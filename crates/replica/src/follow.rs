@@ -33,6 +33,7 @@ use offloop_ltx::Txid;
 
 use crate::error::{Error, Result};
 use crate::follow_open::{put_in_place, PagedOpen};
+use crate::follow_record::Position;
 use crate::shared::Reply;
 use crate::stager::now_ms;
 use crate::store::{ReplicaStore, S3Options};
@@ -64,8 +65,8 @@ pub struct FollowSettings {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FollowStats {
     pub url: String,
-    /// The TXID the database is at (0 before the first is known).
-    pub txid: u64,
+    /// The TXID the database is at (`None` before the first is known).
+    pub txid: Option<Txid>,
     /// Since the follower last knew it held the replica's newest TXID.
     pub staleness: Duration,
     /// Ms since the epoch.
@@ -79,13 +80,13 @@ pub struct FollowStats {
 
 /// Hears each applied file: the TXID the database is at now and the pages
 /// the file wrote. Called on the follower's thread.
-pub type OnApplied = Box<dyn Fn(u64, u64) + Send + Sync>;
+pub type OnApplied = Box<dyn Fn(Txid, u64) + Send + Sync>;
 
 /// A `catch_up` waiting: `id` (to cancel it), the TXID it waits for
 /// (`None`: the end of the next check of `kind`), its answer.
 struct Waiter {
     id: u64,
-    txid: Option<u64>,
+    txid: Option<Txid>,
     kind: Wait,
     /// The checks of its kind begun before it came (`State::listings`,
     /// `State::head_listings`, `State::thorough`).
@@ -106,10 +107,8 @@ enum Wait {
 
 #[derive(Default)]
 struct State {
-    /// The database is at `at`, or (after a crash during an apply) at
-    /// `reach`; whatever is applied next must reach `reach`.
-    at: u64,
-    reach: u64,
+    /// Where the database stands in the replica.
+    position: Position,
     fresh_at: Option<Instant>,
     last_check_at_ms: Option<i64>,
     applied_at_ms: Option<i64>,
@@ -237,7 +236,7 @@ impl Follower {
     /// Answers `reply` with the TXID the database is at once it is at
     /// `txid` or later, or (`None`) once a check of the replica, with a
     /// listing, found nothing more to apply.
-    pub fn catch_up(&self, id: u64, txid: Option<u64>, reply: Reply) {
+    pub fn catch_up(&self, id: u64, txid: Option<Txid>, reply: Reply) {
         let mut state = lock(&self.shared.state);
         if state.stopped {
             drop(state);
@@ -245,10 +244,10 @@ impl Follower {
             return;
         }
         if let Some(t) = txid {
-            if state.at >= t && state.reach <= state.at {
-                let at = state.at;
+            if state.position.reached(t) {
+                let at = state.position.at;
                 drop(state);
-                reply(Ok(Txid::new(at)));
+                reply(Ok(at));
                 return;
             }
         }
@@ -343,7 +342,7 @@ impl Follower {
         let state = lock(&s.state);
         FollowStats {
             url: s.settings.url.clone(),
-            txid: state.at,
+            txid: state.position.at,
             staleness: s.staleness(&state),
             last_check_at_ms: state.last_check_at_ms,
             applied_at_ms: state.applied_at_ms,
@@ -362,14 +361,14 @@ impl Follower {
         let _ = self.shared.wake.try_send(());
     }
 
-    /// Stops for good (a promotion), then the TXID it is at; `None`: an apply was cut short.
-    pub fn halt(&self) -> Option<u64> {
+    /// Stops for good (a promotion), then the TXID it is at; `None`: not
+    /// known (an apply was cut short, or a restore into the file was).
+    pub fn halt(&self) -> Option<Txid> {
         self.stop();
         if let Some(thread) = lock(&self.thread).take() {
             let _ = thread.join();
         }
-        let state = lock(&self.shared.state);
-        (state.reach <= state.at).then_some(state.at)
+        lock(&self.shared.state).position.known()
     }
 }
 
@@ -394,7 +393,7 @@ impl Shared {
     fn put_in_place(&self, paged: Option<&PagedOpen>) -> std::result::Result<(), String> {
         let placed = put_in_place(&self.db, &self.settings.url, &|| self.store(), paged)?;
         let mut state = lock(&self.state);
-        (state.at, state.reach) = (placed.at, placed.reach);
+        state.position = placed.position;
         if placed.restored {
             state.fresh_at = Some(Instant::now());
             state.restored = true;
@@ -462,7 +461,7 @@ impl Shared {
                         must_list = state
                             .waiters
                             .iter()
-                            .any(|w| w.txid.is_some_and(|t| t > state.at));
+                            .any(|w| w.txid.is_some_and(|t| !state.position.reached(t)));
                         false
                     }
                     Ok(Check::Applied) => {
@@ -481,8 +480,7 @@ impl Shared {
                 };
                 // A check with a listing answers those who asked for one;
                 // a TXID reached answers those who wait for it.
-                let at = state.at;
-                let settled = state.reach <= at;
+                let position = state.position;
                 let counts = (state.listings, state.head_listings, state.thorough);
                 let done = |kind| match kind {
                     Wait::Listed => counts.0,
@@ -493,7 +491,7 @@ impl Shared {
                     std::mem::take(&mut state.waiters)
                         .into_iter()
                         .partition(|w| match w.txid {
-                            Some(t) => settled && at >= t,
+                            Some(t) => position.reached(t),
                             None => !again && done(w.kind) > w.begun,
                         });
                 state.waiters = waiting;
@@ -501,7 +499,7 @@ impl Shared {
                 for w in ready {
                     let answer = match (&checked, w.txid) {
                         (Err(e), None) => Err(e.clone()),
-                        _ => Ok(Txid::new(at)),
+                        _ => Ok(position.at),
                     };
                     (w.reply)(answer);
                 }

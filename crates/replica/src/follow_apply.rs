@@ -17,6 +17,7 @@
 use offloop_ltx::{Decoder, Txid};
 use rusqlite::Connection;
 
+use crate::follow_record::Position;
 use crate::store::{LtxFile, SNAPSHOT_LEVEL};
 
 /// What one applied file did.
@@ -28,35 +29,44 @@ pub struct Applied {
     pub commit: u32,
 }
 
-/// The next file to apply to a database at `at` (0: a state not known, so
-/// only a full image will do) that must reach at least `reach`: among the
-/// files that start at or before `at + 1` and end after `at` (and at
-/// `reach` or later), the one that reaches furthest; of those, the one
-/// that starts latest (the fewest pages to write), then the lowest level.
-/// `None` when the replica holds nothing newer that can be applied.
-pub fn next_file(levels: &[Vec<LtxFile>], at: u64, reach: u64) -> Option<LtxFile> {
+/// The next file to apply to a database at `position`: among the files
+/// that start at or before the TXID after its `at` (a full image when
+/// `at` is not known) and end after it (and at its `reach` or later), the
+/// one that reaches furthest; of those, the one that starts latest (the
+/// fewest pages to write), then the lowest level. `None` when the replica
+/// holds nothing newer that can be applied.
+pub fn next_file(levels: &[Vec<LtxFile>], position: Position) -> Option<LtxFile> {
+    let Position { at, reach } = position;
     levels
         .iter()
         .flatten()
         .filter(|f| f.level <= SNAPSHOT_LEVEL)
         .filter(|f| {
-            let (min, max) = (f.min_txid.get(), f.max_txid.get());
-            let starts = if at == 0 { min == 1 } else { min <= at + 1 };
-            starts && max > at && max >= reach
+            let starts = match at {
+                None => f.min_txid == Txid::FIRST,
+                Some(at) => f.min_txid <= at.next(),
+            };
+            starts && after(f.max_txid, at) && reach.is_none_or(|r| f.max_txid >= r)
         })
         .max_by_key(|f| (f.max_txid, f.min_txid, std::cmp::Reverse(f.level)))
         .copied()
 }
 
-/// Whether the replica holds anything past `at` at all, applicable or not
-/// (a gap the follower cannot cross is then an error, not freshness).
-pub fn anything_after(levels: &[Vec<LtxFile>], at: u64) -> Option<Txid> {
+/// Whether the replica holds anything past `at` (`None`: a state not
+/// known) at all, applicable or not (a gap the follower cannot cross is
+/// then an error, not freshness): its newest TXID if so.
+pub fn anything_after(levels: &[Vec<LtxFile>], at: Option<Txid>) -> Option<Txid> {
     levels
         .iter()
         .flatten()
         .map(|f| f.max_txid)
-        .filter(|t| t.get() > at)
+        .filter(|&t| after(t, at))
         .max()
+}
+
+/// Whether `txid` is past `at`; every TXID is past a state not known.
+fn after(txid: Txid, at: Option<Txid>) -> bool {
+    at.is_none_or(|at| txid > at)
 }
 
 /// Writes the LTX file `bytes` (its `label` for messages) over the
@@ -149,6 +159,15 @@ mod tests {
         }
     }
 
+    fn t(n: u64) -> Txid {
+        Txid::new(n).unwrap()
+    }
+
+    /// At TXID `n`, no apply under way.
+    fn at(n: u64) -> Position {
+        Position::settled(Some(t(n)))
+    }
+
     fn levels(files: &[LtxFile]) -> Vec<Vec<LtxFile>> {
         let mut l = vec![Vec::new(); 10];
         for f in files {
@@ -166,14 +185,17 @@ mod tests {
             file(0, 31, 31),
         ]);
         // From 20: the L1 file reaches 30; the snapshot does not go past 20.
-        assert_eq!(next_file(&l, 20, 0), Some(file(1, 11, 30)));
-        assert_eq!(next_file(&l, 30, 0), Some(file(0, 31, 31)));
-        assert_eq!(next_file(&l, 31, 0), None);
+        assert_eq!(next_file(&l, at(20)), Some(file(1, 11, 30)));
+        assert_eq!(next_file(&l, at(30)), Some(file(0, 31, 31)));
+        assert_eq!(next_file(&l, at(31)), None);
         // A state not known: only a full image.
-        assert_eq!(next_file(&l, 0, 0), Some(file(9, 1, 20)));
+        assert_eq!(next_file(&l, Position::settled(None)), Some(file(9, 1, 20)));
         // A crash during an apply to 30: whatever is next must reach 30.
-        assert_eq!(next_file(&l, 20, 30), Some(file(1, 11, 30)));
-        assert_eq!(next_file(&l, 25, 31), None);
+        assert_eq!(
+            next_file(&l, at(20).announcing(t(30))),
+            Some(file(1, 11, 30))
+        );
+        assert_eq!(next_file(&l, at(25).announcing(t(31))), None);
     }
 
     /// A WAL database at `path` with `rows` rows of 3,000 bytes.
@@ -261,9 +283,9 @@ mod tests {
     #[test]
     fn a_gap_leaves_only_a_full_image_and_the_smaller_file_wins_a_tie() {
         let l = levels(&[file(0, 1, 40), file(9, 1, 40), file(0, 35, 40)]);
-        assert_eq!(next_file(&l, 20, 0), Some(file(0, 1, 40)));
-        assert_eq!(next_file(&l, 34, 0), Some(file(0, 35, 40)));
-        assert_eq!(anything_after(&l, 20).map(Txid::get), Some(40));
-        assert_eq!(anything_after(&l, 40), None);
+        assert_eq!(next_file(&l, at(20)), Some(file(0, 1, 40)));
+        assert_eq!(next_file(&l, at(34)), Some(file(0, 35, 40)));
+        assert_eq!(anything_after(&l, Txid::new(20)).map(Txid::get), Some(40));
+        assert_eq!(anything_after(&l, Txid::new(40)), None);
     }
 }

@@ -17,7 +17,7 @@ use offloop_ltx::Txid;
 
 use super::{lock, OnApplied, Shared, PROBE_EVERY};
 use crate::follow_apply::{anything_after, apply_file, next_file, Applied};
-use crate::follow_record::FollowRecord;
+use crate::follow_record::{FollowRecord, Position};
 use crate::stager::now_ms;
 use crate::store::{LtxFile, ReplicaStore, Store, Timestamps, LEVELS, SNAPSHOT_LEVEL};
 
@@ -44,8 +44,7 @@ impl Shared {
             return Ok(Check::Suspect);
         };
         let probe = *misses > 0 && misses.is_multiple_of(PROBE_EVERY);
-        let want = if probe { at + 2 } else { at + 1 };
-        let txid = Txid::new(want).ok_or("the replica's TXIDs ran out")?;
+        let txid = if probe { next(next(at)?)? } else { next(at)? };
         self.gets.fetch_add(1, Ordering::Relaxed);
         let found = store.get_named(0, txid, txid).map_err(|e| e.to_string())?;
         match found {
@@ -65,11 +64,12 @@ impl Shared {
     }
 
     /// The TXID the database is at, when a check by name can carry it on:
-    /// known, and no apply was cut short past it. `None`: only a listing
-    /// will do.
-    fn settled_at(&self) -> Option<u64> {
-        let state = lock(&self.state);
-        (state.at > 0 && state.reach <= state.at + 1).then_some(state.at)
+    /// known, and no apply was cut short past the next TXID (whose file,
+    /// by name, reaches that far). `None`: only a listing will do.
+    fn settled_at(&self) -> Option<Txid> {
+        let Position { at, reach } = lock(&self.state).position;
+        let at = at?;
+        reach.is_none_or(|r| r <= at.next()).then_some(at)
     }
 
     /// Counts the bytes of `file`, fetched by name, and applies it.
@@ -94,7 +94,7 @@ impl Shared {
         let Some(at) = self.settled_at() else {
             return Ok(Check::Suspect);
         };
-        let txid = Txid::new(at + 1).ok_or("the replica's TXIDs ran out")?;
+        let txid = next(at)?;
         self.gets.fetch_add(2, Ordering::Relaxed);
         let (next, full) = std::thread::scope(|s| {
             let full = s.spawn(|| store.get_named(0, Txid::FIRST, txid));
@@ -123,8 +123,8 @@ impl Shared {
     ) -> std::result::Result<Check, String> {
         self.lists
             .fetch_add(LEVELS.count() as u64, Ordering::Relaxed);
-        let at = lock(&self.state).at;
-        let head = Txid::new(at + 1).filter(|_| from_head && at > 0);
+        let at = lock(&self.state).position.at;
+        let head = at.map(Txid::next).filter(|_| from_head);
         let levels = match head {
             Some(next) => store.list_all_from(next, Timestamps::Listed),
             None => store.list_all(Timestamps::Listed),
@@ -135,19 +135,20 @@ impl Shared {
             .and_then(|l9| l9.iter().map(|f| f.timestamp_ms).max());
         let mut applied = false;
         loop {
-            let (at, reach) = {
-                let state = lock(&self.state);
-                (state.at, state.reach)
-            };
-            let Some(file) = next_file(&levels, at, reach) else {
+            let position = lock(&self.state).position;
+            let at = position.at;
+            let Some(file) = next_file(&levels, position) else {
                 if head.is_some() && anything_after(&levels, at).is_some() {
                     // What continues it may be a full image in L0.
                     return Ok(Check::Suspect);
                 }
                 if let Some(newest) = anything_after(&levels, at) {
+                    let from = at.map_or("a state not known".into(), |at| {
+                        format!("TXID {}", at.get())
+                    });
                     return Err(format!(
                         "the replica holds TXIDs up to {} but no file that continues this \
-                         database from TXID {at} (a gap, and no full image past it)",
+                         database from {from} (a gap, and no full image past it)",
                         newest.get()
                     ));
                 }
@@ -173,12 +174,10 @@ impl Shared {
         bytes: Bytes,
         on_applied: &OnApplied,
     ) -> std::result::Result<(), String> {
-        let at = lock(&self.state).at;
-        let to = file.max_txid.get();
+        let to = file.max_txid;
         FollowRecord {
             url: self.settings.url.clone(),
-            at,
-            to,
+            position: lock(&self.state).position.announcing(to),
         }
         .write(&self.db)
         .map_err(|e| format!("cannot write {}-follow: {e}", self.db.display()))?;
@@ -218,11 +217,17 @@ impl Shared {
         };
         {
             let mut state = lock(&self.state);
-            state.at = to;
-            state.reach = to;
+            state.position = Position::settled(Some(to));
             state.applied_at_ms = Some(now_ms());
         }
         on_applied(to, applied.pages);
         Ok(())
     }
+}
+
+/// The TXID after `at`, which a replica at the largest TXID has not got.
+fn next(at: Txid) -> std::result::Result<Txid, String> {
+    Some(at.next())
+        .filter(|&n| n > at)
+        .ok_or_else(|| "the replica's TXIDs ran out".to_string())
 }

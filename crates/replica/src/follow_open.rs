@@ -13,7 +13,9 @@ use std::path::Path;
 
 use offloop_vfs::map_path;
 
-use crate::follow_record::FollowRecord;
+use offloop_ltx::Txid;
+
+use crate::follow_record::{FollowRecord, Position};
 use crate::restore::{restore, RestoreOptions};
 use crate::restore_at_open::paged_txid;
 use crate::store::ReplicaStore;
@@ -22,12 +24,11 @@ use crate::store::ReplicaStore;
 /// file paged, or carries on the fill a previous open left unfinished.
 pub(crate) type PagedOpen = Box<dyn Fn() -> Result<(), String> + Send + Sync>;
 
-/// Where the file stands once in place: at TXID `at`, or at `reach` if
-/// the apply the record announced committed (see `follow_record`);
-/// `restored` when it was just restored at the replica's newest TXID.
+/// Where the file stands once in place (as its record says, see
+/// `follow_record`); `restored` when it was just restored at the
+/// replica's newest TXID.
 pub(crate) struct Placed {
-    pub at: u64,
-    pub reach: u64,
+    pub position: Position,
     pub restored: bool,
 }
 
@@ -71,29 +72,26 @@ pub(crate) fn put_in_place(
             paged()?;
         }
         return Ok(Placed {
-            at: record.at,
-            reach: record.to,
+            position: record.position,
             restored: false,
         });
     }
     // Written first: a crash during the restore leaves a file whose state
     // is not known, which only a full image puts right.
-    let write = |at: u64| {
+    let write = |at: Option<Txid>| {
         FollowRecord {
             url: url.to_string(),
-            at,
-            to: at,
+            position: Position::settled(at),
         }
         .write(db)
         .map_err(|e| format!("cannot write {}-follow: {e}", db.display()))
     };
-    write(0)?;
+    write(None)?;
     let txid = match paged {
         Some(paged) => {
             paged()?;
             paged_txid(db)
                 .ok_or_else(|| format!("the paged restore of {} left no map", db.display()))?
-                .get()
         }
         None => {
             let options = RestoreOptions {
@@ -104,13 +102,11 @@ pub(crate) fn put_in_place(
             restore(&store()?, db, &options)
                 .map_err(|e| format!("cannot restore {} from {url}: {e}", db.display()))?
                 .txid
-                .get()
         }
     };
-    write(txid)?;
+    write(Some(txid))?;
     Ok(Placed {
-        at: txid,
-        reach: txid,
+        position: Position::settled(Some(txid)),
         restored: true,
     })
 }

@@ -9,8 +9,9 @@
 //! itself is synced (the follower's writer runs `synchronous = FULL`).
 //! After a crash the file is at one of the two, and a file reaching `to`
 //! or beyond, applied from `at`, brings either to one known state (see
-//! docs/replication.md). A record at TXID 0 means the state is not known
-//! (a restore into the file was under way): only a full image fixes it.
+//! docs/replication.md). The record spells a state that is not known (a
+//! restore into the file was under way, which only a full image fixes) as
+//! TXID 0; in memory it is a [`Position`] whose `at` is `None`.
 //!
 //! It reads and writes this one small file and nothing else: no database,
 //! no replica.
@@ -19,17 +20,54 @@ use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use offloop_ltx::Txid;
+
 /// The record's first line, with its format's version.
 const MAGIC: &str = "offloop-follow 1";
 
-/// Where a follower stands: the file is at TXID `at`, or at `to` when the
-/// apply the record announced committed (`to == at` when none was under
-/// way). TXID 0: not known.
+/// Where a follower's database stands in its replica's chain.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Position {
+    /// The TXID the file is at. `None`: not known (a restore into it was
+    /// under way), and only a full image puts it right.
+    pub at: Option<Txid>,
+    /// An apply to this TXID, past `at`, was announced and may have
+    /// committed: the file is at `at` or here, and whatever is applied
+    /// next must reach this far. `None`: no apply was under way.
+    pub reach: Option<Txid>,
+}
+
+impl Position {
+    /// At `at` (`None`: not known), with no apply under way.
+    pub fn settled(at: Option<Txid>) -> Position {
+        Position { at, reach: None }
+    }
+
+    /// Before an apply from here to `to`: at `at`, or at `to` once the
+    /// apply commits.
+    pub fn announcing(self, to: Txid) -> Position {
+        Position {
+            at: self.at,
+            reach: Some(to).filter(|&to| self.at.is_none_or(|at| to > at)),
+        }
+    }
+
+    /// The TXID the file is surely at: known, and no apply cut short.
+    pub fn known(self) -> Option<Txid> {
+        self.at.filter(|_| self.reach.is_none())
+    }
+
+    /// Whether the file is surely at `txid` or later.
+    pub fn reached(self, txid: Txid) -> bool {
+        self.known().is_some_and(|at| at >= txid)
+    }
+}
+
+/// Where a follower stands, beside the replica it follows.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FollowRecord {
     pub url: String,
-    pub at: u64,
-    pub to: u64,
+    pub position: Position,
 }
 
 /// `<database>-follow`.
@@ -40,11 +78,13 @@ pub fn record_path(db: &Path) -> PathBuf {
 }
 
 impl FollowRecord {
+    /// `at` and `to` as numbers, 0 for a TXID not known, and `to` equal to
+    /// `at` when no apply is under way.
     fn encode(&self) -> String {
-        format!(
-            "{MAGIC}\nurl {}\nat {}\nto {}\n",
-            self.url, self.at, self.to
-        )
+        let Position { at, reach } = self.position;
+        let at = at.map_or(0, Txid::get);
+        let to = reach.map_or(at, Txid::get);
+        format!("{MAGIC}\nurl {}\nat {at}\nto {to}\n", self.url)
     }
 
     fn decode(text: &str) -> Option<FollowRecord> {
@@ -53,9 +93,13 @@ impl FollowRecord {
             return None;
         }
         let url = lines.next()?.strip_prefix("url ")?.to_string();
-        let at = lines.next()?.strip_prefix("at ")?.parse().ok()?;
-        let to = lines.next()?.strip_prefix("to ")?.parse().ok()?;
-        (to >= at).then_some(FollowRecord { url, at, to })
+        let at: u64 = lines.next()?.strip_prefix("at ")?.parse().ok()?;
+        let to: u64 = lines.next()?.strip_prefix("to ")?.parse().ok()?;
+        let position = Position {
+            at: Txid::new(at),
+            reach: Txid::new(to).filter(|_| to > at),
+        };
+        (to >= at).then_some(FollowRecord { url, position })
     }
 
     /// The record beside `db`: `Ok(None)` when there is none, an error
@@ -115,16 +159,42 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("app.db");
         assert_eq!(FollowRecord::read(&db).unwrap(), None);
-        let r = FollowRecord {
-            url: "s3://b/p".into(),
-            at: 7,
-            to: 9,
-        };
-        r.write(&db).unwrap();
-        assert_eq!(FollowRecord::read(&db).unwrap(), Some(r));
+        let txid = |n| Txid::new(n);
+        for position in [
+            Position::settled(txid(7)).announcing(Txid::new(9).unwrap()),
+            Position::settled(txid(7)),
+            Position::settled(None),
+            Position::settled(None).announcing(Txid::new(3).unwrap()),
+        ] {
+            let r = FollowRecord {
+                url: "s3://b/p".into(),
+                position,
+            };
+            r.write(&db).unwrap();
+            assert_eq!(FollowRecord::read(&db).unwrap(), Some(r));
+        }
         fs::write(record_path(&db), "something else").unwrap();
         assert!(FollowRecord::read(&db).is_err());
         fs::write(record_path(&db), format!("{MAGIC}\nurl x\nat 9\nto 7\n")).unwrap();
         assert!(FollowRecord::read(&db).is_err(), "`to` never behind `at`");
+    }
+
+    #[test]
+    fn a_position_is_known_only_when_no_apply_was_cut_short() {
+        let t = |n| Txid::new(n).unwrap();
+        let at7 = Position::settled(Some(t(7)));
+        assert_eq!(at7.known(), Some(t(7)));
+        assert!(at7.reached(t(7)) && !at7.reached(t(8)));
+        let cut = at7.announcing(t(9));
+        assert_eq!((cut.known(), cut.reach), (None, Some(t(9))));
+        assert!(!cut.reached(t(1)));
+        assert_eq!(
+            at7.announcing(t(7)),
+            at7,
+            "an apply to where it is reaches nothing new"
+        );
+        let unknown = Position::settled(None);
+        assert_eq!(unknown.known(), None);
+        assert_eq!(unknown.announcing(t(1)).reach, Some(t(1)));
     }
 }

@@ -128,7 +128,7 @@ pub fn watch_wait(state: &LeaseState, every: Duration, now_ms: i64) -> Duration 
 /// opened on it later sets it aside instead of applying over commits of
 /// its own. Any other state in the folder (but the holder's id) is of an
 /// earlier life and is dropped.
-pub fn continue_as_writer(db: &Path, head: u64) -> io::Result<()> {
+pub fn continue_as_writer(db: &Path, head: Txid) -> io::Result<()> {
     let dir = state_dir(db);
     fs::create_dir_all(&dir)?;
     for name in ["outbox", "scratch"] {
@@ -147,7 +147,7 @@ pub fn continue_as_writer(db: &Path, head: u64) -> io::Result<()> {
         CaptureStart {
             page_size,
             base_commit: commit,
-            next_txid: Txid::new(head).map_or(Txid::FIRST, Txid::next),
+            next_txid: head.next(),
             from,
         },
     )?;

@@ -40,6 +40,7 @@ use std::time::Duration;
 
 use crossbeam_channel::{bounded, unbounded, Sender, TrySendError};
 use offloop_engine::{CheckpointPermit, CheckpointWrites, WalObserver};
+use offloop_ltx::Txid;
 
 use crate::lease::Lease;
 use crate::settings::ReplicaSettings;
@@ -54,8 +55,8 @@ pub use crate::worker::state_dir;
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReplicaStats {
     pub url: String,
-    /// The last TXID the replica holds (0: none yet).
-    pub txid: u64,
+    /// The last TXID the replica holds (`None`: none yet).
+    pub txid: Option<Txid>,
     /// How long the oldest commit not yet in the replica has waited.
     pub lag: Duration,
     pub pending_files: u64,
@@ -237,7 +238,7 @@ impl Replicator {
         let last_sync = c.last_sync_at_ms.load(Ordering::Relaxed);
         ReplicaStats {
             url: self.shared.settings.url.clone(),
-            txid: c.txid.load(Ordering::Relaxed),
+            txid: Txid::new(c.txid.load(Ordering::Relaxed)),
             // At least 1 ms while anything waits: 0 says nothing does.
             lag: Duration::from_millis(oldest.map_or(0, |t| (now - t).max(1) as u64)),
             pending_files: c.pending_files.load(Ordering::Relaxed),

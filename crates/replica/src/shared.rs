@@ -49,6 +49,8 @@ pub(crate) enum Command {
 
 #[derive(Default)]
 pub(crate) struct Counters {
+    /// The last TXID the replica holds, 0 for none (a number, so that
+    /// `stats()` reads it without a lock): read through `Worker::txid`.
     pub(crate) txid: AtomicU64,
     pub(crate) pending_files: AtomicU64,
     pub(crate) pending_bytes: AtomicU64,
@@ -81,7 +83,7 @@ pub struct Handover {
     pub lease: Arc<Lease>,
     /// The replica's head, where the follower stopped; the local chain
     /// goes on from the next TXID (`promotion::continue_as_writer`).
-    pub head: u64,
+    pub head: Txid,
     /// The newest L9 snapshot's timestamp in the follower's last listing
     /// (`None`: none), which decides when the next one is due.
     pub snapshot_ms: Option<i64>,

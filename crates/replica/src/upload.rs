@@ -111,7 +111,7 @@ impl Worker {
                 self.retry_at = Some(Instant::now() + backoff);
                 let why = format!("replica {}: {e}", shared.settings.url);
                 shared.set_error(why.clone());
-                if e.is_permanent() && self.shared.counters.txid.load(Ordering::Relaxed) == 0 {
+                if e.is_permanent() && self.txid().is_none() {
                     self.permanent_error = Some(why.clone());
                 }
                 Err(why)

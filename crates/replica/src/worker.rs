@@ -423,7 +423,7 @@ impl Worker {
         self.shared
             .counters
             .txid
-            .store(handover.head, Ordering::Relaxed);
+            .store(handover.head.get(), Ordering::Relaxed);
         self.has_snapshot = handover.snapshot_ms.is_some();
         self.last_snapshot_ms = handover.snapshot_ms.unwrap_or(0);
         self.tenure = true;
