@@ -14,7 +14,7 @@ use crate::compact::{compact_level, enforce_retention};
 use crate::error::{Error, Result};
 use crate::stager::{now_ms, Chain, ImageLevels};
 use crate::upload::unavailable;
-use crate::worker::Worker;
+use crate::worker::{guarded, Worker};
 
 impl Worker {
     /// After a clean upload round: compaction per level, an L9 snapshot
@@ -79,5 +79,16 @@ impl Worker {
             )?;
         }
         Ok(())
+    }
+}
+
+/// After a round that shipped, and once its callers heard back: the
+/// compaction, snapshots and retention due (`Worker::tidy`).
+pub(crate) fn tidy_after(worker: &mut Worker, shipped: bool) {
+    if shipped {
+        let _ = guarded(|| {
+            worker.tidy();
+            Ok(None)
+        });
     }
 }
