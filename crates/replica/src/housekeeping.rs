@@ -17,6 +17,17 @@ use crate::upload::unavailable;
 use crate::worker::{guarded, Worker};
 
 impl Worker {
+    /// After a round that shipped, and once its callers heard back: the
+    /// compaction, snapshots and retention due (`tidy`).
+    pub(crate) fn tidy_after(&mut self, shipped: bool) {
+        if shipped {
+            let _ = guarded(|| {
+                self.tidy();
+                Ok(None)
+            });
+        }
+    }
+
     /// After a clean upload round: compaction per level, an L9 snapshot
     /// when due, retention.
     pub(crate) fn housekeeping(&mut self) -> Result<()> {
@@ -79,16 +90,5 @@ impl Worker {
             )?;
         }
         Ok(())
-    }
-}
-
-/// After a round that shipped, and once its callers heard back: the
-/// compaction, snapshots and retention due (`Worker::tidy`).
-pub(crate) fn tidy_after(worker: &mut Worker, shipped: bool) {
-    if shipped {
-        let _ = guarded(|| {
-            worker.tidy();
-            Ok(None)
-        });
     }
 }

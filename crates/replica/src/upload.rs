@@ -23,14 +23,6 @@ use crate::worker::{Worker, FIRST_BACKOFF};
 /// Retries of a replica that stays down settle at this interval: often
 /// enough to catch up soon after it returns, rare enough to cost nothing.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
-/// How long after a round for the replica ends the next one may wait for
-/// the writers it answered to commit again. Those it answered come back
-/// within a few milliseconds; started at once, the next round would carry
-/// only the first of them and the rest would wait for it, then for their
-/// own: two rounds each. Waiting for them (a fraction of a network round
-/// trip) lets them share one round. The wait ends as soon as they all are
-/// back, so a lone writer never waits.
-pub(crate) const GATHER: Duration = Duration::from_millis(4);
 
 /// How the replica's position relates to the local state.
 enum Verdict {

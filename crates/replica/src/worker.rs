@@ -20,15 +20,13 @@ use rusqlite::{Connection, OpenFlags};
 use offloop_ltx::Txid;
 
 use crate::error::Error;
-use crate::housekeeping::tidy_after;
 use crate::lease::{Lease, Refusal};
 use crate::rejoin::mark_writer;
 use crate::renewer::{holder_id, Renewer};
-use crate::settings::PagedGate;
+use crate::settings::{PagedGate, GATHER};
 use crate::shared::{Answer, Command, Connect, Handover, Local, Reply, Shared};
 use crate::stager::Stager;
 use crate::store::{LtxFile, Store, Timestamps};
-use crate::upload::GATHER;
 
 /// First retry after a failed upload; doubles up to `MAX_BACKOFF`.
 pub(crate) const FIRST_BACKOFF: Duration = Duration::from_millis(500);
@@ -193,7 +191,7 @@ pub(crate) fn run(
                     durable.extend(waiting.try_iter());
                     gather = Some((Instant::now() + GATHER, durable.len() + answered));
                 }
-                tidy_after(&mut worker, result.is_ok());
+                worker.tidy_after(result.is_ok());
                 next_sync = Instant::now() + sync_interval;
                 continue;
             }
@@ -227,7 +225,7 @@ pub(crate) fn run(
                     let result = guarded(|| worker.ship(true));
                     let shipped = result.is_ok();
                     reply(result);
-                    tidy_after(&mut worker, shipped);
+                    worker.tidy_after(shipped);
                 }
                 Ok(Command::Stop { reply, .. }) if !opened => {
                     // The database never opened (its open failed): nothing
