@@ -14,9 +14,20 @@ use crate::compact::{compact_level, enforce_retention};
 use crate::error::{Error, Result};
 use crate::stager::{now_ms, Chain, ImageLevels};
 use crate::upload::unavailable;
-use crate::worker::Worker;
+use crate::worker::{guarded, Worker};
 
 impl Worker {
+    /// After a round that shipped, and once its callers heard back: the
+    /// compaction, snapshots and retention due (`tidy`).
+    pub(crate) fn tidy_after(&mut self, shipped: bool) {
+        if shipped {
+            let _ = guarded(|| {
+                self.tidy();
+                Ok(None)
+            });
+        }
+    }
+
     /// After a clean upload round: compaction per level, an L9 snapshot
     /// when due, retention.
     pub(crate) fn housekeeping(&mut self) -> Result<()> {

@@ -26,6 +26,14 @@ pub const DEFAULT_LEVELS: [Duration; 3] = [
 /// `l0-retention`), so a point-in-time restore of the last minutes can
 /// still stop at any sync.
 pub const DEFAULT_L0_RETENTION: Duration = Duration::from_secs(300);
+/// How long after a round for the replica ends the next one may wait for
+/// the writers it answered to commit again. Those it answered come back
+/// within a few milliseconds; started at once, the next round would carry
+/// only the first of them and the rest would wait for it, then for their
+/// own: two rounds each. Waiting for them (a fraction of a network round
+/// trip) lets them share one round. The wait ends as soon as they all are
+/// back, so a lone writer never waits.
+pub const GATHER: Duration = Duration::from_millis(4);
 /// Bytes waiting for upload (captured pages and staged files) beyond which
 /// offloop stops keeping them: 1 GiB is hours of a busy server's writes,
 /// and what a small server's disk can spare. See `Replicator` for what

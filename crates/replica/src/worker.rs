@@ -23,7 +23,7 @@ use crate::error::Error;
 use crate::lease::{Lease, Refusal};
 use crate::rejoin::mark_writer;
 use crate::renewer::{holder_id, Renewer};
-use crate::settings::PagedGate;
+use crate::settings::{PagedGate, GATHER};
 use crate::shared::{Answer, Command, Connect, Handover, Local, Reply, Shared};
 use crate::stager::Stager;
 use crate::store::{LtxFile, Store, Timestamps};
@@ -153,15 +153,21 @@ pub(crate) fn run(
     // tried again.
     let mut durable: Vec<Reply> = Vec::new();
     let mut durable_retry: Option<Instant> = None;
+    // Until when, and for how many waiters, the next round gathers (GATHER).
+    let mut gather: Option<(Instant, usize)> = None;
     loop {
+        durable.extend(waiting.try_iter());
+        let gathered = gather
+            .is_none_or(|(until, expected)| durable.len() >= expected || Instant::now() >= until);
         if opened && !durable.is_empty() {
             if let Some(why) = worker.shared.fenced() {
                 for reply in durable.drain(..) {
                     reply(Err(why.clone()));
                 }
-            } else if durable_retry.is_none_or(|at| Instant::now() >= at) {
-                // Everyone who asked before this upload starts shares it.
-                durable.extend(waiting.try_iter());
+            } else if gathered && durable_retry.is_none_or(|at| Instant::now() >= at) {
+                gather = None;
+                // Everyone who asked before this upload starts shares it
+                // (they were gathered at the top of the loop).
                 // They hear back once the upload is done; compaction and
                 // the rest run after the replies.
                 let result = guarded(|| worker.ship(true));
@@ -176,11 +182,16 @@ pub(crate) fn run(
                     durable_retry = Some(Instant::now() + FIRST_BACKOFF);
                 } else {
                     durable_retry = None;
+                    let answered = durable.len();
                     for reply in durable.drain(..) {
                         reply(result.clone());
                     }
+                    // Those who asked meanwhile, and those just answered
+                    // coming back, share the next round.
+                    durable.extend(waiting.try_iter());
+                    gather = Some((Instant::now() + GATHER, durable.len() + answered));
                 }
-                tidy_after(&mut worker, result.is_ok());
+                worker.tidy_after(result.is_ok());
                 next_sync = Instant::now() + sync_interval;
                 continue;
             }
@@ -188,6 +199,9 @@ pub(crate) fn run(
         let mut due = capture_at.map_or(next_sync, |c| c.min(next_sync));
         if let Some(retry) = durable_retry.filter(|_| !durable.is_empty()) {
             due = due.min(retry);
+        }
+        if let Some((until, _)) = gather.filter(|_| !durable.is_empty()) {
+            due = due.min(until);
         }
         let timeout = due.saturating_duration_since(Instant::now());
         let wake = if capture_at.is_some() { &never } else { &woken };
@@ -211,7 +225,7 @@ pub(crate) fn run(
                     let result = guarded(|| worker.ship(true));
                     let shipped = result.is_ok();
                     reply(result);
-                    tidy_after(&mut worker, shipped);
+                    worker.tidy_after(shipped);
                 }
                 Ok(Command::Stop { reply, .. }) if !opened => {
                     // The database never opened (its open failed): nothing
@@ -293,20 +307,9 @@ fn remove_dir_if_present(dir: &Path) -> std::io::Result<()> {
     }
 }
 
-/// After a round that shipped, and once its callers heard back: the
-/// compaction, snapshots and retention due (`Worker::tidy`).
-fn tidy_after(worker: &mut Worker, shipped: bool) {
-    if shipped {
-        let _ = guarded(|| {
-            worker.tidy();
-            Ok(None)
-        });
-    }
-}
-
 /// Runs one step under `catch_unwind`: a panic becomes an error and the
 /// thread lives on.
-fn guarded(f: impl FnOnce() -> Answer) -> Answer {
+pub(crate) fn guarded(f: impl FnOnce() -> Answer) -> Answer {
     catch_unwind(AssertUnwindSafe(f))
         .unwrap_or_else(|_| Err("offloop internal error: the replicator panicked".into()))
 }
