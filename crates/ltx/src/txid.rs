@@ -39,6 +39,15 @@ impl Txid {
         Txid(self.0.saturating_add(1))
     }
 
+    /// The TXID after this one; `None` after `MAX` (a replica whose file
+    /// names claim `MAX` can be followed no further).
+    pub const fn checked_next(self) -> Option<Txid> {
+        match self.0.checked_add(1) {
+            Some(n) => Some(Txid(n)),
+            None => None,
+        }
+    }
+
     /// The TXID before this one, `None` before the first.
     pub const fn prev(self) -> Option<Txid> {
         Txid::new(self.0 - 1)
@@ -104,5 +113,7 @@ mod tests {
         assert!(Txid::new(9).unwrap() < Txid::new(10).unwrap());
         assert_eq!(Txid::FIRST.next().get(), 2);
         assert_eq!(Txid::MAX.next(), Txid::MAX);
+        assert_eq!(Txid::FIRST.checked_next(), Txid::new(2));
+        assert_eq!(Txid::MAX.checked_next(), None);
     }
 }

@@ -227,7 +227,6 @@ impl Shared {
 
 /// The TXID after `at`, which a replica at the largest TXID has not got.
 fn next(at: Txid) -> std::result::Result<Txid, String> {
-    Some(at.next())
-        .filter(|&n| n > at)
+    at.checked_next()
         .ok_or_else(|| "the replica's TXIDs ran out".to_string())
 }

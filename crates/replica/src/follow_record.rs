@@ -95,10 +95,8 @@ impl FollowRecord {
         let url = lines.next()?.strip_prefix("url ")?.to_string();
         let at: u64 = lines.next()?.strip_prefix("at ")?.parse().ok()?;
         let to: u64 = lines.next()?.strip_prefix("to ")?.parse().ok()?;
-        let position = Position {
-            at: Txid::new(at),
-            reach: Txid::new(to).filter(|_| to > at),
-        };
+        let settled = Position::settled(Txid::new(at));
+        let position = Txid::new(to).map_or(settled, |to| settled.announcing(to));
         (to >= at).then_some(FollowRecord { url, position })
     }
 
