@@ -111,6 +111,8 @@ export interface FollowOptions extends S3Options {
   durability?: 'local' | 'replica';
   /** Milliseconds between the promoted writer's uploads, as `replica.syncInterval`. Default 1000. */
   syncInterval?: number;
+  /** The promoted writer's `replica.gatherWindow` (ms). Default 4. */
+  gatherWindow?: number;
 }
 
 export interface CatchUpOptions {
@@ -203,6 +205,12 @@ export interface ReplicaOptions extends S3Options {
    * only once its commit is in the replica. Default 'local'.
    */
   durability?: 'local' | 'replica';
+  /**
+   * With durability 'replica': how long (ms) an upload may wait for the
+   * writers the last upload answered to commit again, so that they share
+   * it (group commit). 0: start as soon as one write waits. Default 4.
+   */
+  gatherWindow?: number;
 }
 
 export interface RestoreOptions extends S3Options {
@@ -246,6 +254,10 @@ export interface ReplicaStats {
   /** Bytes waiting: staged files and captured pages. */
   pendingBytes: number;
   bytesShipped: number;
+  /** Uploads that made writes waiting for the replica durable (durability 'replica'). */
+  durableRounds: number;
+  /** Writes those uploads made durable: durableWrites / durableRounds writes share an upload. */
+  durableWrites: number;
   /** When the last upload succeeded (ms since the epoch), or null. */
   lastSyncAt: number | null;
   /** What is wrong with the replica now, or null. */

@@ -213,6 +213,8 @@ function readReplicaOptions(value, prefix = 'options.replica.') {
     throw invalidValue(`${prefix}durability`, `must be 'local' or 'replica'. Received '${durability}'`);
   }
   out.durable = durability === 'replica';
+  // Absent: the addon's default (4 ms), named once, in the replica crate.
+  out.gatherWindowMs = readInteger(value, 'gatherWindow', undefined, 0, MAX_INT32, prefix);
   // Every writer that replicates holds the replica's lease, unless told
   // `lease: false` (a backup no other writer takes over).
   const { lease } = value;
@@ -249,6 +251,7 @@ function readFollowOptions(value, prefix = 'options.follow.') {
     leaseTtl: value.leaseTtl ?? DEFAULT_LEASE_TTL_MS,
     durability: value.durability,
     syncInterval: value.syncInterval,
+    gatherWindow: value.gatherWindow,
   };
   for (const name of [...S3_TEXT_OPTIONS, 'forcePathStyle']) writer[name] = value[name];
   out.writer = readReplicaOptions(writer, prefix);

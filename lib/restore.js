@@ -68,6 +68,8 @@ function replicaStats(r) {
     pendingFiles: r.pendingFiles,
     pendingBytes: r.pendingBytes,
     bytesShipped: r.bytesShipped,
+    durableRounds: r.durableRounds,
+    durableWrites: r.durableWrites,
     lastSyncAt: r.lastSyncAt ?? null,
     lastError: r.lastError ?? null,
     leaseHolder: r.leaseHolder ?? null,

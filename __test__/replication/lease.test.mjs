@@ -6,8 +6,9 @@
 // fenced once a new one took over, a TXID another writer
 // wrote fences the one that finds it, and `durability: 'replica'`: a write
 // resolves only once its commit is in the replica, every acknowledged
-// write survives a SIGKILL, many writes share one upload, and a failing
-// upload keeps them waiting.
+// write survives a SIGKILL, many writes share one upload (writers that
+// commit back to back share every one), and a failing upload keeps them
+// waiting.
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -195,6 +196,44 @@ test("durability 'replica': each write resolves only once its commit is in the r
   await db.close();
 });
 
+test("durability 'replica': writers committing back to back share every upload, which waits up to gatherWindow for the writers the last one answered", async () => {
+  const { url, file } = setup();
+  // A window far longer than a writer takes to commit again, so that which
+  // writes share an upload depends on no timing; uploads come only from
+  // the writes, never from the sync interval.
+  const db = await Database.open(file('a.db'), {
+    replica: { url, leaseTtl: 60_000, durability: 'replica', syncInterval: 3_600_000, gatherWindow: 1_000 },
+  });
+  await db.exec('CREATE TABLE t(writer INTEGER, n INTEGER, PRIMARY KEY (writer, n))');
+  const insert = db.prepare('INSERT INTO t VALUES (?, ?)');
+  const before = db.stats().replica;
+  const WRITERS = 8;
+  const WRITES = 10;
+  await Promise.all(
+    Array.from({ length: WRITERS }, async (_, writer) => {
+      for (let n = 0; n < WRITES; n++) {
+        const { changes } = await insert.run(writer, n);
+        assert.equal(changes, 1);
+      }
+    }),
+  );
+  const after = db.stats().replica;
+  assert.equal(after.durableWrites - before.durableWrites, WRITERS * WRITES);
+  // Answered one round and started at once, the next upload would carry
+  // the first writer back and leave the others for the one after: two
+  // groups taking turns, about two uploads per write of each writer. Each
+  // upload waits for all of them instead; only the first uploads, made
+  // before the writers fell into step, may carry fewer.
+  const uploads = after.durableRounds - before.durableRounds;
+  assert.ok(uploads <= WRITES + 3, `${uploads} uploads for ${WRITES} writes by each of ${WRITERS} writers`);
+  const rows = await db.prepare('SELECT writer, count(*) AS c FROM t GROUP BY writer ORDER BY writer').all();
+  assert.deepEqual(
+    rows.map((r) => [r.writer, r.c]),
+    Array.from({ length: WRITERS }, (_, w) => [w, WRITES]),
+  );
+  await db.close();
+});
+
 test("durability 'replica': a write whose upload fails keeps waiting and resolves once the replica takes it", async () => {
   const { replicaDir, url, file } = setup();
   const db = await Database.open(file('a.db'), { replica: { url, leaseTtl: 60_000, durability: 'replica' } });
@@ -238,7 +277,7 @@ test("durability 'replica': after SIGKILL of a writer with concurrent writes, ev
   assert.deepEqual(missing, [], `${missing.length} of ${acked.length} acknowledged writes missing`);
 });
 
-test("leaseTtl is an integer of at least 3000 ms, durability is 'local' or 'replica', and lease a boolean", async () => {
+test("leaseTtl is an integer of at least 3000 ms, durability is 'local' or 'replica', lease a boolean, gatherWindow an integer of at least 0", async () => {
   const { url, file } = setup();
   const open = (replica) => async () => Database.open(file('a.db'), { replica: { url, ...replica } });
   await assert.rejects(open({ leaseTtl: 2999 }), { code: 'ERR_OUT_OF_RANGE' });
@@ -248,6 +287,8 @@ test("leaseTtl is an integer of at least 3000 ms, durability is 'local' or 'repl
   await assert.rejects(open({ lease: 'no' }), { code: 'ERR_INVALID_ARG_TYPE' });
   await assert.rejects(open({ lease: false, durability: 'replica' }), { code: 'ERR_INVALID_ARG_VALUE' });
   await assert.rejects(open({ lease: false, leaseTtl: 5000 }), { code: 'ERR_INVALID_ARG_VALUE' });
+  await assert.rejects(open({ gatherWindow: -1 }), { code: 'ERR_OUT_OF_RANGE' });
+  await assert.rejects(open({ gatherWindow: 2.5 }), { code: 'ERR_INVALID_ARG_TYPE' });
   // Every replicating database takes the lease, with no option at all.
   const db = await Database.open(file('a.db'), { replica: { url } });
   assert.equal(typeof db.stats().replica.leaseHolder, 'string');

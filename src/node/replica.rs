@@ -70,6 +70,8 @@ pub struct ReplicaOptions {
     pub lease_ttl_ms: Option<f64>,
     /// `durability: 'replica'`.
     pub durable: bool,
+    /// `gatherWindow`; absent: the replica crate's default.
+    pub gather_window_ms: Option<f64>,
     pub s3: S3Connection,
 }
 
@@ -90,6 +92,8 @@ pub struct ReplicaStats {
     pub pending_files: f64,
     pub pending_bytes: f64,
     pub bytes_shipped: f64,
+    pub durable_rounds: f64,
+    pub durable_writes: f64,
     pub last_sync_at: Option<f64>,
     pub last_error: Option<String>,
     /// The lease holder's name while this database holds the lease (null
@@ -109,6 +113,8 @@ impl From<offloop_replica::ReplicaStats> for ReplicaStats {
             pending_files: s.pending_files as f64,
             pending_bytes: s.pending_bytes as f64,
             bytes_shipped: s.bytes_shipped as f64,
+            durable_rounds: s.durable_rounds as f64,
+            durable_writes: s.durable_writes as f64,
             last_sync_at: s.last_sync_at_ms.map(|ms| ms as f64),
             last_error: s.last_error,
             lease_holder: None,
@@ -161,6 +167,9 @@ fn replicating(options: ReplicaOptions, paged: PagedGate) -> (ReplicaSettings, C
         .collect();
     settings.lease_ttl = options.lease_ttl_ms.map(millis);
     settings.durable = options.durable;
+    if let Some(ms) = options.gather_window_ms {
+        settings.gather_window = millis(ms);
+    }
     let s3 = offloop_replica::S3Options::from(options.s3);
     let url = options.url;
     let connect: Connect = Box::new(move || {

@@ -100,7 +100,7 @@ const caughtUp: number = (await follower.catchUp({ txid: followed?.txid ?? 0, ti
 await follower.filled;
 const settings: DatabaseSettings = await db.settings();
 const writer = await Database.open('writer.db', {
-  replica: { url: 's3://bucket/app', leaseTtl: 10_000, durability: 'replica' },
+  replica: { url: 's3://bucket/app', leaseTtl: 10_000, durability: 'replica', gatherWindow: 4 },
 });
 const backupOnly = await Database.open('backup.db', { replica: { url: 's3://bucket/backup', lease: false } });
 // @ts-expect-error: lease is a boolean
@@ -108,10 +108,11 @@ await Database.open('backup.db', { replica: { url: 's3://bucket/backup', lease: 
 await backupOnly.close();
 const holder: string | null = writer.stats().replica?.leaseHolder ?? null;
 const fenced: boolean = writer.stats().replica?.fenced ?? false;
+const perUpload: number = (writer.stats().replica?.durableWrites ?? 0) / (writer.stats().replica?.durableRounds ?? 1);
 // @ts-expect-error: durability is 'local' or 'replica'
 await Database.open('eventual.db', { replica: { url: 's3://bucket/app', durability: 'eventual' } });
 const standby = await Database.open('standby.db', {
-  follow: { url: 's3://bucket/app', promote: 'auto', leaseTtl: 10_000, durability: 'replica', syncInterval: 100 },
+  follow: { url: 's3://bucket/app', promote: 'auto', leaseTtl: 10_000, durability: 'replica', syncInterval: 100, gatherWindow: 0 },
 });
 standby.on('promoted', ({ txid }) => console.log(txid + 1));
 const promotedAt: number = (await standby.promote()).txid;

@@ -62,6 +62,11 @@ pub struct ReplicaStats {
     pub pending_files: u64,
     pub pending_bytes: u64,
     pub bytes_shipped: u64,
+    /// Uploads that made writes waiting for the replica durable
+    /// (`durability: 'replica'`), and the writes they answered: their
+    /// ratio is how many commits share an upload.
+    pub durable_rounds: u64,
+    pub durable_writes: u64,
     /// When the last upload succeeded (ms since the epoch).
     pub last_sync_at_ms: Option<i64>,
     pub last_error: Option<String>,
@@ -244,6 +249,8 @@ impl Replicator {
             pending_files: c.pending_files.load(Ordering::Relaxed),
             pending_bytes: c.pending_bytes.load(Ordering::Relaxed),
             bytes_shipped: c.bytes_shipped.load(Ordering::Relaxed),
+            durable_rounds: c.durable_rounds.load(Ordering::Relaxed),
+            durable_writes: c.durable_writes.load(Ordering::Relaxed),
             last_sync_at_ms: (last_sync > 0).then_some(last_sync),
             // While the lease refuses commits, that is why writes fail,
             // whatever the last round said.

@@ -26,14 +26,15 @@ pub const DEFAULT_LEVELS: [Duration; 3] = [
 /// `l0-retention`), so a point-in-time restore of the last minutes can
 /// still stop at any sync.
 pub const DEFAULT_L0_RETENTION: Duration = Duration::from_secs(300);
-/// How long after a round for the replica ends the next one may wait for
-/// the writers it answered to commit again. Those it answered come back
+/// How long, by default, after a round for the replica ends the next one
+/// may wait for the writers it answered to commit again
+/// (`ReplicaSettings::gather_window`). Those it answered come back
 /// within a few milliseconds; started at once, the next round would carry
 /// only the first of them and the rest would wait for it, then for their
 /// own: two rounds each. Waiting for them (a fraction of a network round
 /// trip) lets them share one round. The wait ends as soon as they all are
 /// back, so a lone writer never waits.
-pub const GATHER: Duration = Duration::from_millis(4);
+pub const DEFAULT_GATHER_WINDOW: Duration = Duration::from_millis(4);
 /// Bytes waiting for upload (captured pages and staged files) beyond which
 /// offloop stops keeping them: 1 GiB is hours of a busy server's writes,
 /// and what a small server's disk can spare. See `Replicator` for what
@@ -68,6 +69,10 @@ pub struct ReplicaSettings {
     /// `durability: 'replica'`: a write is acknowledged once its commit is
     /// in the replica (`Replicator::durable`).
     pub durable: bool,
+    /// How long a round for durable writes waits for the writers the last
+    /// round answered to come back ([`DEFAULT_GATHER_WINDOW`]); zero: it
+    /// starts as soon as one write waits.
+    pub gather_window: Duration,
 }
 
 /// The database file a paged restore fills, as the replicator sees it:
@@ -114,6 +119,7 @@ impl ReplicaSettings {
             lease_ttl: None,
             restore_at: None,
             durable: false,
+            gather_window: DEFAULT_GATHER_WINDOW,
         }
     }
 }

@@ -55,12 +55,25 @@ pub(crate) struct Counters {
     pub(crate) pending_files: AtomicU64,
     pub(crate) pending_bytes: AtomicU64,
     pub(crate) bytes_shipped: AtomicU64,
+    /// Uploads that made writes waiting for the replica durable, and how
+    /// many writes they answered (`durability: 'replica'`).
+    pub(crate) durable_rounds: AtomicU64,
+    pub(crate) durable_writes: AtomicU64,
     pub(crate) last_sync_at_ms: AtomicI64,
     /// Oldest commit waiting in the capture log or the outbox (0: none).
     pub(crate) oldest_pending_ms: AtomicI64,
     /// Oldest commit not yet captured (0: none), set by `committed`.
     pub(crate) oldest_uncaptured_ms: AtomicI64,
     pub(crate) last_error: Mutex<Option<String>>,
+}
+
+impl Counters {
+    /// A round for durable writes made `writes` of them durable.
+    pub(crate) fn count_durable_round(&self, writes: usize) {
+        self.durable_rounds.fetch_add(1, Ordering::Relaxed);
+        self.durable_writes
+            .fetch_add(writes as u64, Ordering::Relaxed);
+    }
 }
 
 /// Local state: the stager once the database opened, or why it could not.

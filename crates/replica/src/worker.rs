@@ -23,7 +23,7 @@ use crate::error::Error;
 use crate::lease::{Lease, Refusal};
 use crate::rejoin::mark_writer;
 use crate::renewer::{holder_id, Renewer};
-use crate::settings::{PagedGate, GATHER};
+use crate::settings::PagedGate;
 use crate::shared::{Answer, Command, Connect, Handover, Local, Reply, Shared};
 use crate::stager::Stager;
 use crate::store::{LtxFile, Store, Timestamps};
@@ -144,6 +144,7 @@ pub(crate) fn run(
     let mut waiting_ready: Vec<Reply> = Vec::new();
     let mut opened = false;
     let sync_interval = worker.shared.settings.sync_interval;
+    let gather_window = worker.shared.settings.gather_window;
     let mut next_sync = Instant::now() + sync_interval;
     // When the next capture runs, once a commit woke the thread: commits
     // arriving meanwhile are captured together.
@@ -153,7 +154,7 @@ pub(crate) fn run(
     // tried again.
     let mut durable: Vec<Reply> = Vec::new();
     let mut durable_retry: Option<Instant> = None;
-    // Until when, and for how many waiters, the next round gathers (GATHER).
+    // Until when, and for how many waiters, the next round gathers.
     let mut gather: Option<(Instant, usize)> = None;
     loop {
         durable.extend(waiting.try_iter());
@@ -183,13 +184,16 @@ pub(crate) fn run(
                 } else {
                     durable_retry = None;
                     let answered = durable.len();
+                    if result.is_ok() {
+                        worker.shared.counters.count_durable_round(answered);
+                    }
                     for reply in durable.drain(..) {
                         reply(result.clone());
                     }
                     // Those who asked meanwhile, and those just answered
                     // coming back, share the next round.
                     durable.extend(waiting.try_iter());
-                    gather = Some((Instant::now() + GATHER, durable.len() + answered));
+                    gather = Some((Instant::now() + gather_window, durable.len() + answered));
                 }
                 worker.tidy_after(result.is_ok());
                 next_sync = Instant::now() + sync_interval;
