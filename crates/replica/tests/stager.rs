@@ -149,6 +149,41 @@ fn a_transaction_still_open_is_not_captured_even_when_its_pages_spill_into_the_w
 }
 
 #[test]
+fn transactions_that_span_several_reads_of_the_wal_are_captured_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, conn) = database(dir.path());
+    conn.execute_batch("CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB)")
+        .unwrap();
+    let mut stager = Stager::open(&path, &dir.path().join("state")).unwrap();
+    l0_image(&mut stager, 1);
+    // Small commits, then one of about 3 MB, then small ones again: the
+    // WAL is read 1 MiB at a time, so commits straddle the reads and the
+    // big one spans several.
+    for _ in 0..100 {
+        conn.execute("INSERT INTO t(v) VALUES (randomblob(3000))", [])
+            .unwrap();
+    }
+    conn.execute_batch(
+        "BEGIN; WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000) \
+         INSERT INTO t(v) SELECT randomblob(3000) FROM c; COMMIT;",
+    )
+    .unwrap();
+    for _ in 0..100 {
+        conn.execute("INSERT INTO t(v) VALUES (randomblob(3000))", [])
+            .unwrap();
+    }
+    let wal = fs::metadata(dir.path().join("app.db-wal")).unwrap().len();
+    assert!(wal > 4 << 20, "the WAL spans several reads ({wal} bytes)");
+    assert!(stager.capture(None).unwrap());
+    stager.stage(2).unwrap().unwrap();
+    let restored = dir.path().join("restored.db");
+    apply(stager.outbox().staged(), &restored);
+    assert_eq!(rows(&restored).len(), 1200);
+    assert_eq!(rows(&restored), rows(&path));
+    assert_eq!(integrity(&restored), "ok");
+}
+
+#[test]
 fn the_capture_log_survives_a_kill_and_drops_a_torn_last_record() {
     let dir = tempfile::tempdir().unwrap();
     let (path, conn) = database(dir.path());
