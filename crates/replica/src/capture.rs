@@ -88,7 +88,8 @@ impl CaptureLog {
         if file.read_exact_at(&mut h, 0).is_err() {
             return Ok(None);
         }
-        if &h[..8] != MAGIC || record_hash(&h[..48]) != u64::from_be_bytes(h[48..56].try_into().unwrap())
+        if &h[..8] != MAGIC
+            || record_hash(&h[..48]) != u64::from_be_bytes(h[48..56].try_into().unwrap())
         {
             return Ok(None);
         }

@@ -261,7 +261,10 @@ fn a_torn_page_inside_the_last_record_fails_its_hash_and_the_record_is_cut_off()
     );
     // The WAL still holds the torn commit: it is captured again.
     let mut stager = Stager::open(&path, &state).unwrap();
-    assert!(stager.capture(None).unwrap(), "the torn commit is read again");
+    assert!(
+        stager.capture(None).unwrap(),
+        "the torn commit is read again"
+    );
     stager.stage(2).unwrap().unwrap();
     let restored = dir.path().join("restored.db");
     apply(stager.outbox().staged(), &restored);
