@@ -146,13 +146,17 @@ pub fn read_committed(
     let mut pending: Vec<(usize, u32)> = Vec::new();
     let mut chain = from.checksum;
     let mut chunk_start = from.offset;
-    let mut buf = Vec::new();
+    // Read into, chunk after chunk; only `buf[..filled]` holds frames. It
+    // is zeroed only where it grows: zeroing each chunk before reading
+    // over it cost as much as a copy of the WAL.
+    let mut space = Vec::new();
+    let mut filled = 0;
     let per_chunk = (SCAN_CHUNK / frame_size).max(1);
     loop {
         // A transaction can span chunks: keep its frames in the buffer.
-        let keep_from = pending.first().map_or(buf.len(), |(at, _)| *at);
-        let kept = buf.len() - keep_from;
-        buf.drain(..keep_from);
+        let keep_from = pending.first().map_or(filled, |(at, _)| *at);
+        let kept = filled - keep_from;
+        space.copy_within(keep_from..filled, 0);
         for (at, _) in pending.iter_mut() {
             *at -= keep_from;
         }
@@ -161,13 +165,16 @@ pub fn read_committed(
         if whole == 0 {
             return Ok(done);
         }
-        buf.resize(kept + whole, 0);
-        let got = read_at_most(file, &mut buf[kept..], chunk_start)?;
+        if space.len() < kept + whole {
+            space.resize(kept + whole, 0);
+        }
+        let got = read_at_most(file, &mut space[kept..kept + whole], chunk_start)?;
         let got = got - got % frame_size;
-        buf.truncate(kept + got);
+        filled = kept + got;
         if got == 0 {
             return Ok(done);
         }
+        let buf = &space[..filled];
         // The file offset of `buf[0]`: the kept bytes precede `chunk_start`.
         let base = chunk_start - kept as u64;
         let mut at = kept;

@@ -149,6 +149,41 @@ fn a_transaction_still_open_is_not_captured_even_when_its_pages_spill_into_the_w
 }
 
 #[test]
+fn transactions_that_span_several_reads_of_the_wal_are_captured_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, conn) = database(dir.path());
+    conn.execute_batch("CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB)")
+        .unwrap();
+    let mut stager = Stager::open(&path, &dir.path().join("state")).unwrap();
+    l0_image(&mut stager, 1);
+    // Small commits, then one of about 3 MB, then small ones again: the
+    // WAL is read 1 MiB at a time, so commits straddle the reads and the
+    // big one spans several.
+    for _ in 0..100 {
+        conn.execute("INSERT INTO t(v) VALUES (randomblob(3000))", [])
+            .unwrap();
+    }
+    conn.execute_batch(
+        "BEGIN; WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000) \
+         INSERT INTO t(v) SELECT randomblob(3000) FROM c; COMMIT;",
+    )
+    .unwrap();
+    for _ in 0..100 {
+        conn.execute("INSERT INTO t(v) VALUES (randomblob(3000))", [])
+            .unwrap();
+    }
+    let wal = fs::metadata(dir.path().join("app.db-wal")).unwrap().len();
+    assert!(wal > 4 << 20, "the WAL spans several reads ({wal} bytes)");
+    assert!(stager.capture(None).unwrap());
+    stager.stage(2).unwrap().unwrap();
+    let restored = dir.path().join("restored.db");
+    apply(stager.outbox().staged(), &restored);
+    assert_eq!(rows(&restored).len(), 1200);
+    assert_eq!(rows(&restored), rows(&path));
+    assert_eq!(integrity(&restored), "ok");
+}
+
+#[test]
 fn the_capture_log_survives_a_kill_and_drops_a_torn_last_record() {
     let dir = tempfile::tempdir().unwrap();
     let (path, conn) = database(dir.path());
@@ -187,6 +222,89 @@ fn the_capture_log_survives_a_kill_and_drops_a_torn_last_record() {
     let restored = dir.path().join("restored.db");
     apply(&files, &restored);
     assert_eq!(rows(&restored), rows(&path));
+}
+
+#[test]
+fn a_torn_page_inside_the_last_record_fails_its_hash_and_the_record_is_cut_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, conn) = database(dir.path());
+    conn.execute_batch("CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB)")
+        .unwrap();
+    let state = dir.path().join("state");
+    let mut stager = Stager::open(&path, &state).unwrap();
+    l0_image(&mut stager, 1);
+    conn.execute("INSERT INTO t(v) VALUES (x'01')", []).unwrap();
+    stager.capture(None).unwrap();
+    conn.execute("INSERT INTO t(v) VALUES (randomblob(3000))", [])
+        .unwrap();
+    stager.capture(None).unwrap();
+    drop(stager);
+    // The second record's length and hash reached the disk, but a sector
+    // of its page did not: zeros where the page's bytes should be.
+    let log = state.join("capture");
+    let bytes = fs::read(&log).unwrap();
+    let first_len = u32::from_be_bytes(bytes[56..60].try_into().unwrap()) as usize;
+    let second = 56 + 4 + first_len + 8;
+    assert!(bytes.len() > second + 2048, "a second record follows");
+    let mut torn = bytes.clone();
+    torn[second + 1024..second + 1536].fill(0);
+    assert_ne!(torn, bytes, "the sector held page bytes");
+    fs::write(&log, &torn).unwrap();
+
+    let reopened = CaptureLog::open(&log).unwrap().unwrap();
+    assert!(!reopened.is_empty());
+    drop(reopened);
+    assert_eq!(
+        fs::metadata(&log).unwrap().len(),
+        second as u64,
+        "the torn record is cut off, the whole one before it kept"
+    );
+    // The WAL still holds the torn commit: it is captured again.
+    let mut stager = Stager::open(&path, &state).unwrap();
+    assert!(
+        stager.capture(None).unwrap(),
+        "the torn commit is read again"
+    );
+    stager.stage(2).unwrap().unwrap();
+    let restored = dir.path().join("restored.db");
+    apply(stager.outbox().staged(), &restored);
+    assert_eq!(rows(&restored), rows(&path));
+    assert_eq!(integrity(&restored), "ok");
+}
+
+#[test]
+fn a_capture_log_of_the_previous_format_starts_over_from_a_full_image_holding_every_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, conn) = database(dir.path());
+    conn.execute_batch("CREATE TABLE t(id INTEGER PRIMARY KEY, v BLOB)")
+        .unwrap();
+    let state = dir.path().join("state");
+    let mut stager = Stager::open(&path, &state).unwrap();
+    let mut files = l0_image(&mut stager, 1).unwrap();
+    conn.execute("INSERT INTO t(v) VALUES (x'01')", []).unwrap();
+    conn.execute("INSERT INTO t(v) VALUES (randomblob(5000))", [])
+        .unwrap();
+    stager.capture(None).unwrap();
+    drop(stager);
+    // The captured commits were checkpointed and the WAL restarted: the
+    // database file is now the only other place that holds them.
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .unwrap();
+    // A log the format's first version wrote (its magic ends in 01).
+    let log = state.join("capture");
+    let mut bytes = fs::read(&log).unwrap();
+    bytes[..8].copy_from_slice(b"OLCAPT01");
+    fs::write(&log, &bytes).unwrap();
+
+    assert!(CaptureLog::open(&log).unwrap().is_none(), "not read");
+    let mut stager = Stager::open(&path, &state).unwrap();
+    assert!(matches!(stager.chain(), Chain::Broken { .. }));
+    files.extend(l0_image(&mut stager, 2).unwrap());
+    let restored = dir.path().join("restored.db");
+    apply(&files, &restored);
+    assert_eq!(rows(&restored).len(), 2);
+    assert_eq!(rows(&restored), rows(&path));
+    assert_eq!(integrity(&restored), "ok");
 }
 
 #[test]
