@@ -212,3 +212,45 @@ test('workers terminated while the addon hands them completions exit cleanly, 20
   assert.equal(child.code, 0, child.stderr);
   assert.deepEqual(JSON.parse(child.stdout), Array(20).fill(1));
 });
+
+test('a worker that loaded the addon first and exited leaves it working in the workers after it', async () => {
+  // The addon's allocator takes the thread that loads it for its "main"
+  // thread. Here that is a worker, and it exits; the next worker is
+  // usually given the same thread block back (glibc reuses thread stacks),
+  // so the allocator sees its "main" thread again. The main thread of this
+  // child never loads the addon.
+  const child = await runChild(
+    tmp.dir,
+    `
+    const { Worker } = require('node:worker_threads');
+    const source = \`
+      const { parentPort, workerData } = require('node:worker_threads');
+      const { Database } = require(workerData.offloop);
+      (async () => {
+        const db = await Database.open(':memory:');
+        const rows = await Promise.all(Array.from({ length: 100 }, (_, i) => db.prepare('SELECT ? AS v').get(i)));
+        await db.close();
+        parentPort.postMessage(rows.reduce((s, r) => s + r.v, 0));
+      })();
+    \`;
+    (async () => {
+      const sums = [];
+      for (let k = 0; k < 8; k++) {
+        const worker = new Worker(source, { eval: true, workerData: { offloop: OFFLOOP } });
+        let sum;
+        worker.on('message', (m) => (sum = m));
+        const code = await new Promise((resolve, reject) => {
+          worker.once('error', reject);
+          worker.once('exit', resolve);
+        });
+        sums.push([code, sum]);
+      }
+      console.log(JSON.stringify(sums));
+    })();
+    `,
+    { killAfterMs: 40000 },
+  );
+  assert.equal(child.signal, null, `child hung or crashed: ${child.stderr}`);
+  assert.equal(child.code, 0, child.stderr);
+  assert.deepEqual(JSON.parse(child.stdout), Array(8).fill([0, 4950]));
+});

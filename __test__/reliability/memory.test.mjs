@@ -128,6 +128,14 @@ test('databases, statements and iterators dropped without close() release their 
       }
       for (let i = 0; i < 200 && (threads() > base.threads || fds() > base.fds); i++) await settle();
       const end = { rss: rss(), threads: threads(), fds: fds() };
+      // A second hundred: what the first left behind (the allocator's
+      // free memory of threads that ended) is reused, not added to.
+      for (let i = 101; i <= 200; i++) {
+        await use(i);
+        if (i % 20 === 0) await settle();
+      }
+      for (let i = 0; i < 200 && threads() > base.threads; i++) await settle();
+      const secondHundred = rss() - end.rss;
 
       // One database, 20,000 statements of distinct texts dropped (ten
       // times what its caches hold), and 300 iterators abandoned half-read,
@@ -150,23 +158,25 @@ test('databases, statements and iterators dropped without close() release their 
       const count = await db.prepare('SELECT count(*) AS n FROM t').get();
       const statementsGrowth = rss() - before;
       await db.close();
-      console.log(JSON.stringify({ base, end, peakThreads, statementsGrowth, n: count.n }));
+      console.log(JSON.stringify({ base, end, secondHundred, peakThreads, statementsGrowth, n: count.n }));
     })();
     `,
     { args: ['--expose-gc'], killAfterMs: 160000 },
   );
   assert.equal(child.signal, null, 'the child hung');
   assert.equal(child.code, 0, child.stderr);
-  const { base, end, peakThreads, statementsGrowth, n } = JSON.parse(child.stdout);
+  const { base, end, secondHundred, peakThreads, statementsGrowth, n } = JSON.parse(child.stdout);
   t.diagnostic(
     `100 databases dropped: threads ${base.threads} → ${end.threads} (peak ${peakThreads}), ` +
-      `descriptors ${base.fds} → ${end.fds}, RSS ${(base.rss / MiB).toFixed(1)} → ${(end.rss / MiB).toFixed(1)} MiB; ` +
+      `descriptors ${base.fds} → ${end.fds}, RSS ${(base.rss / MiB).toFixed(1)} → ${(end.rss / MiB).toFixed(1)} MiB, ` +
+      `${secondHundred >= 0 ? '+' : ''}${(secondHundred / MiB).toFixed(1)} MiB after 100 more; ` +
       `20,000 statements and 300 iterators dropped: RSS +${(statementsGrowth / MiB).toFixed(1)} MiB`,
   );
   assert.equal(end.threads, base.threads, 'threads left behind');
   assert.equal(end.fds, base.fds, 'file descriptors left behind');
   assert.ok(peakThreads > base.threads, 'the databases did start threads');
   assert.ok(end.rss - base.rss < 48 * MiB, `RSS grew by ${((end.rss - base.rss) / MiB).toFixed(1)} MiB`);
+  assert.ok(secondHundred < 16 * MiB, `RSS grew by ${(secondHundred / MiB).toFixed(1)} MiB more with the second hundred`);
   assert.ok(statementsGrowth < 48 * MiB, `RSS grew by ${(statementsGrowth / MiB).toFixed(1)} MiB`);
   assert.equal(n, 5000);
 });
