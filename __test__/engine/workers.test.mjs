@@ -214,11 +214,12 @@ test('workers terminated while the addon hands them completions exit cleanly, 20
 });
 
 test('a worker that loaded the addon first and exited leaves it working in the workers after it', async () => {
-  // The addon's allocator takes the thread that loads it for its "main"
-  // thread. Here that is a worker, and it exits; the next worker is
-  // usually given the same thread block back (glibc reuses thread stacks),
-  // so the allocator sees its "main" thread again. The main thread of this
-  // child never loads the addon.
+  // Here a worker, not the main thread, loads the addon, and exits; the
+  // next worker is usually given the same thread block back (glibc reuses
+  // thread stacks). Anything the addon (or an allocator linked into it)
+  // keys to the thread that loaded it must survive that: mimalloc v3.3
+  // took that thread for its main thread and crashed the next worker's
+  // first allocation. The main thread of this child never loads the addon.
   const child = await runChild(
     tmp.dir,
     `
