@@ -12,12 +12,15 @@
 //! S3 ETag is their MD5: the lease's bytes name their holder and expiry to
 //! the millisecond, so two of its versions never have the same bytes.
 //!
-//! It owns that object and its lock file only; it never touches the LTX
-//! files (their create-only-if-absent is `object_store`'s hard link).
+//! It also creates an LTX file only if its name is free ([`create_new`]):
+//! the file is streamed into a temporary file beside it, synced, and hard
+//! linked to its name, which fails when the name is taken. It owns those
+//! writes only; it never reads, lists or deletes LTX files.
 
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
 
@@ -65,7 +68,7 @@ pub(crate) fn replace(root: &Path, name: &str, bytes: Bytes, expect: &Expect) ->
     let temp = temp_path(root, name);
     let written = write_synced(&temp, &bytes)
         .and_then(|()| fs::rename(&temp, &path))
-        .and_then(|()| File::open(root)?.sync_all());
+        .and_then(|()| offloop_file::sync_dir(root));
     if let Err(e) = written {
         let _ = fs::remove_file(&temp);
         return Err(failed("write", &path, e).into());
@@ -76,6 +79,42 @@ pub(crate) fn replace(root: &Path, name: &str, bytes: Bytes, expect: &Expect) ->
         .unwrap_or_default();
     drop(lock);
     Ok(version)
+}
+
+/// Creates `dest` with the bytes of the local file `source`, only if no
+/// file has that name: S3's `If-None-Match: *` on a folder, so that two
+/// writers can never both write one TXID. The bytes are streamed (memory
+/// stays bounded whatever the file's size) into a temporary file in
+/// `dest`'s folder and synced; a hard link then gives it its name, which
+/// the filesystem refuses atomically when the name is taken
+/// ([`Fault::Conflict`]); the folder is synced before it returns, so a file
+/// this reports written survives a power loss.
+pub(crate) fn create_new(dest: &Path, source: &Path) -> Result<()> {
+    let dir = dest.parent().unwrap_or(Path::new("."));
+    let name = dest
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    fs::create_dir_all(dir).map_err(|e| failed("write", dest, e))?;
+    let mut input = File::open(source).map_err(|e| local("read", source, e))?;
+    let temp = temp_path(dir, &name);
+    let copied = File::create(&temp).and_then(|mut out| {
+        io::copy(&mut input, &mut out)?;
+        out.sync_all()
+    });
+    let linked = copied.and_then(|()| fs::hard_link(&temp, dest));
+    let _ = fs::remove_file(&temp);
+    match linked {
+        Ok(()) => offloop_file::sync_dir(dir).map_err(|e| failed("write", dest, e).into()),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(StoreError::new(
+            Fault::Conflict,
+            "create",
+            dest.display().to_string(),
+            "a file of that name exists: another writer wrote this TXID",
+        )
+        .into()),
+        Err(e) => Err(failed("write", dest, e).into()),
+    }
 }
 
 fn read_at(path: &Path) -> io::Result<Option<Versioned>> {
@@ -97,8 +136,17 @@ fn write_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
     f.sync_all()
 }
 
+/// A name beside `name` that no other write in this process or another
+/// uses at the same time (two databases of one process may race for one
+/// TXID's name).
 fn temp_path(root: &Path, name: &str) -> PathBuf {
-    root.join(format!(".{name}.{}.tmp", std::process::id()))
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    root.join(format!(".{name}.{}.{n}.tmp", std::process::id()))
+}
+
+fn local(op: &'static str, path: &Path, e: io::Error) -> StoreError {
+    StoreError::new(Fault::Local, op, path.display().to_string(), e.to_string())
 }
 
 fn failed(op: &'static str, path: &Path, e: io::Error) -> StoreError {
@@ -113,6 +161,28 @@ fn failed(op: &'static str, path: &Path, e: io::Error) -> StoreError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_ltx_file_is_created_only_if_its_name_is_free_and_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let (first, second) = (dir.path().join("a"), dir.path().join("b"));
+        fs::write(&first, vec![7u8; 3 << 20]).unwrap();
+        fs::write(&second, b"another writer").unwrap();
+        let dest = dir
+            .path()
+            .join("ltx/0/0000000000000001-0000000000000001.ltx");
+        create_new(&dest, &first).unwrap();
+        let refused = create_new(&dest, &second).unwrap_err();
+        assert_eq!(refused.fault(), Some(Fault::Conflict), "{refused}");
+        assert_eq!(fs::read(&dest).unwrap(), vec![7u8; 3 << 20]);
+        let names: Vec<_> = fs::read_dir(dest.parent().unwrap())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![dest.file_name().unwrap().to_owned()]);
+        let missing = create_new(&dir.path().join("c.ltx"), &dir.path().join("gone")).unwrap_err();
+        assert_eq!(missing.fault(), Some(Fault::Local), "{missing}");
+    }
 
     #[test]
     fn a_replace_wins_only_against_the_version_it_read() {

@@ -359,25 +359,29 @@ impl Store for ReplicaStore {
     }
 
     fn write(&self, file: &LtxFile, source: &FsPath, mode: WriteMode) -> Result<()> {
-        // A conditional create is one request (S3 checks `If-None-Match`
-        // on a plain PUT; object_store offers no condition on a multipart
-        // upload), so its file is read whole: the replicator's files of one
-        // sync are that small. An overwrite streams.
-        self.runtime.block_on(async {
-            if mode == WriteMode::CreateNew || file.size <= PART_SIZE {
-                self.put_whole(file, source, mode).await
-            } else {
-                self.put_parts(file, source).await
+        // An S3 conditional create is one PUT (object_store has no condition
+        // on a multipart upload), so its file is read whole: a full image is
+        // the whole database. A folder's create streams, as overwrites do.
+        let local = match &self.layout {
+            Layout::Folder { root } => {
+                Some(root.join(format!("ltx/{}/{}", file.level, file.name())))
             }
-        })?;
-        if let Layout::Folder { root } = &self.layout {
-            let written = root
-                .join("ltx")
-                .join(file.level.to_string())
-                .join(file.name());
-            set_mtime(&written, file.timestamp_ms)?;
+            Layout::S3 { .. } => None,
+        };
+        match (&local, mode) {
+            (Some(path), WriteMode::CreateNew) => folder_cas::create_new(path, source)?,
+            (_, mode) => self.runtime.block_on(async {
+                if mode == WriteMode::CreateNew || file.size <= PART_SIZE {
+                    self.put_whole(file, source, mode).await
+                } else {
+                    self.put_parts(file, source).await
+                }
+            })?,
         }
-        Ok(())
+        match local {
+            Some(path) => set_mtime(&path, file.timestamp_ms),
+            None => Ok(()),
+        }
     }
 
     fn read_object(&self, name: &str) -> Result<Option<Versioned>> {
