@@ -378,10 +378,7 @@ impl Store for ReplicaStore {
                 }
             })?,
         }
-        match local {
-            Some(path) => set_mtime(&path, file.timestamp_ms),
-            None => Ok(()),
-        }
+        local.map_or(Ok(()), |path| set_mtime(&path, file.timestamp_ms))
     }
 
     fn read_object(&self, name: &str) -> Result<Option<Versioned>> {
