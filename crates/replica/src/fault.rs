@@ -69,6 +69,12 @@ impl StoreError {
         }
     }
 
+    /// A failure of this machine's own file `path` (the file to upload),
+    /// not of the replica.
+    pub(crate) fn local(op: &'static str, path: &std::path::Path, e: std::io::Error) -> Self {
+        StoreError::new(Fault::Local, op, path.display().to_string(), e.to_string())
+    }
+
     /// An `object_store` error, sorted into its fault.
     pub(crate) fn from_backend(op: &'static str, object: &str, e: object_store::Error) -> Self {
         let cause = e.to_string();

@@ -96,7 +96,7 @@ pub(crate) fn create_new(dest: &Path, source: &Path) -> Result<()> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     fs::create_dir_all(dir).map_err(|e| failed("write", dest, e))?;
-    let mut input = File::open(source).map_err(|e| local("read", source, e))?;
+    let mut input = File::open(source).map_err(|e| StoreError::local("read", source, e))?;
     let temp = temp_path(dir, &name);
     let copied = File::create(&temp).and_then(|mut out| {
         io::copy(&mut input, &mut out)?;
@@ -143,10 +143,6 @@ fn temp_path(root: &Path, name: &str) -> PathBuf {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     root.join(format!(".{name}.{}.{n}.tmp", std::process::id()))
-}
-
-fn local(op: &'static str, path: &Path, e: io::Error) -> StoreError {
-    StoreError::new(Fault::Local, op, path.display().to_string(), e.to_string())
 }
 
 fn failed(op: &'static str, path: &Path, e: io::Error) -> StoreError {

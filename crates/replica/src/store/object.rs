@@ -191,7 +191,7 @@ impl ReplicaStore {
     /// One request: the whole file in memory, with the write's condition.
     async fn put_whole(&self, file: &LtxFile, source: &FsPath, mode: WriteMode) -> Result<()> {
         let path = self.path(file);
-        let bytes = std::fs::read(source).map_err(|e| local_error("read", source, e))?;
+        let bytes = std::fs::read(source).map_err(|e| StoreError::local("read", source, e))?;
         let opts = PutOptions {
             mode: match mode {
                 WriteMode::Overwrite => PutMode::Overwrite,
@@ -222,7 +222,8 @@ impl ReplicaStore {
             .await
             .map_err(backend)?;
         let mut parts = WriteMultipart::new_with_chunk_size(upload, PART_SIZE as usize);
-        let mut input = std::fs::File::open(source).map_err(|e| local_error("read", source, e))?;
+        let mut input =
+            std::fs::File::open(source).map_err(|e| StoreError::local("read", source, e))?;
         let mut buf = vec![0u8; PART_SIZE as usize];
         loop {
             let n = match input.read(&mut buf) {
@@ -231,7 +232,7 @@ impl ReplicaStore {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     let _ = parts.abort().await;
-                    return Err(local_error("read", source, e).into());
+                    return Err(StoreError::local("read", source, e).into());
                 }
             };
             if let Err(e) = parts.wait_for_capacity(UPLOAD_PARTS_IN_FLIGHT).await {
@@ -553,10 +554,6 @@ async fn fetch(
 /// A spawned task's result, with a panic in it turned into an error.
 fn joined<T>(r: std::result::Result<Result<T>, tokio::task::JoinError>) -> Result<T> {
     r.map_err(|e| Error::Panic(e.to_string()))?
-}
-
-fn local_error(op: &'static str, path: &FsPath, e: io::Error) -> StoreError {
-    StoreError::new(Fault::Local, op, path.display().to_string(), e.to_string())
 }
 
 /// A timestamp as Go's `time.RFC3339Nano` writes it in UTC, which is how
