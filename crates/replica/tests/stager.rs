@@ -77,6 +77,18 @@ fn integrity(path: &Path) -> String {
         .unwrap()
 }
 
+/// Applies `files` to a new file beside the database at `path`, as a
+/// restore does, and checks that it holds the database's rows and passes
+/// the integrity check; returns how many rows it holds.
+fn assert_restores(files: &[Staged], path: &Path) -> usize {
+    let restored = path.with_file_name("restored.db");
+    apply(files, &restored);
+    let got = rows(&restored);
+    assert_eq!(got, rows(path));
+    assert_eq!(integrity(&restored), "ok");
+    got.len()
+}
+
 #[test]
 fn a_full_image_then_l0_files_rebuild_the_database_at_each_txid() {
     let dir = tempfile::tempdir().unwrap();
@@ -110,9 +122,7 @@ fn a_full_image_then_l0_files_rebuild_the_database_at_each_txid() {
     let restored = dir.path().join("restored.db");
     apply(&files[..2], &restored);
     assert_eq!(rows(&restored), at_two);
-    apply(&files, &restored);
-    assert_eq!(rows(&restored), rows(&path));
-    assert_eq!(integrity(&restored), "ok");
+    assert_restores(&files, &path);
     let names: Vec<_> = files
         .iter()
         .map(|s| (s.file.min_txid.get(), s.file.max_txid.get()))
@@ -141,11 +151,7 @@ fn a_transaction_still_open_is_not_captured_even_when_its_pages_spill_into_the_w
     conn.execute_batch("COMMIT").unwrap();
     assert!(stager.capture(None).unwrap());
     stager.stage(2).unwrap().unwrap();
-    let restored = dir.path().join("restored.db");
-    apply(stager.outbox().staged(), &restored);
-    assert_eq!(rows(&restored).len(), 200);
-    assert_eq!(rows(&restored), rows(&path));
-    assert_eq!(integrity(&restored), "ok");
+    assert_eq!(assert_restores(stager.outbox().staged(), &path), 200);
 }
 
 #[test]
@@ -176,11 +182,7 @@ fn transactions_that_span_several_reads_of_the_wal_are_captured_whole() {
     assert!(wal > 4 << 20, "the WAL spans several reads ({wal} bytes)");
     assert!(stager.capture(None).unwrap());
     stager.stage(2).unwrap().unwrap();
-    let restored = dir.path().join("restored.db");
-    apply(stager.outbox().staged(), &restored);
-    assert_eq!(rows(&restored).len(), 1200);
-    assert_eq!(rows(&restored), rows(&path));
-    assert_eq!(integrity(&restored), "ok");
+    assert_eq!(assert_restores(stager.outbox().staged(), &path), 1200);
 }
 
 #[test]
@@ -219,9 +221,7 @@ fn the_capture_log_survives_a_kill_and_drops_a_torn_last_record() {
     );
     stager.stage(2).unwrap().unwrap();
     let files = stager.outbox().staged().to_vec();
-    let restored = dir.path().join("restored.db");
-    apply(&files, &restored);
-    assert_eq!(rows(&restored), rows(&path));
+    assert_restores(&files, &path);
 }
 
 #[test]
@@ -266,10 +266,7 @@ fn a_torn_page_inside_the_last_record_fails_its_hash_and_the_record_is_cut_off()
         "the torn commit is read again"
     );
     stager.stage(2).unwrap().unwrap();
-    let restored = dir.path().join("restored.db");
-    apply(stager.outbox().staged(), &restored);
-    assert_eq!(rows(&restored), rows(&path));
-    assert_eq!(integrity(&restored), "ok");
+    assert_restores(stager.outbox().staged(), &path);
 }
 
 #[test]
@@ -300,11 +297,7 @@ fn a_capture_log_of_the_previous_format_starts_over_from_a_full_image_holding_ev
     let mut stager = Stager::open(&path, &state).unwrap();
     assert!(matches!(stager.chain(), Chain::Broken { .. }));
     files.extend(l0_image(&mut stager, 2).unwrap());
-    let restored = dir.path().join("restored.db");
-    apply(&files, &restored);
-    assert_eq!(rows(&restored).len(), 2);
-    assert_eq!(rows(&restored), rows(&path));
-    assert_eq!(integrity(&restored), "ok");
+    assert_eq!(assert_restores(&files, &path), 2);
 }
 
 #[test]
@@ -336,7 +329,5 @@ fn a_wal_restarted_behind_the_followers_back_breaks_the_chain_at_the_next_txid()
     let files = stager.outbox().staged().to_vec();
     let txids: Vec<_> = files.iter().map(|s| s.file.max_txid).collect();
     assert_eq!(txids, vec![1, 2, 3]);
-    let restored = dir.path().join("restored.db");
-    apply(&files, &restored);
-    assert_eq!(rows(&restored), rows(&path));
+    assert_restores(&files, &path);
 }
