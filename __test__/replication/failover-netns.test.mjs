@@ -23,7 +23,7 @@ import { S3_KEYS, findTool, skipWithout, tempDir } from './helpers.mjs';
 import { killedRounds, lostAndBack, values } from './failover.mjs';
 import { createHosts, netnsSkip, s3Options, startS3On } from './hosts.mjs';
 
-const skip = netnsSkip() || skipWithout('moto_server', 'litestream');
+const skip = netnsSkip() || skipWithout('s3_test_server', 'litestream');
 const BUCKET = 'replica';
 const URL = `s3://${BUCKET}/db`;
 

@@ -105,12 +105,13 @@ export async function freePort() {
 export const S3_KEYS = { accessKeyId: 'offloop-test', secretAccessKey: 'offloop-test-secret' };
 
 /**
- * Starts `moto_server` on a free loopback port and creates `buckets`.
+ * Starts moto (through `s3_test_server`, which serves its writes one at
+ * a time as S3 does) on a free loopback port and creates `buckets`.
  * Returns `{ endpoint, port, stop }`.
  */
 export async function startS3(buckets = ['replica']) {
   const port = await freePort();
-  const child = spawn(findTool('moto_server'), ['-H', '127.0.0.1', '-p', String(port)], {
+  const child = spawn(findTool('s3_test_server'), ['-H', '127.0.0.1', '-p', String(port)], {
     env: toolEnv(),
     stdio: 'ignore',
   });
@@ -124,7 +125,7 @@ export async function startS3(buckets = ['replica']) {
     } catch (err) {
       if (Date.now() > deadline || child.exitCode !== null) {
         child.kill('SIGKILL');
-        throw new Error(`moto_server did not start: ${err.message}`);
+        throw new Error(`s3_test_server did not start: ${err.message}`);
       }
       await sleep(100);
     }

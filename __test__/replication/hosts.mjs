@@ -209,7 +209,7 @@ export function createHosts(names) {
  * twice). Resolves to `{ endpoint, stop, versions(prefix) }`.
  */
 export async function startS3On(host, bucket) {
-  const moto = spawn('ip', ['netns', 'exec', host.ns, findTool('moto_server'), '-H', host.address, '-p', String(S3_PORT)], {
+  const moto = spawn('ip', ['netns', 'exec', host.ns, findTool('s3_test_server'), '-H', host.address, '-p', String(S3_PORT)], {
     env: toolEnv(),
     stdio: 'ignore',
   });

@@ -324,7 +324,7 @@ test('a database the replica has moved past (another writer wrote meanwhile) is 
   await c.close();
 });
 
-test('a writer cut off from S3 past its lease refuses writes while it is away, and acknowledges them again once a renewal finds the lease still its own', { skip: skipWithout('moto_server') }, async () => {
+test('a writer cut off from S3 past its lease refuses writes while it is away, and acknowledges them again once a renewal finds the lease still its own', { skip: skipWithout('s3_test_server') }, async () => {
   const { dir } = setup();
   const s3 = await startS3();
   const relay = await startRelay(s3.port);
@@ -369,7 +369,7 @@ test('a writer cut off from S3 past its lease refuses writes while it is away, a
   }
 });
 
-test('a writer cut off from S3 (its relay down) past its lease is fenced when it can reach S3 again, and never acknowledges a write again', { skip: skipWithout('moto_server') }, async () => {
+test('a writer cut off from S3 (its relay down) past its lease is fenced when it can reach S3 again, and never acknowledges a write again', { skip: skipWithout('s3_test_server') }, async () => {
   const { dir } = setup();
   const s3 = await startS3();
   const relay = await startRelay(s3.port);

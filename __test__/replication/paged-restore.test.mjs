@@ -16,7 +16,7 @@ import { startLink } from '../../bench/lib/link.mjs';
 import { Database, S3_KEYS, litestream, skipWithout, startRelay, s3ForFile, tempDir } from './helpers.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const skip = skipWithout('litestream', 'moto_server');
+const skip = skipWithout('litestream', 's3_test_server');
 const KEYS_ENV = { AWS_ACCESS_KEY_ID: S3_KEYS.accessKeyId, AWS_SECRET_ACCESS_KEY: S3_KEYS.secretAccessKey };
 // No compaction while a test counts: it would read the replica back.
 const QUIET = { compactionIntervals: [3_600_000] };

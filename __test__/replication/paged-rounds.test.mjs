@@ -15,7 +15,7 @@ import { test } from 'node:test';
 import { rounds, startLink } from '../../bench/lib/link.mjs';
 import { Database, S3_KEYS, skipWithout, s3ForFile, tempDir, waitFor } from './helpers.mjs';
 
-const skip = skipWithout('moto_server');
+const skip = skipWithout('s3_test_server');
 // No compaction while a test counts: it would read the replica back.
 const QUIET = { compactionIntervals: [3_600_000] };
 // Long next to the client's own work between two requests, so that

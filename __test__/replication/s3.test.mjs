@@ -25,7 +25,7 @@ import {
   tempDir,
 } from './helpers.mjs';
 
-const skip = skipWithout('litestream', 'moto_server');
+const skip = skipWithout('litestream', 's3_test_server');
 const s3 = s3ForFile(skip);
 
 const KEYS_ENV = { AWS_ACCESS_KEY_ID: S3_KEYS.accessKeyId, AWS_SECRET_ACCESS_KEY: S3_KEYS.secretAccessKey };

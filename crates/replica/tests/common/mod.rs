@@ -80,7 +80,7 @@ impl Moto {
     /// With `check_auth`, moto refuses keys it does not know (all of them)
     /// after one free request, which [`Moto::create_bucket`] may spend.
     pub fn start(check_auth: bool) -> Option<Moto> {
-        let moto = tool("moto_server")?;
+        let moto = tool("s3_test_server")?;
         let port = free_port();
         let mut cmd = Command::new(moto);
         cmd.args(["-H", "127.0.0.1", "-p", &port.to_string()])
