@@ -17,6 +17,7 @@ use object_store::path::Path;
 use object_store::ObjectStore;
 
 use crate::error::{Error, Result};
+use crate::store::s3_upload::{CreateOnly, CreateOnlyConnector};
 
 /// Retries of one S3 request, and how long they may take in all.
 const S3_RETRIES: usize = 3;
@@ -42,8 +43,14 @@ pub struct S3Options {
 }
 
 pub(crate) enum Layout {
-    Folder { root: PathBuf },
-    S3 { prefix: Path },
+    Folder {
+        root: PathBuf,
+    },
+    S3 {
+        prefix: Path,
+        /// The keys whose uploads must create, shared with the S3 client.
+        creates: Arc<CreateOnly>,
+    },
 }
 
 impl Layout {
@@ -54,7 +61,7 @@ impl Layout {
                 let base = Path::from_absolute_path(root).unwrap_or_default();
                 base.join("ltx").join(level.to_string())
             }
-            Layout::S3 { prefix } => prefix.clone().join(format!("{level:04x}")),
+            Layout::S3 { prefix, .. } => prefix.clone().join(format!("{level:04x}")),
         }
     }
 }
@@ -84,8 +91,9 @@ pub(crate) fn backend(url: &str, s3: &S3Options) -> Result<(Arc<dyn ObjectStore>
             (Arc::new(fs), Layout::Folder { root })
         }
         "s3" => {
-            let (store, prefix) = build_s3(&parsed, s3)?;
-            (Arc::new(store), Layout::S3 { prefix })
+            let creates = Arc::new(CreateOnly::default());
+            let (store, prefix) = build_s3(&parsed, s3, &creates)?;
+            (Arc::new(store), Layout::S3 { prefix, creates })
         }
         other => {
             return Err(Error::Config(format!(
@@ -96,7 +104,11 @@ pub(crate) fn backend(url: &str, s3: &S3Options) -> Result<(Arc<dyn ObjectStore>
     Ok((store, layout))
 }
 
-fn build_s3(url: &url::Url, opts: &S3Options) -> Result<(object_store::aws::AmazonS3, Path)> {
+fn build_s3(
+    url: &url::Url,
+    opts: &S3Options,
+    creates: &Arc<CreateOnly>,
+) -> Result<(object_store::aws::AmazonS3, Path)> {
     let env = |names: &[&str]| {
         names
             .iter()
@@ -167,6 +179,7 @@ fn build_s3(url: &url::Url, opts: &S3Options) -> Result<(object_store::aws::Amaz
         ..Default::default()
     };
     let mut b = AmazonS3Builder::new()
+        .with_http_connector(CreateOnlyConnector(creates.clone()))
         .with_retry(retry)
         .with_bucket_name(bucket)
         .with_region(region)

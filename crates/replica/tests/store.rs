@@ -206,10 +206,55 @@ fn check_large_files(store: &ReplicaStore) {
     );
 }
 
+/// A create of a file larger than one part (a full image: on S3 a
+/// multipart upload whose completion carries the condition) succeeds only
+/// where no file of its name exists, keeps its timestamp, and of racers
+/// exactly one wins.
+fn check_large_create_new(store: Arc<dyn Store>) {
+    let image = |seed: u32| -> Vec<u8> {
+        (0..(17u32 << 20) + 5)
+            .map(|i| (i.wrapping_mul(seed) % 253) as u8)
+            .collect()
+    };
+    let mine = image(7);
+    let file = put(&*store, (9, 1, 6), &mine, T1, WriteMode::CreateNew).unwrap();
+    let refused = put(&*store, (9, 1, 6), &image(11), T2, WriteMode::CreateNew).unwrap_err();
+    assert_eq!(refused.fault(), Some(Fault::Conflict), "{refused}");
+    assert!(level(&*store, 9).contains(&file));
+    assert!(streamed(&*store, &file, 0..file.size) == mine);
+
+    const RACERS: u32 = 3;
+    let start = Arc::new(Barrier::new(RACERS as usize));
+    let racers: Vec<_> = (0..RACERS)
+        .map(|i| {
+            let (store, start) = (store.clone(), start.clone());
+            std::thread::spawn(move || {
+                let body = image(13 + i);
+                start.wait();
+                put(&*store, (9, 1, 7), &body, T1, WriteMode::CreateNew)
+                    .map(|_| i)
+                    .map_err(|e| e.fault())
+            })
+        })
+        .collect();
+    let results: Vec<_> = racers.into_iter().map(|t| t.join().unwrap()).collect();
+    let winners: Vec<u32> = results.iter().filter_map(|r| r.ok()).collect();
+    assert_eq!(winners.len(), 1, "{results:?}");
+    assert!(results
+        .iter()
+        .all(|r| r.is_ok() || *r == Err(Some(Fault::Conflict))));
+    let won = level(&*store, 9)
+        .into_iter()
+        .find(|f| f.max_txid == txid(7))
+        .unwrap();
+    assert!(streamed(&*store, &won, 0..won.size) == image(13 + winners[0]));
+}
+
 #[test]
 fn large_folder_files_stream_in_and_out_in_parts() {
     let dir = tempfile::tempdir().unwrap();
     check_large_files(&folder_store(dir.path()));
+    check_large_create_new(Arc::new(folder_store(dir.path())));
 }
 
 #[test]
@@ -218,7 +263,13 @@ fn large_s3_files_stream_in_and_out_in_parts() {
         return;
     };
     moto.create_bucket("big");
-    check_large_files(&ReplicaStore::open("s3://big/db", &moto.options()).unwrap());
+    let store = Arc::new(ReplicaStore::open("s3://big/db", &moto.options()).unwrap());
+    check_large_files(&store);
+    check_large_create_new(store);
+    // The refused uploads were aborted: S3 keeps none of their parts.
+    let uploads = moto.http("GET", "/big?uploads");
+    assert!(uploads.contains("ListMultipartUploadsResult"), "{uploads}");
+    assert!(!uploads.contains("<Upload>"), "{uploads}");
 }
 
 #[test]

@@ -25,12 +25,13 @@ use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{
     Attribute, Attributes, GetOptions, GetRange, ObjectStore, ObjectStoreExt, PutMode,
-    PutMultipartOptions, PutOptions, PutPayload, UpdateVersion, WriteMultipart,
+    PutMultipartOptions, PutOptions, PutPayload, UpdateVersion,
 };
 use offloop_ltx::Txid;
 
 use super::{
-    folder_cas, Expect, Fault, LtxFile, Store, StoreError, Timestamps, Versioned, WriteMode, LEVELS,
+    folder_cas, s3_upload, Expect, Fault, LtxFile, Store, StoreError, Timestamps, Versioned,
+    WriteMode, LEVELS,
 };
 use crate::error::{Error, Result};
 use crate::replica_url::{backend, Layout, S3Options};
@@ -188,7 +189,7 @@ impl ReplicaStore {
         attributes
     }
 
-    /// One request: the whole file in memory, with the write's condition.
+    /// One request, the file in memory: for files of one part or less.
     async fn put_whole(&self, file: &LtxFile, source: &FsPath, mode: WriteMode) -> Result<()> {
         let path = self.path(file);
         let bytes = std::fs::read(source).map_err(|e| StoreError::local("read", source, e))?;
@@ -207,41 +208,26 @@ impl ReplicaStore {
         Ok(())
     }
 
-    /// A multipart upload read from disk a part at a time, at most
-    /// `UPLOAD_PARTS_IN_FLIGHT` parts in memory.
-    async fn put_parts(&self, file: &LtxFile, source: &FsPath) -> Result<()> {
-        let path = self.path(file);
-        let backend = |e| StoreError::from_backend("write", path.as_ref(), e);
-        let opts = PutMultipartOptions {
-            attributes: self.attributes(file.timestamp_ms),
-            ..PutMultipartOptions::default()
+    /// A multipart upload read from disk a part at a time, conditional on
+    /// S3 as `mode` says.
+    async fn put_parts(&self, file: &LtxFile, source: &FsPath, mode: WriteMode) -> Result<()> {
+        let creates = match (&self.layout, mode) {
+            (Layout::S3 { creates, .. }, WriteMode::CreateNew) => Some(creates),
+            _ => None,
         };
-        let upload = self
-            .store
-            .put_multipart_opts(&path, opts)
-            .await
-            .map_err(backend)?;
-        let mut parts = WriteMultipart::new_with_chunk_size(upload, PART_SIZE as usize);
-        let mut input =
-            std::fs::File::open(source).map_err(|e| StoreError::local("read", source, e))?;
-        let mut buf = vec![0u8; PART_SIZE as usize];
-        loop {
-            let n = match input.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => {
-                    let _ = parts.abort().await;
-                    return Err(StoreError::local("read", source, e).into());
-                }
-            };
-            if let Err(e) = parts.wait_for_capacity(UPLOAD_PARTS_IN_FLIGHT).await {
-                return Err(backend(e).into());
-            }
-            parts.write(&buf[..n]);
-        }
-        parts.finish().await.map_err(backend)?;
-        Ok(())
+        s3_upload::upload(s3_upload::Upload {
+            store: &*self.store,
+            path: &self.path(file),
+            source,
+            options: PutMultipartOptions {
+                attributes: self.attributes(file.timestamp_ms),
+                ..PutMultipartOptions::default()
+            },
+            create_only: creates,
+            part_size: PART_SIZE as usize,
+            parts_in_flight: UPLOAD_PARTS_IN_FLIGHT,
+        })
+        .await
     }
 
     async fn list_level_async(
@@ -360,9 +346,9 @@ impl Store for ReplicaStore {
     }
 
     fn write(&self, file: &LtxFile, source: &FsPath, mode: WriteMode) -> Result<()> {
-        // An S3 conditional create is one PUT (object_store has no condition
-        // on a multipart upload), so its file is read whole: a full image is
-        // the whole database. A folder's create streams, as overwrites do.
+        // A folder's create links a finished temporary file to its name;
+        // everything else streams to the store, a part at a time above
+        // one part's size.
         let local = match &self.layout {
             Layout::Folder { root } => {
                 Some(root.join(format!("ltx/{}/{}", file.level, file.name())))
@@ -372,10 +358,10 @@ impl Store for ReplicaStore {
         match (&local, mode) {
             (Some(path), WriteMode::CreateNew) => folder_cas::create_new(path, source)?,
             (_, mode) => self.runtime.block_on(async {
-                if mode == WriteMode::CreateNew || file.size <= PART_SIZE {
+                if file.size <= PART_SIZE {
                     self.put_whole(file, source, mode).await
                 } else {
-                    self.put_parts(file, source).await
+                    self.put_parts(file, source, mode).await
                 }
             })?,
         }
@@ -385,7 +371,7 @@ impl Store for ReplicaStore {
     fn read_object(&self, name: &str) -> Result<Option<Versioned>> {
         let prefix = match &self.layout {
             Layout::Folder { root } => return folder_cas::read(root, name),
-            Layout::S3 { prefix } => prefix,
+            Layout::S3 { prefix, .. } => prefix,
         };
         let path = prefix.clone().join(name);
         let backend = |e| StoreError::from_backend("read", path.as_ref(), e);
@@ -402,7 +388,7 @@ impl Store for ReplicaStore {
     fn replace_object(&self, name: &str, bytes: Bytes, expect: &Expect) -> Result<String> {
         let prefix = match &self.layout {
             Layout::Folder { root } => return folder_cas::replace(root, name, bytes, expect),
-            Layout::S3 { prefix } => prefix,
+            Layout::S3 { prefix, .. } => prefix,
         };
         let path = prefix.clone().join(name);
         let mode = match expect {
