@@ -21,6 +21,7 @@
 mod adopt;
 pub mod capture;
 pub mod compact;
+mod create_only;
 pub mod error;
 mod fault;
 pub mod follow;

@@ -16,8 +16,8 @@ use object_store::local::LocalFileSystem;
 use object_store::path::Path;
 use object_store::ObjectStore;
 
+use crate::create_only::{CreateOnly, CreateOnlyConnector};
 use crate::error::{Error, Result};
-use crate::store::s3_upload::{CreateOnly, CreateOnlyConnector};
 
 /// Retries of one S3 request, and how long they may take in all.
 const S3_RETRIES: usize = 3;

@@ -27,7 +27,7 @@ use crate::error::{Error, Result};
 
 mod folder_cas;
 pub mod object;
-pub(crate) mod s3_upload;
+mod s3_upload;
 
 pub use crate::fault::{Fault, StoreError};
 pub use object::{go_rfc3339_nano, ReplicaStore};
