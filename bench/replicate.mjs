@@ -400,6 +400,17 @@ async function measureMemory(ctx) {
       console.error(`  memory ${phase}: +${result.growthMiB} MiB over ${result.idleMiB} MiB at rest`);
       runs.push(result);
     }
+    // The first sync again, to S3: its files go up as conditional creates.
+    const s3 = await startMoto({ buckets: [BUCKET] });
+    try {
+      const url = `s3://${BUCKET}/${freshPrefix('memory')}`;
+      const args = [MEMORY, '--phase', 'snapshot', '--db', db, '--url', url, '--endpoint', s3.endpoint, '--offloop', ctx.offloop.dir];
+      const { result } = await runChild(HOST_NODE, ['--expose-gc', ...args], { timeoutMs: 600_000 });
+      console.error(`  memory snapshot to S3: +${result.growthMiB} MiB over ${result.idleMiB} MiB at rest`);
+      runs.push(result);
+    } finally {
+      await s3.stop();
+    }
     return { bytes, runs };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

@@ -3,9 +3,12 @@
 //
 //   node bench/workloads/replicate-memory.mjs --phase snapshot|compact|restore|paged
 //        --db <file> --url file:///<replica dir> [--out <file>] [--offloop <package dir>]
+//   node bench/workloads/replicate-memory.mjs --phase snapshot --db <file>
+//        --url s3://<bucket>/<prefix> --endpoint <S3 server URL>
 //
 // - snapshot: opens the database with the replica and waits for the first
-//   sync, which stages and uploads a full image and an L9 snapshot;
+//   sync, which stages and uploads a full image and an L9 snapshot (to a
+//   folder, or to an S3 server: there both go as conditional creates);
 // - compact: opens it again with L1 compaction due at once, writes a row,
 //   syncs, and waits until the replica holds an L1 file (the merge reads the
 //   full image back);
@@ -21,6 +24,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 
 import { ROOT, requireOffloop } from '../lib/paths.mjs';
+import { offloopReplicaOptions } from '../lib/replication-modes.mjs';
 
 const { values: opts } = parseArgs({
   options: {
@@ -29,6 +33,7 @@ const { values: opts } = parseArgs({
     url: { type: 'string' },
     out: { type: 'string' },
     offloop: { type: 'string', default: ROOT },
+    endpoint: { type: 'string' },
   },
 });
 
@@ -61,10 +66,15 @@ await sleep(200);
 const idleMiB = status('VmRSS');
 fs.writeFileSync('/proc/self/clear_refs', '5');
 
+const s3 = opts.url.startsWith('s3://') ? new URL(opts.url) : null;
+if (s3 && opts.phase !== 'snapshot') throw new Error('only the snapshot phase runs against S3');
 const replicaDir = new URL(opts.url).pathname;
 switch (opts.phase) {
   case 'snapshot': {
-    const db = await Database.open(opts.db, { replica: { url: opts.url, syncInterval: 60_000 } });
+    const replica = s3
+      ? offloopReplicaOptions({ type: 's3', endpoint: opts.endpoint, bucket: s3.host, prefix: s3.pathname.slice(1) }, 60_000)
+      : { url: opts.url, syncInterval: 60_000 };
+    const db = await Database.open(opts.db, { replica });
     await db.syncReplica();
     await db.close();
     break;
@@ -96,6 +106,7 @@ const peakMiB = status('VmHWM');
 console.log(
   JSON.stringify({
     phase: opts.phase,
+    store: s3 ? 's3' : 'folder',
     bytes: fs.statSync(opts.db).size,
     idleMiB: Math.round(idleMiB),
     peakMiB: Math.round(peakMiB),
