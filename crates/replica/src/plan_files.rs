@@ -13,6 +13,21 @@ use offloop_ltx::{check_tail, decode_tail, tail_size, Header, Tail, HEADER_SIZE,
 use crate::error::{Error, Result};
 use crate::store::{LtxFile, Store};
 
+/// The first read of a file's end is at least this share of the file (one
+/// byte in `INDEX_SHARE`), up to `MAX_TAIL_FETCH`. A page index costs about
+/// ten bytes a page and the file a frame a page: 1/250 of the file for
+/// 4 KiB pages that LZ4 takes to 2.5 KiB, 1/400 for pages it cannot
+/// shrink. So one read usually brings the whole index of a large file in,
+/// where a fixed size took a second round for every file of more than a
+/// few thousand pages; an index it misses still takes that second round.
+const INDEX_SHARE: u64 = 200;
+const MAX_TAIL_FETCH: u64 = 16 << 20;
+
+/// How much of a file's end the first read asks for.
+fn tail_fetch(size: u64) -> u64 {
+    (size / INDEX_SHARE).clamp(TAIL_FETCH_SIZE, MAX_TAIL_FETCH)
+}
+
 /// A plan file whose header and tail were read and checked.
 pub(crate) struct OpenedFile {
     pub(crate) header_bytes: [u8; HEADER_SIZE],
@@ -20,6 +35,9 @@ pub(crate) struct OpenedFile {
     pub(crate) tail: Tail,
     /// The whole file, when it fit in the first read of its tail.
     pub(crate) whole: Option<Bytes>,
+    /// The file's first bytes as read: at least its header, the whole file
+    /// when `whole` is, and more of the first file when asked for.
+    pub(crate) head: Bytes,
     /// Bytes read to open it, in how many requests.
     pub(crate) read: u64,
     pub(crate) requests: u64,
@@ -30,11 +48,14 @@ pub(crate) struct OpenedFile {
 /// anything else is read: see the module doc. The last file's header is
 /// the final one; every file must have the same page size, and the plan's
 /// files must hold enough pages to fill its commit size. Errors name the
-/// file.
+/// file. `first_head` bytes are read from the start of the plan's first
+/// file (its full image) in the same round as its header, for the first
+/// pages a paged open needs; 0 reads the header alone.
 pub(crate) fn open_plan(
     store: &dyn Store,
     plan: &[LtxFile],
     fetches: usize,
+    first_head: u64,
 ) -> Result<Vec<OpenedFile>> {
     let bad = |file: &LtxFile, m: String| Error::Ltx {
         file: file.label(),
@@ -45,11 +66,13 @@ pub(crate) fn open_plan(
     let mut reads: Vec<(LtxFile, Range<u64>)> = Vec::new();
     let mut whom: Vec<(usize, bool)> = Vec::new();
     for (i, f) in plan.iter().enumerate() {
-        let start = f.size.saturating_sub(TAIL_FETCH_SIZE);
+        let start = f.size.saturating_sub(tail_fetch(f.size));
         reads.push((*f, start..f.size));
         whom.push((i, false));
         if start > 0 {
-            reads.push((*f, 0..HEADER_SIZE as u64));
+            let wanted = if i == 0 { first_head } else { 0 };
+            let end = wanted.min(start).max(HEADER_SIZE as u64).min(f.size);
+            reads.push((*f, 0..end));
             whom.push((i, true));
         }
     }
@@ -119,6 +142,7 @@ pub(crate) fn open_plan(
             header,
             tail,
             whole,
+            head,
             read,
             requests,
         });

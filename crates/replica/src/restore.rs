@@ -133,7 +133,7 @@ pub fn restore(
     let last = *plan
         .last()
         .ok_or_else(|| Error::Plan("the replica holds no LTX files".into()))?;
-    let opened = open_plan(store, &plan, opts.fetches)?;
+    let opened = open_plan(store, &plan, opts.fetches, 0)?;
     let final_header = opened[opened.len() - 1].header;
 
     if let Some(dir) = output.parent().filter(|d| !d.as_os_str().is_empty()) {

@@ -418,6 +418,11 @@ fn prepare(
             (paged, source)
         }
     };
+    // What the open read already (page 1 and the pages after it), in the
+    // file before SQLite asks for it.
+    paged
+        .write_missing(&source.take_opening_pages())
+        .map_err(|e| format!("cannot write the first pages into {}: {e}", db.display()))?;
     if mode == RestoreMode::Full {
         // A paged restore left unfinished, asked for whole: finish it now.
         let never = AtomicBool::new(false);
