@@ -176,8 +176,8 @@ impl PagedReplica {
                 .entries
                 .iter()
                 .filter(|e| {
-                    let newest = replica.location(e.pgno).is_some_and(|l| l.file == i as u32);
-                    newest && e.offset + e.size <= o.head.len() as u64
+                    e.offset + e.size <= o.head.len() as u64
+                        && replica.location(e.pgno).is_some_and(|l| l.file == i as u32)
                 })
                 .map(|e| e.pgno)
                 .collect();

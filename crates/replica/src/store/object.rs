@@ -350,9 +350,11 @@ impl Store for ReplicaStore {
         // everything else streams to the store, a part at a time above
         // one part's size.
         let local = match &self.layout {
-            Layout::Folder { root } => {
-                Some(root.join(format!("ltx/{}/{}", file.level, file.name())))
-            }
+            Layout::Folder { root } => Some(
+                root.join("ltx")
+                    .join(file.level.to_string())
+                    .join(file.name()),
+            ),
             Layout::S3 { .. } => None,
         };
         match (&local, mode) {
