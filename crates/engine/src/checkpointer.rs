@@ -2,8 +2,10 @@
 //! own, so neither the event loop nor the writer's callers wait for pages to
 //! be copied into the database file and synced.
 //!
-//! How the WAL stays bounded. The writer nudges the checkpointer after every
-//! commit (a bounded(1) channel, so at most one nudge waits). The
+//! How the WAL stays bounded. The writer nudges the checkpointer after a
+//! commit (a bounded(1) channel, so at most one nudge waits): after every
+//! commit once the WAL holds `threshold` frames, and below that at most
+//! every `idle / 4`, which is all the idle timer needs. The
 //! checkpointer counts WAL frames with a NOOP checkpoint and copies them with
 //! a PASSIVE one once `threshold` frames wait, and again when writes pause
 //! for `idle`. SQLite restarts the WAL from its start only when a write
@@ -130,6 +132,7 @@ impl Checkpointer {
                         break;
                     }
                     faults::panic_point(Site::Checkpointer);
+                    self.control.record_nudge();
                     pending = true;
                     // Enough new frames to copy, or a long WAL that only a
                     // copy down to a short tail lets restart.

@@ -133,6 +133,7 @@ pub struct WalControl {
     backstops: AtomicU64,
     backstop_max_ns: AtomicU64,
     lock_waits: AtomicU64,
+    nudges: AtomicU64,
     error: Mutex<Option<String>>,
 }
 
@@ -161,6 +162,9 @@ pub struct CheckpointStats {
     /// count before one) found another connection's checkpoint running and
     /// waited for it to end.
     pub lock_waits: u64,
+    /// Nudges the checkpointer woke for: one per commit at most, and below
+    /// the threshold one per `idle / 4` at most.
+    pub nudges: u64,
     /// Why the checkpointer stopped, if it did.
     pub error: Option<String>,
 }
@@ -190,6 +194,10 @@ impl WalControl {
             Ordering::AcqRel,
             Ordering::Acquire,
         );
+    }
+
+    pub fn record_nudge(&self) {
+        self.nudges.fetch_add(1, Ordering::Relaxed);
     }
 
     pub fn record_backstop(&self, took: Duration) {
@@ -263,6 +271,7 @@ impl WalControl {
             backstops: self.backstops.load(Ordering::Relaxed),
             backstop_max: Duration::from_nanos(self.backstop_max_ns.load(Ordering::Relaxed)),
             lock_waits: self.lock_waits.load(Ordering::Relaxed),
+            nudges: self.nudges.load(Ordering::Relaxed),
             error: self.error.lock().unwrap_or_else(|e| e.into_inner()).clone(),
         }
     }

@@ -84,7 +84,7 @@ impl WriterThread {
                 &mut conn,
                 nudge,
                 control,
-                self.settings.checkpoint.backstop_frames,
+                &self.settings.checkpoint,
                 self.settings.busy_timeout,
                 self.settings.observer.clone(),
             )

@@ -2,7 +2,9 @@
 //!
 //! SQLite's automatic checkpoint is replaced by a WAL hook that records the
 //! WAL length after each commit. Between two jobs the writer then:
-//! - nudges the checkpointer when something was committed;
+//! - nudges the checkpointer when something was committed: at once when
+//!   the WAL is long enough for a pass, else at most every `idle / 4` (see
+//!   `nudge_due`);
 //! - copies the WAL's last few frames when the checkpointer asks (so the
 //!   next commit restarts the WAL under constant writes);
 //! - when the WAL has outgrown the backstop anyway (the disk cannot keep up
@@ -20,6 +22,7 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 
 use crate::observer::{CheckpointWrites, ObserverSlot};
+use crate::settings::CheckpointSettings;
 use crate::wal::{checkpoint, checkpoint_waiting, CheckpointMode, Nudge, WalControl, WalCounts};
 
 /// SQLite's default `wal_autocheckpoint`, restored when the checkpointer
@@ -33,6 +36,11 @@ pub struct WriterWal {
     /// nothing was committed since the writer last looked.
     committed_frames: Arc<AtomicU64>,
     backstop_frames: u64,
+    /// The WAL length from which the checkpointer may run a pass.
+    threshold_frames: u64,
+    /// How long commits below that length go without a nudge.
+    nudge_every: Duration,
+    last_nudge: Option<Instant>,
     busy_timeout: Duration,
     handed_back: bool,
     /// Hears every commit; asked before each checkpoint run here.
@@ -45,7 +53,7 @@ impl WriterWal {
         conn: &mut Connection,
         nudge: Nudge,
         control: Arc<WalControl>,
-        backstop_frames: u64,
+        checkpoint: &CheckpointSettings,
         busy_timeout: Duration,
         observer: Arc<ObserverSlot>,
     ) -> crate::error::Result<Self> {
@@ -55,7 +63,10 @@ impl WriterWal {
             nudge,
             control,
             committed_frames,
-            backstop_frames,
+            backstop_frames: checkpoint.backstop_frames,
+            threshold_frames: checkpoint.threshold_frames,
+            nudge_every: checkpoint.idle / 4,
+            last_nudge: None,
             busy_timeout,
             handed_back: false,
             observer,
@@ -96,7 +107,10 @@ impl WriterWal {
         let frames = self.committed_frames.swap(0, Ordering::Relaxed);
         if frames > 0 {
             self.control.writer_committed();
-            self.nudge.send();
+            if self.nudge_due(frames) {
+                self.nudge.send();
+                self.last_nudge = Some(Instant::now());
+            }
         }
         if !idle_connection {
             return;
@@ -115,6 +129,21 @@ impl WriterWal {
                 self.control.record_writer_catch_up(started.elapsed());
             }
         }
+    }
+
+    /// Whether a commit that left `frames` in the WAL nudges the
+    /// checkpointer. A nudge wakes its thread, and on a small VM that wake
+    /// costs the writer its CPU: with a nudge per commit, most of the
+    /// writer's switches were there (`perf` on sched_switch, one-row
+    /// inserts), and the checkpointer spent them counting frames. Below the
+    /// threshold a nudge can only start its idle timer, so one every
+    /// `idle / 4` does that job: the timer then fires `idle` after a nudge
+    /// at most `idle / 4` older than the last commit, after that commit.
+    fn nudge_due(&self, frames: u64) -> bool {
+        frames >= self.threshold_frames
+            || self
+                .last_nudge
+                .is_none_or(|at| at.elapsed() >= self.nudge_every)
     }
 
     /// The WAL passed the backstop: copy it here, waiting out a checkpoint

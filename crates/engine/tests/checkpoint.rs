@@ -170,3 +170,49 @@ fn a_requested_checkpoint_waits_for_another_connections_checkpoint_then_runs_in_
         assert_eq!(db.stats().checkpoint.error, None);
     }
 }
+
+#[test]
+fn commits_below_the_threshold_nudge_the_checkpointer_once_per_quarter_idle() {
+    // An idle of an hour: a nudge every 15 minutes at most below the
+    // threshold, so 200 back-to-back commits wake the checkpointer once.
+    let db = open_file_with(1, quiet);
+    exec(&db, "CREATE TABLE t(id INTEGER PRIMARY KEY, v)");
+    for i in 0..200 {
+        run(&db, "INSERT INTO t(v) VALUES (?)", vec![int(i)]);
+    }
+    wait_until("the first commit's nudge is heard", || {
+        db.stats().checkpoint.nudges >= 1
+    });
+    assert_eq!(db.stats().checkpoint.nudges, 1);
+    assert_eq!(db.stats().checkpoint.runs, 0, "nothing was due");
+}
+
+#[test]
+fn past_the_threshold_every_commit_nudges_and_a_pause_still_copies_the_rest() {
+    let db = open_file_with(1, |s| {
+        s.checkpoint.threshold_frames = 20;
+        s.checkpoint.idle = Duration::from_secs(3600);
+    });
+    exec(&db, "CREATE TABLE t(id INTEGER PRIMARY KEY, v)");
+    for i in 0..100 {
+        run(&db, "INSERT INTO t(v) VALUES (?)", vec![int(i)]);
+    }
+    // Past 20 frames each commit nudges, so the checkpointer copies.
+    wait_until("a pass copied the WAL", || db.stats().checkpoint.runs >= 1);
+    assert!(db.stats().checkpoint.nudges > 1);
+
+    // Below the threshold, with a short idle: the pause after the last
+    // commit still ends in a pass that copies everything.
+    let db = open_file_with(1, |s| {
+        s.checkpoint.threshold_frames = 1_000_000;
+        s.checkpoint.idle = Duration::from_millis(40);
+    });
+    exec(&db, "CREATE TABLE t(id INTEGER PRIMARY KEY, v)");
+    for i in 0..50 {
+        run(&db, "INSERT INTO t(v) VALUES (?)", vec![int(i)]);
+    }
+    wait_until("the idle pass copied every frame", || {
+        let s = db.stats().checkpoint;
+        s.runs >= 1 && s.frames_copied >= s.wal_frames && s.wal_frames > 0
+    });
+}
