@@ -84,13 +84,14 @@ pub struct CaptureLog {
     /// transactions with one system call. They start at file offset
     /// `len - buffer.len()`.
     buffer: Vec<u8>,
-    /// The transactions appended since the last record, merged (boxed: it
-    /// would double the size of the stager's chain state).
-    pass: Box<Pass>,
+    /// The transactions appended since the last record, merged.
+    pass: Pass,
 }
 
 /// The transactions of a capture pass not yet made a record: the newest
-/// image of each page they wrote, and where the last one ended.
+/// image of each page they wrote. Empty when none waits (a transaction
+/// writes one frame at least); the database size and WAL position after
+/// the last are the log's own `commit` and `end`.
 #[derive(Default)]
 struct Pass {
     /// Page number to its slot in `images`.
@@ -98,23 +99,28 @@ struct Pass {
     /// Page images, one page size each, by slot (kept allocated between
     /// passes).
     images: Vec<u8>,
-    /// Transactions merged, and the database size and WAL position after
-    /// the last of them.
-    transactions: u64,
-    commit: u32,
-    end: Option<WalPosition>,
 }
 
 impl Pass {
     fn clear(&mut self) {
         self.slots.clear();
         self.images.clear();
-        self.transactions = 0;
-        self.end = None;
     }
 
     fn image(&self, slot: usize, page: usize) -> &[u8] {
         &self.images[slot * page..(slot + 1) * page]
+    }
+
+    /// Makes `data` the image of `pgno`, in place of an older one.
+    fn put(&mut self, pgno: u32, data: &[u8]) {
+        let next = self.slots.len();
+        let slot = *self.slots.entry(pgno).or_insert(next);
+        if slot == next {
+            self.images.extend_from_slice(data);
+        } else {
+            let page = data.len();
+            self.images[slot * page..(slot + 1) * page].copy_from_slice(data);
+        }
     }
 }
 
@@ -161,7 +167,7 @@ impl CaptureLog {
             transactions: 0,
             unsynced: false,
             buffer: Vec::new(),
-            pass: Box::default(),
+            pass: Pass::default(),
         };
         log.load_records()?;
         Ok(Some(log))
@@ -186,7 +192,7 @@ impl CaptureLog {
             transactions: 0,
             unsynced: true,
             buffer: Vec::new(),
-            pass: Box::default(),
+            pass: Pass::default(),
         };
         log.write_header()?;
         log.make_durable()?;
@@ -273,20 +279,9 @@ impl CaptureLog {
     /// Appends one committed transaction to the pass under way: its pages
     /// replace older images of the same pages in it (see the module doc).
     pub fn append(&mut self, txn: &Transaction<'_>) -> io::Result<()> {
-        let page = self.start.page_size as usize;
-        let pass = &mut self.pass;
         for frame in &txn.frames {
-            let next = pass.slots.len();
-            let slot = *pass.slots.entry(frame.pgno).or_insert(next);
-            if slot == next {
-                pass.images.extend_from_slice(frame.data);
-            } else {
-                pass.images[slot * page..(slot + 1) * page].copy_from_slice(frame.data);
-            }
+            self.pass.put(frame.pgno, frame.data);
         }
-        pass.transactions += 1;
-        pass.commit = txn.commit;
-        pass.end = Some(txn.end);
         self.commit = txn.commit;
         self.end = txn.end;
         self.transactions += 1;
@@ -300,9 +295,10 @@ impl CaptureLog {
 
     /// Makes the pass under way one record in the buffer.
     fn close_pass(&mut self) {
-        let Some(end) = self.pass.end else {
+        if self.pass.slots.is_empty() {
             return;
-        };
+        }
+        let end = self.end;
         let page = self.start.page_size as usize;
         let pass = &self.pass;
         let len = RECORD_FIXED + pass.slots.len() * (4 + page);
@@ -310,7 +306,7 @@ impl CaptureLog {
         let at = rec.len();
         rec.reserve(4 + len + 8);
         rec.extend_from_slice(&(len as u32).to_be_bytes());
-        rec.extend_from_slice(&pass.commit.to_be_bytes());
+        rec.extend_from_slice(&self.commit.to_be_bytes());
         rec.extend_from_slice(&end.salt1.to_be_bytes());
         rec.extend_from_slice(&end.salt2.to_be_bytes());
         rec.extend_from_slice(&end.offset.to_be_bytes());
