@@ -15,9 +15,10 @@ fn quiet(settings: &mut Settings) {
     settings.checkpoint.idle = Duration::from_secs(3600);
 }
 
-fn write_some(db: &Database) {
+/// Creates table `t` and commits `rows` rows into it, one per commit.
+fn write_rows(db: &Database, rows: i64) {
     exec(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, v)");
-    for i in 0..5 {
+    for i in 0..rows {
         run(db, "INSERT INTO t(v) VALUES (?)", vec![int(i)]);
     }
 }
@@ -63,7 +64,7 @@ fn the_checkpointer_runs_for_a_file_database_only() {
 #[test]
 fn a_checkpoint_request_returns_the_wal_counts() {
     let db = open_file_with(1, quiet);
-    write_some(&db);
+    write_rows(&db, 5);
     let runs = db.stats().checkpoint.runs;
     let (log, copied) = counts(call(&db, Request::Checkpoint(CheckpointMode::Passive)));
     assert!(log > 0, "the writes are in the WAL");
@@ -76,7 +77,7 @@ fn a_checkpoint_request_returns_the_wal_counts() {
 #[test]
 fn stopping_the_checkpointer_makes_it_inactive_and_gives_the_writer_automatic_checkpoints() {
     let db = open_file_with(1, quiet);
-    write_some(&db);
+    write_rows(&db, 5);
     // While the checkpointer runs, the writer does not checkpoint by itself
     // at SQLite's default.
     assert_ne!(autocheckpoint(&db), 1000);
@@ -92,7 +93,7 @@ fn stopping_the_checkpointer_makes_it_inactive_and_gives_the_writer_automatic_ch
 #[test]
 fn once_the_checkpointer_stopped_checkpoint_requests_run_on_the_writer() {
     let db = open_file_with(1, quiet);
-    write_some(&db);
+    write_rows(&db, 5);
     stop(&db);
     let runs = db.stats().checkpoint.runs;
     let (log, copied) = counts(call(&db, Request::Checkpoint(CheckpointMode::Passive)));
@@ -107,7 +108,7 @@ fn once_the_checkpointer_stopped_checkpoint_requests_run_on_the_writer() {
 #[test]
 fn without_a_checkpointer_checkpoint_requests_run_on_the_writer() {
     let db = open_file_with(1, |s| s.checkpoint.enabled = false);
-    write_some(&db);
+    write_rows(&db, 5);
     let (log, copied) = counts(call(&db, Request::Checkpoint(CheckpointMode::Full)));
     assert!(log > 0);
     assert_eq!(copied, log);
@@ -117,7 +118,7 @@ fn without_a_checkpointer_checkpoint_requests_run_on_the_writer() {
 #[test]
 fn a_checkpoint_requested_right_behind_a_stop_still_runs() {
     let db = open_file_with(1, quiet);
-    write_some(&db);
+    write_rows(&db, 5);
     // A FULL checkpoint waits for the write lock a transaction holds, which
     // keeps the checkpointer busy while the next two requests queue up.
     let mut tx = begin_write(&db, NEVER_IDLE);
@@ -159,7 +160,7 @@ fn a_requested_checkpoint_waits_for_another_connections_checkpoint_then_runs_in_
         CheckpointMode::Truncate,
     ] {
         let db = open_file_with(1, quiet);
-        write_some(&db);
+        write_rows(&db, 5);
         let (log, copied) = checkpoint_beside_a_held_lock(&db, mode);
         assert_eq!(copied, log, "{mode:?} copied the whole WAL");
         if mode == CheckpointMode::Truncate {
@@ -176,10 +177,7 @@ fn commits_below_the_threshold_nudge_the_checkpointer_once_per_quarter_idle() {
     // An idle of an hour: a nudge every 15 minutes at most below the
     // threshold, so 200 back-to-back commits wake the checkpointer once.
     let db = open_file_with(1, quiet);
-    exec(&db, "CREATE TABLE t(id INTEGER PRIMARY KEY, v)");
-    for i in 0..200 {
-        run(&db, "INSERT INTO t(v) VALUES (?)", vec![int(i)]);
-    }
+    write_rows(&db, 200);
     wait_until("the first commit's nudge is heard", || {
         db.stats().checkpoint.nudges >= 1
     });
@@ -193,10 +191,7 @@ fn past_the_threshold_every_commit_nudges_and_a_pause_still_copies_the_rest() {
         s.checkpoint.threshold_frames = 20;
         s.checkpoint.idle = Duration::from_secs(3600);
     });
-    exec(&db, "CREATE TABLE t(id INTEGER PRIMARY KEY, v)");
-    for i in 0..100 {
-        run(&db, "INSERT INTO t(v) VALUES (?)", vec![int(i)]);
-    }
+    write_rows(&db, 100);
     // Past 20 frames each commit nudges, so the checkpointer copies.
     wait_until("a pass copied the WAL", || db.stats().checkpoint.runs >= 1);
     assert!(db.stats().checkpoint.nudges > 1);
@@ -207,10 +202,7 @@ fn past_the_threshold_every_commit_nudges_and_a_pause_still_copies_the_rest() {
         s.checkpoint.threshold_frames = 1_000_000;
         s.checkpoint.idle = Duration::from_millis(40);
     });
-    exec(&db, "CREATE TABLE t(id INTEGER PRIMARY KEY, v)");
-    for i in 0..50 {
-        run(&db, "INSERT INTO t(v) VALUES (?)", vec![int(i)]);
-    }
+    write_rows(&db, 50);
     wait_until("the idle pass copied every frame", || {
         let s = db.stats().checkpoint;
         s.runs >= 1 && s.frames_copied >= s.wal_frames && s.wal_frames > 0
