@@ -72,6 +72,27 @@ const scenarios = {
     a.close();
     return [await attempt(() => a.get()), await b.get()];
   },
+  'SELECT * returns the columns ALTER TABLE added, from its first call after': async (db) => {
+    await db.exec('CREATE TABLE t(a); INSERT INTO t VALUES (1), (2)');
+    const stmt = db.prepare('SELECT * FROM t ORDER BY a');
+    const calls = () => Promise.all([
+      ...Array.from({ length: 6 }, () => stmt.get()),
+      stmt.all(),
+      stmt.columns(),
+    ]);
+    // Several calls at once: on offloop every reader prepares it.
+    const out = [await calls()];
+    await db.exec('ALTER TABLE t ADD COLUMN b DEFAULT 7');
+    out.push(await calls());
+    const iterated = [];
+    for await (const row of stmt.iterate()) iterated.push(row);
+    out.push(iterated);
+    await db.exec('ALTER TABLE t ADD COLUMN c DEFAULT 8');
+    const again = [];
+    for await (const row of stmt.iterate()) again.push(row);
+    out.push(again, await calls());
+    return out;
+  },
 };
 
 report(compare(scenarios, { readers: 2 }));

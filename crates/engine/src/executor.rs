@@ -27,8 +27,7 @@ use crate::settings::{self, SettingsReport};
 use crate::snapshot;
 use crate::sql::Sql;
 use crate::statement::RawStatement;
-use crate::steps::{all_rows, column_info, query_rows, read_row, run_to_end, step_rows};
-use crate::value::RowSet;
+use crate::steps::{all_rows, column_info, first_rows, query_rows, run_to_end};
 use crate::wal::checkpoint_waiting;
 use crate::writer_wal::RequestedCheckpoints;
 
@@ -206,10 +205,8 @@ impl Executor {
             Request::Exec(sql) => self.exec(&sql).map(|()| Outcome::Done),
             Request::Run(call) => self.with_statement(&call, run_to_end),
             Request::Get(call) => self.with_statement(&call, |stmt| {
-                let mut rows = RowSet::new(stmt.column_names().into());
-                if stmt.step()? {
-                    read_row(stmt, &mut rows);
-                }
+                let (rows, ended) = first_rows(stmt, 1);
+                ended?;
                 Ok(Outcome::Rows(rows))
             }),
             Request::All(call) => self.with_statement(&call, all_rows),
@@ -431,9 +428,9 @@ impl Executor {
             self.cache.put(call.sql.text(), stmt);
             return Err(e);
         }
-        let columns: Arc<[String]> = stmt.column_names().into();
-        let mut rows = RowSet::new(columns.clone());
-        let id = match step_rows(&mut stmt, &mut rows, chunk_rows) {
+        let (rows, ended) = first_rows(&mut stmt, chunk_rows);
+        let columns = rows.columns.clone();
+        let id = match ended {
             Err(e) if rows.values.is_empty() => {
                 self.cache.put(call.sql.text(), stmt);
                 return Err(e);

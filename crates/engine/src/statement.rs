@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 use std::os::raw::{c_char, c_int};
 use std::ptr::NonNull;
+use std::sync::Arc;
 
 use rusqlite::ffi;
 
@@ -20,6 +21,10 @@ pub struct RawStatement {
     /// Bare name (`id`) to full name (`$id`), built on the first bind that
     /// needs it, as `node:sqlite` does; a conflict is reported then.
     bare_names: Option<std::result::Result<HashMap<String, String>, Error>>,
+    /// The result columns' names with SQLite's count of the times it
+    /// prepared this statement again (a changed schema can change what a
+    /// `SELECT *` returns): read once per preparation, not once per call.
+    columns: Option<(c_int, Arc<[String]>)>,
 }
 
 impl RawStatement {
@@ -65,6 +70,7 @@ impl RawStatement {
             db,
             stmt,
             bare_names: None,
+            columns: None,
         }))
     }
 
@@ -247,14 +253,26 @@ impl RawStatement {
         unsafe { ffi::sqlite3_column_count(self.ptr()) as usize }
     }
 
-    pub fn column_names(&self) -> Vec<String> {
-        (0..self.column_count())
+    /// The result columns' names: the same list (one allocation) on every
+    /// call until SQLite prepares the statement again.
+    pub fn column_names(&mut self) -> Arc<[String]> {
+        // SAFETY: live handle; reading a counter without resetting it.
+        let prepared =
+            unsafe { ffi::sqlite3_stmt_status(self.ptr(), ffi::SQLITE_STMTSTATUS_REPREPARE, 0) };
+        if let Some((at, names)) = &self.columns {
+            if *at == prepared {
+                return names.clone();
+            }
+        }
+        let names: Arc<[String]> = (0..self.column_count())
             .map(|i| {
                 // SAFETY: live handle, `i` below the column count; the name is
                 // copied at once.
                 unsafe { cstr_to_string(ffi::sqlite3_column_name(self.ptr(), i as c_int)) }
             })
-            .collect()
+            .collect();
+        self.columns = Some((prepared, names.clone()));
+        names
     }
 
     /// Origin metadata of column `i`: (database, table, origin column,

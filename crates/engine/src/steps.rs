@@ -36,10 +36,29 @@ pub fn run_to_end(stmt: &mut RawStatement) -> Result<Outcome> {
     })
 }
 
+/// A new set of up to `limit` rows (`limit` at least 1), with whether the
+/// statement ended, or the error that stopped it after the rows before.
+/// The column names are read after the first step: a step prepares the
+/// statement again when the schema changed (a `SELECT *` after `ALTER
+/// TABLE … ADD COLUMN`), and the names must be those of the rows.
+pub fn first_rows(stmt: &mut RawStatement, limit: usize) -> (RowSet, Result<bool>) {
+    let first = stmt.step();
+    let mut rows = RowSet::new(stmt.column_names());
+    let ended = match first {
+        Err(e) => Err(e),
+        Ok(false) => Ok(true),
+        Ok(true) => {
+            read_row(stmt, &mut rows);
+            step_rows(stmt, &mut rows, limit.saturating_sub(1))
+        }
+    };
+    (rows, ended)
+}
+
 /// Every row: `all()`.
 pub fn all_rows(stmt: &mut RawStatement) -> Result<Outcome> {
-    let mut rows = RowSet::new(stmt.column_names().into());
-    step_rows(stmt, &mut rows, usize::MAX)?;
+    let (rows, ended) = first_rows(stmt, usize::MAX);
+    ended?;
     Ok(Outcome::Rows(rows))
 }
 
@@ -48,12 +67,10 @@ pub fn all_rows(stmt: &mut RawStatement) -> Result<Outcome> {
 /// statements that write nothing (a SELECT, a CREATE TABLE), so a
 /// statement that moved the connection's total by nothing reports 0.
 pub fn query_rows(stmt: &mut RawStatement) -> Result<Outcome> {
-    let columns = column_info(stmt);
     let before = stmt.total_changes();
-    let mut rows = RowSet::new(stmt.column_names().into());
-    while stmt.step()? {
-        read_row(stmt, &mut rows);
-    }
+    let (rows, ended) = first_rows(stmt, usize::MAX);
+    ended?;
+    let columns = column_info(stmt);
     let (changes, last_insert_rowid) = if stmt.total_changes() == before {
         (0, 0)
     } else {
@@ -68,9 +85,10 @@ pub fn query_rows(stmt: &mut RawStatement) -> Result<Outcome> {
 }
 
 /// The result columns' metadata: `columns()`.
-pub fn column_info(stmt: &RawStatement) -> Vec<ColumnInfo> {
+pub fn column_info(stmt: &mut RawStatement) -> Vec<ColumnInfo> {
     stmt.column_names()
-        .into_iter()
+        .iter()
+        .cloned()
         .enumerate()
         .map(|(i, name)| {
             let [database, table, column, decl_type] = stmt.column_origin(i);
