@@ -2,6 +2,7 @@
 //! recently used evicted first. Lives on the connection's thread.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::statement::RawStatement;
 
@@ -11,15 +12,22 @@ use crate::statement::RawStatement;
 pub const STATEMENT_CACHE_CAPACITY: usize = 256;
 
 pub struct StatementCache {
-    entries: HashMap<Box<str>, (RawStatement, u64)>,
+    entries: HashMap<Box<str>, Entry, BuildHasherDefault<TextHasher>>,
     tick: u64,
     capacity: usize,
+}
+
+/// A text's slot: it stays in the map while its statement is out, so a
+/// call that takes and returns a statement allocates nothing.
+struct Entry {
+    stmt: Option<RawStatement>,
+    used: u64,
 }
 
 impl StatementCache {
     pub fn new(capacity: usize) -> Self {
         StatementCache {
-            entries: HashMap::new(),
+            entries: HashMap::default(),
             tick: 0,
             capacity,
         }
@@ -29,29 +37,79 @@ impl StatementCache {
     /// it is out (an open cursor), a second call of the same text prepares
     /// its own.
     pub fn take(&mut self, sql: &str) -> Option<RawStatement> {
-        self.entries.remove(sql).map(|(stmt, _)| stmt)
+        self.entries.get_mut(sql)?.stmt.take()
     }
 
+    /// Returns a statement, reset. One of the same text already in the
+    /// cache is replaced (finalized).
     pub fn put(&mut self, sql: &str, mut stmt: RawStatement) {
         stmt.reset();
         if self.capacity == 0 {
             return;
         }
         self.tick += 1;
-        if self.entries.len() >= self.capacity && !self.entries.contains_key(sql) {
+        if let Some(entry) = self.entries.get_mut(sql) {
+            entry.stmt = Some(stmt);
+            entry.used = self.tick;
+            return;
+        }
+        if self.entries.len() >= self.capacity {
             if let Some(oldest) = self
                 .entries
                 .iter()
-                .min_by_key(|(_, (_, used))| *used)
+                .min_by_key(|(_, entry)| entry.used)
                 .map(|(key, _)| key.clone())
             {
                 self.entries.remove(&oldest);
             }
         }
-        self.entries.insert(sql.into(), (stmt, self.tick));
+        let entry = Entry {
+            stmt: Some(stmt),
+            used: self.tick,
+        };
+        self.entries.insert(sql.into(), entry);
     }
 
     pub fn clear(&mut self) {
         self.entries.clear();
+    }
+}
+
+/// The cache's hash: a word at a time (the multiply-rotate of rustc's
+/// FxHash). Every call hashes its text twice (take and put), and SipHash's
+/// rounds were most of a cached statement's lookup. Its keys are the
+/// application's own SQL texts, and at most `STATEMENT_CACHE_CAPACITY` of
+/// them, so hash flooding is not a concern here.
+#[derive(Default)]
+struct TextHasher(u64);
+
+impl TextHasher {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for TextHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(word);
+            self.add(u64::from_le_bytes(w));
+        }
+        let rest = words.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(w));
+        }
+    }
+
+    fn write_u8(&mut self, byte: u8) {
+        self.add(u64::from(byte));
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
