@@ -9,6 +9,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::ptr;
+use std::sync::Arc;
 
 use napi::{sys, Result};
 
@@ -18,9 +19,10 @@ use super::js::{check, Cx, Js};
 /// about 1 MB; 8,192 slots (64 KiB) leave room for whatever runs the drain.
 const PACK_CHUNK: usize = 8192;
 
-/// Column lists whose JS names are cached. A server has a few dozen
-/// statements; past this many lists, the cache starts over.
-const COLUMN_CACHE_CAPACITY: usize = 512;
+/// Column lists whose JS names are cached: one per statement prepared on
+/// each connection (a server has a few dozen statements, and up to five
+/// connections prepare each); past this many lists, the cache starts over.
+const COLUMN_CACHE_CAPACITY: usize = 2048;
 
 /// Values on their way into one JS array.
 pub struct Packer {
@@ -82,23 +84,19 @@ impl Packer {
     }
 }
 
-/// FNV-1a: the cache is looked up once per result, with a few short
-/// names as the key, where SipHash's setup would cost more than the
-/// hashing. The keys are column names of the application's own queries.
+/// The column cache's keys are addresses, hashed with one multiply.
 #[derive(Default)]
-struct Fnv(u64);
+struct AddressHasher(u64);
 
-impl Hasher for Fnv {
+impl Hasher for AddressHasher {
     fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
         for b in bytes {
-            h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+            self.0 = (self.0 << 8) | u64::from(*b);
         }
-        self.0 = h;
+    }
+
+    fn write_usize(&mut self, address: usize) {
+        self.0 = (address as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     }
 
     fn finish(&self) -> u64 {
@@ -106,7 +104,13 @@ impl Hasher for Fnv {
     }
 }
 
-type ColumnCache = HashMap<Box<[String]>, sys::napi_ref, BuildHasherDefault<Fnv>>;
+/// A column list by the address of its names, which the cache keeps alive
+/// (so no other list can take that address while it is cached), with the
+/// JS array made for it. A statement hands out the same list on every call
+/// (see `RawStatement::column_names`), so a result finds its array without
+/// hashing a name.
+type ColumnCache =
+    HashMap<usize, (Arc<[String]>, sys::napi_ref), BuildHasherDefault<AddressHasher>>;
 
 thread_local! {
     /// Column lists to arrays of their names, held by reference.
@@ -122,8 +126,9 @@ pub fn forget_environment() {
 
 /// The JS array of `names`, the same array for the same list: lib/rows.js
 /// only reads it.
-pub fn column_names(cx: Cx, names: &[String]) -> Result<Js> {
-    let cached = COLUMNS.with(|c| c.borrow().get(names).copied());
+pub fn column_names(cx: Cx, names: &Arc<[String]>) -> Result<Js> {
+    let address = Arc::as_ptr(names) as *const String as usize;
+    let cached = COLUMNS.with(|c| c.borrow().get(&address).map(|(_, r)| *r));
     if let Some(reference) = cached {
         let mut value = std::ptr::null_mut();
         // SAFETY: the reference was created in this environment (the cache
@@ -133,7 +138,7 @@ pub fn column_names(cx: Cx, names: &[String]) -> Result<Js> {
         return Ok(Js(value));
     }
     let mut packer = Packer::new(cx, names.len());
-    for name in names {
+    for name in names.iter() {
         packer.push(cx.string(name)?);
     }
     let array = packer.finish()?;
@@ -143,13 +148,13 @@ pub fn column_names(cx: Cx, names: &[String]) -> Result<Js> {
     COLUMNS.with(|c| {
         let mut cache = c.borrow_mut();
         if cache.len() >= COLUMN_CACHE_CAPACITY {
-            for (_, old) in cache.drain() {
+            for (_, (_, old)) in cache.drain() {
                 // SAFETY: a live reference of this environment, leaving the
                 // cache (nothing else holds it).
                 unsafe { sys::napi_delete_reference(cx.0, old) };
             }
         }
-        cache.insert(names.into(), reference);
+        cache.insert(address, (names.clone(), reference));
     });
     Ok(array)
 }
