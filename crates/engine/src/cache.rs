@@ -113,3 +113,67 @@ impl Hasher for TextHasher {
         self.0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rusqlite::Connection;
+
+    fn prepared(conn: &Connection, sql: &str) -> RawStatement {
+        // SAFETY: the connection is live on this thread and outlives every
+        // statement of the test (they are dropped with the cache first).
+        unsafe { RawStatement::prepare(conn.handle(), sql) }
+            .unwrap()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_statement_taken_is_out_until_put_back() {
+        let conn = Connection::open_in_memory().unwrap();
+        let mut cache = StatementCache::new(4);
+        cache.put("SELECT 1", prepared(&conn, "SELECT 1"));
+        assert!(cache.take("SELECT 1").is_some());
+        assert!(cache.take("SELECT 1").is_none());
+        cache.put("SELECT 1", prepared(&conn, "SELECT 1"));
+        assert!(cache.take("SELECT 1").is_some());
+        assert!(cache.take("SELECT 2").is_none());
+    }
+
+    #[test]
+    fn the_least_recently_returned_text_leaves_first() {
+        let conn = Connection::open_in_memory().unwrap();
+        let mut cache = StatementCache::new(2);
+        for sql in ["SELECT 1", "SELECT 2"] {
+            cache.put(sql, prepared(&conn, sql));
+        }
+        let one = cache.take("SELECT 1").unwrap();
+        cache.put("SELECT 1", one);
+        cache.put("SELECT 3", prepared(&conn, "SELECT 3"));
+        assert!(cache.take("SELECT 2").is_none());
+        assert!(cache.take("SELECT 1").is_some());
+        assert!(cache.take("SELECT 3").is_some());
+    }
+
+    #[test]
+    fn texts_that_share_a_prefix_or_differ_past_a_word_are_apart() {
+        let conn = Connection::open_in_memory().unwrap();
+        let mut cache = StatementCache::new(8);
+        let names = ["a", "b", "abcdefgh", "abcdefgi", "abcdefghx"];
+        let texts = names.map(|name| format!("SELECT 1 AS {name}"));
+        for sql in &texts {
+            cache.put(sql, prepared(&conn, sql));
+        }
+        for (sql, name) in texts.iter().zip(names) {
+            let mut stmt = cache.take(sql).unwrap();
+            assert_eq!(&*stmt.column_names(), [name.to_string()]);
+        }
+    }
+
+    #[test]
+    fn capacity_zero_keeps_nothing() {
+        let conn = Connection::open_in_memory().unwrap();
+        let mut cache = StatementCache::new(0);
+        cache.put("SELECT 1", prepared(&conn, "SELECT 1"));
+        assert!(cache.take("SELECT 1").is_none());
+    }
+}
