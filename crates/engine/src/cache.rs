@@ -90,18 +90,12 @@ impl TextHasher {
 }
 
 impl Hasher for TextHasher {
+    /// Eight bytes a word, the last word padded with zeros.
     fn write(&mut self, bytes: &[u8]) {
-        let mut words = bytes.chunks_exact(8);
-        for word in &mut words {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(word);
-            self.add(u64::from_le_bytes(w));
-        }
-        let rest = words.remainder();
-        if !rest.is_empty() {
-            let mut w = [0u8; 8];
-            w[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(w));
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
         }
     }
 
