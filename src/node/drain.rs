@@ -1,7 +1,13 @@
 //! The JS thread's end of the completion path, one per JS environment (the
 //! main thread and each worker): the environment's completion queue and its
-//! `Signal`, the drain that hands every queued completion to lib/calls.js in
-//! one call, keep-alive, and teardown.
+//! `Signal`, the drain that hands the queued completions to lib/calls.js in
+//! one call per slice, keep-alive, and teardown.
+//!
+//! Slices: one drain takes about a millisecond of the JS thread's work
+//! (`SLICE_WEIGHT`), whole completions at a time, and fires the signal
+//! again for the rest, so a burst of results (hundreds of `all()`s of many
+//! rows) is settled over several turns of the loop with timers and I/O
+//! between them, instead of in one turn that stalls them.
 //!
 //! The drain runs in the signal's libuv callback inside a Node-API callback
 //! scope, as a thread-safe function's call would: promise continuations and
@@ -31,7 +37,7 @@ use std::sync::Arc;
 
 use napi::{sys, Error, Result, Status};
 
-use super::completion::{Completion, CompletionQueue, Reply};
+use super::completion::{Completion, CompletionQueue, Reply, SLICE_WEIGHT};
 use super::js::{check, Cx, Js};
 use super::linger::Linger;
 use super::outcome::completions_to_js;
@@ -155,7 +161,7 @@ unsafe extern "C" fn on_prepare(_handle: uv::Handle) {
 
 impl Environment {
     fn deliver(&self) {
-        let batch = self.queue.take();
+        let batch = self.queue.take(SLICE_WEIGHT);
         if !batch.is_empty() {
             self.linger.delivered();
             let replies = batch.iter().filter(|c| c.is_reply()).count();
@@ -164,6 +170,8 @@ impl Environment {
             // An error here means JS cannot run (the environment is going
             // away): nobody is left to settle.
             let _ = self.call_drain(batch);
+            // A slice: the rest waits for the loop's next turn.
+            self.queue.rearm();
         }
         if self.outstanding.get() == 0 && self.referenced.get() {
             self.queue.signal.set_referenced(false);
