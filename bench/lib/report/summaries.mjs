@@ -440,6 +440,8 @@ function sqlite3(r) {
   const notes = [];
   const left = unknownNames(r.servers, 'peer', SQLITE3_SERVERS);
   if (left.length) notes.push(`servers not in the report: ${left.join(', ')}`);
+  const leftStarving = unknownNames(r.starvation, 'peer', ['none', 'sqlite3', 'offloop']);
+  if (leftStarving.length) notes.push(`starvation peers not in the report: ${leftStarving.join(', ')}`);
   return {
     notes,
     rows: [
