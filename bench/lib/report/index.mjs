@@ -170,7 +170,11 @@ export function renderBenchmark(summaries, name, messages) {
     '',
     '| Measure | offloop | peer, same run |',
     '|:---|:---|:---|',
-    ...s.rows.map((row) => `| ${escapeCell(row.measure)} | ${escapeCell(row.offloop)} | ${escapeCell(row.peer)} |`),
+    // The benchmark's own page needs no link back to itself before each measure.
+    ...s.rows.map((row) => {
+      const measure = row.measure.replace(/^\[[^\]]*\]\([^)]*\):? /, '');
+      return `| ${escapeCell(measure)} | ${escapeCell(row.offloop)} | ${escapeCell(row.peer)} |`;
+    }),
   ];
   if (s.goals.length) {
     lines.push('', '| Goal | Result | Met |', '|:---|:---|:---|');
