@@ -5,7 +5,7 @@
 const EventEmitter = require('node:events');
 const { native, track, forget } = require('./calls.js');
 const { Core, OPENING, OPEN, CLOSING, CLOSED, send } = require('./core.js');
-const { argType, nodeError, notOpen } = require('./errors.js');
+const { argType, nodeError, notOpen, outOfRange } = require('./errors.js');
 const { readBackup, startBackup } = require('./backup.js');
 const { applyChangeset, createSession } = require('./session.js');
 const { deserialize, serialize } = require('./image.js');
@@ -199,6 +199,34 @@ class Database extends EventEmitter {
   /** What the bundled SQLite was compiled with (`PRAGMA compile_options`). */
   static compileOptions() {
     return native.compileOptions();
+  }
+
+  /**
+   * The process-wide view: databases and SQLite connections open, offloop's
+   * SQLite threads alive, lanes waiting for a thread, and the thread bound.
+   */
+  static stats() {
+    const { databases, connections, threads, queued, threadLimit } = native.processStats();
+    return { databases, connections, threads, queued, threadLimit };
+  }
+
+  /**
+   * Process-wide settings. `threads`: the most SQLite threads the pool
+   * runs (an integer from 1 to 1024; `null` for the default, four a core,
+   * from 8 to 64).
+   */
+  static configure(options) {
+    if (options === null || typeof options !== 'object') throw argType('options', 'of type object');
+    if ('threads' in options && options.threads !== undefined) {
+      const { threads } = options;
+      if (threads === null) {
+        native.configureThreads(null);
+      } else {
+        if (!Number.isInteger(threads)) throw argType('options.threads', 'an integer or null');
+        if (threads < 1 || threads > 1024) throw outOfRange('options.threads', 1, 1024, threads);
+        native.configureThreads(threads);
+      }
+    }
   }
 
   /**

@@ -1,0 +1,449 @@
+//! The process-wide pool of SQLite threads and the lanes it runs. A lane is
+//! one unit of serial work (a database's writer, one of its readers, its
+//! checkpointer): whoever queues work for it calls `notify`, and a pool
+//! thread runs it until it has nothing left, or has used its budget, then
+//! takes the next lane. A lane never runs on two threads at once, and no
+//! thread waits for a lane's next job: the cost of an open database is
+//! state, not threads.
+//!
+//! Threads start on demand, up to a bound set by the machine (`configure`),
+//! one pool per nice value databases ask for; a thread leaves after being
+//! idle for `THREAD_LINGER`, or at once when no database is open. This file
+//! knows nothing of SQLite: it runs `Work` and never looks inside.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{fence, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, Sender, TryRecvError};
+
+use crate::error::Result;
+use crate::pace::Pace;
+use crate::threads::spawn;
+
+/// How long a pool thread with nothing to run stays, while databases are open.
+const THREAD_LINGER: Duration = Duration::from_secs(10);
+
+/// How long a pool thread with nothing to run stays once no database is
+/// open.
+const CLOSED_LINGER: Duration = Duration::from_millis(100);
+
+/// How long a thread whose run queue ran dry looks at it before it sleeps,
+/// when its pace says so (see `pace.rs`): a caller awaiting one call after
+/// another sends the next within microseconds of the last reply.
+const SPIN: Duration = Duration::from_micros(50);
+
+/// A wait up to this long is short: worth spinning through next time.
+const SHORT: Duration = Duration::from_micros(100);
+
+/// What a lane's run ended with.
+pub enum Ran {
+    /// Nothing is queued: the lane sleeps until notified.
+    Idle,
+    /// The budget is spent with work left: the lane goes to the back of the
+    /// run queue, behind the lanes that waited meanwhile.
+    More,
+    /// The lane's work is over (its database closed); it never runs again.
+    Finished,
+}
+
+/// The serial work of a lane: run what is queued, then return. It is never
+/// run on two threads at once.
+pub trait Work: Send {
+    fn run(&mut self) -> Ran;
+}
+
+const IDLE: u8 = 0;
+const SCHEDULED: u8 = 1;
+const RUNNING: u8 = 2;
+const NOTIFIED: u8 = 3;
+const FINISHED: u8 = 4;
+
+struct LaneInner {
+    state: AtomicU8,
+    work: Mutex<Option<Box<dyn Work>>>,
+    pool: Arc<Pool>,
+}
+
+/// A handle on a lane: clone it to notify the lane from anywhere.
+#[derive(Clone)]
+pub struct Lane(Arc<LaneInner>);
+
+/// A handle that does not keep the lane's work alive (a timer's).
+#[derive(Clone)]
+pub struct WeakLane(Weak<LaneInner>);
+
+impl WeakLane {
+    pub fn notify(&self) {
+        if let Some(inner) = self.0.upgrade() {
+            Lane(inner).notify();
+        }
+    }
+}
+
+impl Lane {
+    /// A lane of `pool` whose work is set later (`start`): until then it
+    /// can be notified, and runs once the work is there.
+    pub fn new(pool: Arc<Pool>) -> Lane {
+        Lane(Arc::new(LaneInner {
+            state: AtomicU8::new(IDLE),
+            work: Mutex::new(None),
+            pool,
+        }))
+    }
+
+    /// Gives the lane its work (the work may hold handles on this lane).
+    pub fn start(&self, work: Box<dyn Work>) {
+        *self.0.work.lock().unwrap_or_else(|e| e.into_inner()) = Some(work);
+    }
+
+    pub fn downgrade(&self) -> WeakLane {
+        WeakLane(Arc::downgrade(&self.0))
+    }
+
+    /// Something was queued for the lane: it runs soon, on some pool
+    /// thread. A lane that is running runs once more after this run, so
+    /// nothing queued meanwhile is missed.
+    pub fn notify(&self) {
+        let state = &self.0.state;
+        let mut now = state.load(Ordering::Acquire);
+        loop {
+            let next = match now {
+                IDLE => SCHEDULED,
+                RUNNING => NOTIFIED,
+                _ => return,
+            };
+            match state.compare_exchange_weak(now, next, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) if next == SCHEDULED => return self.0.pool.clone().push(self.clone()),
+                Ok(_) => return,
+                Err(seen) => now = seen,
+            }
+        }
+    }
+
+    /// Whether the lane sleeps (neither queued to run nor running).
+    pub fn is_idle(&self) -> bool {
+        self.0.state.load(Ordering::Acquire) == IDLE
+    }
+
+    /// Runs the lane once, on the calling pool thread.
+    fn run(self) {
+        self.0.state.store(RUNNING, Ordering::Release);
+        let ran = {
+            let mut work = self.0.work.lock().unwrap_or_else(|e| e.into_inner());
+            match work.as_mut() {
+                // Every `Work` catches its jobs' panics itself; one that
+                // escapes ends the lane, whose queues then refuse (closed).
+                Some(w) => catch_unwind(AssertUnwindSafe(|| w.run())).unwrap_or(Ran::Finished),
+                None => Ran::Idle,
+            }
+        };
+        match ran {
+            Ran::More => {
+                self.0.state.store(SCHEDULED, Ordering::Release);
+                self.0.pool.clone().push(self);
+            }
+            Ran::Idle => {
+                let done = self.0.state.compare_exchange(
+                    RUNNING,
+                    IDLE,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                );
+                if done.is_err() {
+                    // Notified while it ran: again, behind the others.
+                    self.0.state.store(SCHEDULED, Ordering::Release);
+                    self.0.pool.clone().push(self);
+                }
+            }
+            Ran::Finished => {
+                self.0.state.store(FINISHED, Ordering::Release);
+                // Dropped outside the lock: the work's handles on other
+                // lanes (and on this one) go with it.
+                let work = self.0.work.lock().unwrap_or_else(|e| e.into_inner()).take();
+                drop(work);
+            }
+        }
+    }
+}
+
+/// What the run queue carries: a lane to run, or word for one thread that
+/// the last database closed (one is sent for each thread alive).
+enum Task {
+    Run(Lane),
+    Check,
+}
+
+pub struct Pool {
+    nice: i32,
+    sender: Sender<Task>,
+    receiver: Receiver<Task>,
+    /// Threads alive, and of those, waiting for a task.
+    live: AtomicUsize,
+    idle: AtomicUsize,
+    /// Held while a thread starts or decides to leave.
+    membership: Mutex<()>,
+    next_name: AtomicUsize,
+}
+
+/// Process-wide settings and counts.
+struct Global {
+    pools: Mutex<Vec<Arc<Pool>>>,
+    /// The bound on threads per pool; 0 until configured (the default).
+    threads: AtomicUsize,
+    databases: AtomicUsize,
+    connections: AtomicUsize,
+}
+
+fn global() -> &'static Global {
+    static GLOBAL: OnceLock<Global> = OnceLock::new();
+    GLOBAL.get_or_init(|| Global {
+        pools: Mutex::new(Vec::new()),
+        threads: AtomicUsize::new(0),
+        databases: AtomicUsize::new(0),
+        connections: AtomicUsize::new(0),
+    })
+}
+
+/// The default bound: four threads a core, at least 8, at most 64. A
+/// thread blocks only inside SQLite (a busy lock, disk I/O), never waiting
+/// for JavaScript, so a few per core keep the cores busy through waits.
+pub fn default_threads() -> usize {
+    let cores = thread::available_parallelism().map_or(1, |n| n.get());
+    (4 * cores).clamp(8, 64)
+}
+
+/// The bound on SQLite threads in force.
+pub fn thread_limit() -> usize {
+    match global().threads.load(Ordering::Relaxed) {
+        0 => default_threads(),
+        n => n,
+    }
+}
+
+/// Sets the bound on SQLite threads (`None`: the default). Threads above a
+/// lowered bound leave as they finish what they run.
+pub fn configure_threads(threads: Option<usize>) {
+    global()
+        .threads
+        .store(threads.unwrap_or(0), Ordering::Relaxed);
+}
+
+/// A connection's place in the process's count of open connections, held
+/// beside the connection and given up when it drops.
+pub struct Counted(());
+
+impl Counted {
+    pub fn new() -> Counted {
+        global().connections.fetch_add(1, Ordering::AcqRel);
+        Counted(())
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        global().connections.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// The process-wide view: what is open, and what runs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcessStats {
+    /// Databases open (from `Database::open` until their last connection
+    /// closed).
+    pub databases: usize,
+    /// SQLite connections open, every database together.
+    pub connections: usize,
+    /// offloop's SQLite threads alive: the pool's, and the timer's.
+    pub threads: usize,
+    /// Lanes (a database's writer, a reader, a checkpointer) with work,
+    /// waiting for a pool thread.
+    pub queued: usize,
+    /// The bound on pool threads in force.
+    pub thread_limit: usize,
+}
+
+pub fn process_stats() -> ProcessStats {
+    let pools = global().pools.lock().unwrap_or_else(|e| e.into_inner());
+    let threads: usize = pools.iter().map(|p| p.live.load(Ordering::Acquire)).sum();
+    ProcessStats {
+        databases: databases_open(),
+        connections: global().connections.load(Ordering::Acquire),
+        threads: threads + usize::from(crate::timers::running()),
+        queued: pools.iter().map(|p| p.receiver.len()).sum(),
+        thread_limit: thread_limit(),
+    }
+}
+
+/// The pool for threads at nice value `nice`, created on first use.
+pub fn pool(nice: i32) -> Arc<Pool> {
+    let mut pools = global().pools.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(pool) = pools.iter().find(|p| p.nice == nice) {
+        return pool.clone();
+    }
+    let (sender, receiver) = unbounded();
+    let pool = Arc::new(Pool {
+        nice,
+        sender,
+        receiver,
+        live: AtomicUsize::new(0),
+        idle: AtomicUsize::new(0),
+        membership: Mutex::new(()),
+        next_name: AtomicUsize::new(0),
+    });
+    pools.push(pool.clone());
+    pool
+}
+
+/// Databases open now (counted from `database_opened` until their last
+/// lane finished).
+fn databases_open() -> usize {
+    global().databases.load(Ordering::Acquire)
+}
+
+pub fn database_opened() {
+    global().databases.fetch_add(1, Ordering::AcqRel);
+}
+
+/// The last lane of a database finished. When no database is left, every
+/// idle thread hears it and leaves.
+pub fn database_closed() {
+    if global().databases.fetch_sub(1, Ordering::AcqRel) == 1 {
+        let pools = global().pools.lock().unwrap_or_else(|e| e.into_inner());
+        for pool in pools.iter() {
+            for _ in 0..pool.live.load(Ordering::Acquire) {
+                let _ = pool.sender.send(Task::Check);
+            }
+        }
+    }
+}
+
+impl Pool {
+    /// Makes sure a thread can run this pool's lanes: the error when none
+    /// is alive and none can start.
+    pub fn ensure_thread(self: &Arc<Self>) -> Result<()> {
+        if self.live.load(Ordering::Acquire) > 0 {
+            return Ok(());
+        }
+        self.start_thread(true).map(|_| ())
+    }
+
+    fn push(self: Arc<Self>, lane: Lane) {
+        // The receiver lives in `self`: the send cannot fail.
+        let _ = self.sender.send(Task::Run(lane));
+        fence(Ordering::SeqCst);
+        if self.receiver.len() > self.idle.load(Ordering::SeqCst)
+            && self.live.load(Ordering::Acquire) < thread_limit()
+        {
+            // Best effort: a thread that cannot start leaves the lane to
+            // the threads that run.
+            let _ = self.start_thread(false);
+        }
+    }
+
+    /// Starts a thread unless the bound is reached (or, with `first`,
+    /// unless one runs already). Whether one started.
+    fn start_thread(self: &Arc<Self>, first: bool) -> Result<bool> {
+        let _member = self.membership.lock().unwrap_or_else(|e| e.into_inner());
+        let live = self.live.load(Ordering::Acquire);
+        if (first && live > 0) || (!first && live >= thread_limit()) {
+            return Ok(false);
+        }
+        self.live.fetch_add(1, Ordering::AcqRel);
+        let name = format!(
+            "offloop-sql-{}",
+            self.next_name.fetch_add(1, Ordering::Relaxed)
+        );
+        let pool = self.clone();
+        match spawn(name, self.nice, move || pool.serve()) {
+            // Detached: a thread leaves on its own (see `serve`).
+            Ok(handle) => {
+                drop(handle);
+                Ok(true)
+            }
+            Err(error) => {
+                self.live.fetch_sub(1, Ordering::AcqRel);
+                Err(error)
+            }
+        }
+    }
+
+    /// A pool thread: runs lanes until it has been idle for
+    /// `THREAD_LINGER`, or no database is open.
+    fn serve(self: Arc<Self>) {
+        let mut pace = Pace::new();
+        loop {
+            let task = match self.receiver.try_recv() {
+                Ok(task) => task,
+                Err(TryRecvError::Disconnected) => return self.leave_now(),
+                Err(TryRecvError::Empty) => {
+                    let since = Instant::now();
+                    let (found, measured) = pace.spin(SPIN, || !self.receiver.is_empty());
+                    if found {
+                        continue;
+                    }
+                    self.idle.fetch_add(1, Ordering::SeqCst);
+                    let linger = if databases_open() == 0 {
+                        CLOSED_LINGER
+                    } else {
+                        THREAD_LINGER
+                    };
+                    let next = self.receiver.recv_timeout(linger);
+                    self.idle.fetch_sub(1, Ordering::SeqCst);
+                    if measured {
+                        pace.waited(since.elapsed(), SHORT);
+                    }
+                    match next {
+                        Ok(task) => task,
+                        Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => {
+                            if self.leave() {
+                                return;
+                            }
+                            continue;
+                        }
+                    }
+                }
+            };
+            match task {
+                Task::Run(lane) => lane.run(),
+                Task::Check => {
+                    if databases_open() == 0 && self.leave_after_close() {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Leaves the pool unless work arrived meanwhile: a sender that saw
+    /// this thread idle sent before this look.
+    fn leave(&self) -> bool {
+        let _member = self.membership.lock().unwrap_or_else(|e| e.into_inner());
+        fence(Ordering::SeqCst);
+        if self.receiver.is_empty() {
+            self.live.fetch_sub(1, Ordering::AcqRel);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// The last database closed: leaves, unless a database opened since
+    /// and this is the pool's last thread (the others may be leaving too;
+    /// each decides under the same lock).
+    fn leave_after_close(&self) -> bool {
+        let _member = self.membership.lock().unwrap_or_else(|e| e.into_inner());
+        if databases_open() > 0 && self.live.load(Ordering::Acquire) == 1 {
+            return false;
+        }
+        self.live.fetch_sub(1, Ordering::AcqRel);
+        true
+    }
+
+    fn leave_now(&self) {
+        let _member = self.membership.lock().unwrap_or_else(|e| e.into_inner());
+        self.live.fetch_sub(1, Ordering::AcqRel);
+    }
+}

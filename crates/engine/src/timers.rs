@@ -1,0 +1,124 @@
+//! The process-wide timer: one thread that notifies lanes at deadlines (a
+//! scope's idle timeout, the checkpointer's idle pass). It starts with the
+//! first deadline and leaves soon after the last one passed. A timer only
+//! notifies: the lane decides, when it runs, whether its deadline still
+//! stands. It never runs a job or touches a connection.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::{Condvar, Mutex, OnceLock};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::pool::WeakLane;
+
+/// How long the timer thread waits with nothing to wait for before leaving.
+const LINGER: Duration = Duration::from_millis(100);
+
+struct Entry {
+    at: Instant,
+    order: u64,
+    lane: WeakLane,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        (self.at, self.order) == (other.at, other.order)
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Entry {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.at, self.order).cmp(&(other.at, other.order))
+    }
+}
+
+#[derive(Default)]
+struct State {
+    heap: BinaryHeap<Reverse<Entry>>,
+    order: u64,
+    running: bool,
+}
+
+struct Timers {
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+fn timers() -> &'static Timers {
+    static TIMERS: OnceLock<Timers> = OnceLock::new();
+    TIMERS.get_or_init(|| Timers {
+        state: Mutex::new(State::default()),
+        changed: Condvar::new(),
+    })
+}
+
+/// Whether the timer thread is alive now.
+pub fn running() -> bool {
+    timers()
+        .state
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .running
+}
+
+/// Notifies `lane` at `at` (if it still exists then).
+pub fn notify_at(at: Instant, lane: WeakLane) {
+    let timers = timers();
+    let mut state = timers.state.lock().unwrap_or_else(|e| e.into_inner());
+    state.order += 1;
+    let order = state.order;
+    state.heap.push(Reverse(Entry { at, order, lane }));
+    if !state.running {
+        let started = thread::Builder::new()
+            .name("offloop-timer".into())
+            .spawn(serve);
+        // Without a thread the deadline passes unheard: the lane runs at
+        // its next job instead.
+        state.running = started.is_ok();
+    }
+    drop(state);
+    timers.changed.notify_one();
+}
+
+fn serve() {
+    let timers = timers();
+    let mut state = timers.state.lock().unwrap_or_else(|e| e.into_inner());
+    loop {
+        let now = Instant::now();
+        match state.heap.peek() {
+            None => {
+                let (next, waited) = timers
+                    .changed
+                    .wait_timeout(state, LINGER)
+                    .unwrap_or_else(|e| e.into_inner());
+                state = next;
+                if waited.timed_out() && state.heap.is_empty() {
+                    state.running = false;
+                    return;
+                }
+            }
+            Some(Reverse(entry)) if entry.at <= now => {
+                let Some(Reverse(entry)) = state.heap.pop() else {
+                    continue;
+                };
+                drop(state);
+                entry.lane.notify();
+                state = timers.state.lock().unwrap_or_else(|e| e.into_inner());
+            }
+            Some(Reverse(entry)) => {
+                let wait = entry.at - now;
+                state = timers
+                    .changed
+                    .wait_timeout(state, wait)
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0;
+            }
+        }
+    }
+}
