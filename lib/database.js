@@ -5,7 +5,7 @@
 const EventEmitter = require('node:events');
 const { native, track, forget } = require('./calls.js');
 const { Core, OPENING, OPEN, CLOSING, CLOSED, send } = require('./core.js');
-const { argType, nodeError, notOpen, outOfRange } = require('./errors.js');
+const { argType, nodeError, notOpen } = require('./errors.js');
 const { readBackup, startBackup } = require('./backup.js');
 const { applyChangeset, createSession } = require('./session.js');
 const { deserialize, serialize } = require('./image.js');
@@ -14,7 +14,7 @@ const { readAuthorizer } = require('./authorizer.js');
 const { wrapTxid, restoreInto, startFill, waitFilled, warnReplica } = require('./restore.js');
 const { catchUp, staleness, stopFollowing } = require('./follow.js');
 const { follow, promote, stopWatching } = require('./promote.js');
-const { databaseStats } = require('./stats.js');
+const { configure, databaseStats, processStats } = require('./stats.js');
 const {
   nativeOptions,
   readCallOptions,
@@ -201,33 +201,11 @@ class Database extends EventEmitter {
     return native.compileOptions();
   }
 
-  /**
-   * The process-wide view: databases and SQLite connections open, offloop's
-   * SQLite threads alive, lanes waiting for a thread, and the thread bound.
-   */
-  static stats() {
-    const { databases, connections, threads, queued, threadLimit } = native.processStats();
-    return { databases, connections, threads, queued, threadLimit };
-  }
+  /** The process-wide view: databases, connections, SQLite threads, work waiting. */
+  static stats() { return processStats(); }
 
-  /**
-   * Process-wide settings. `threads`: the most SQLite threads the pool
-   * runs (an integer from 1 to 1024; `null` for the default, four a core,
-   * from 8 to 64).
-   */
-  static configure(options) {
-    if (options === null || typeof options !== 'object') throw argType('options', 'of type object');
-    if ('threads' in options && options.threads !== undefined) {
-      const { threads } = options;
-      if (threads === null) {
-        native.configureThreads(null);
-      } else {
-        if (!Number.isInteger(threads)) throw argType('options.threads', 'an integer or null');
-        if (threads < 1 || threads > 1024) throw outOfRange('options.threads', 1, 1024, threads);
-        native.configureThreads(threads);
-      }
-    }
-  }
+  /** Process-wide settings: `threads`, the bound on SQLite threads. */
+  static configure(options) { configure(options); }
 
   /**
    * Resolves once every page is local: at once, unless the database was

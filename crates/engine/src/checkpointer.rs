@@ -160,12 +160,13 @@ impl Checkpointer {
         }
         let latch = self.latch.take();
         let not_running = || Error::invalid_state("the checkpointer is not running");
-        let conn = match open_checkpointer(&self.settings) {
+        let (conn, counted) = match open_checkpointer(&self.settings) {
             Ok((conn, settings)) => {
                 if let Some(latch) = &latch {
                     latch.record(settings);
                 }
-                conn
+                // Counted from the open, before anyone hears of it.
+                (conn, Counted::new())
             }
             // A setting that is not what was asked, under strictSettings:
             // the open fails as it would for any other connection.
@@ -194,7 +195,7 @@ impl Checkpointer {
         let wal_path = wal_path(&conn);
         Some(CheckpointerState::Serving(Box::new(Open {
             conn,
-            _counted: Counted::new(),
+            _counted: counted,
             wal_path,
             pending: false,
             due: Instant::now(),

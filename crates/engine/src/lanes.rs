@@ -10,6 +10,7 @@ use std::sync::Mutex;
 
 use crate::job::{complete, Done, Outcome};
 use crate::pool::{self, Lane};
+use crate::timers;
 
 pub struct Lanes {
     pub writer: Lane,
@@ -162,7 +163,9 @@ impl Lanes {
             closing.finished = true;
             closing.done.take()
         };
-        pool::database_closed();
+        if pool::database_closed() {
+            timers::clear(&self.writer);
+        }
         if let Some(done) = done {
             complete(done, Ok(Outcome::Done));
         }

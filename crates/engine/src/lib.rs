@@ -41,6 +41,7 @@ mod latch;
 mod observer;
 mod pace;
 mod pool;
+mod process;
 mod queues;
 mod reader;
 mod role;
@@ -79,7 +80,8 @@ pub use functions::{
 pub use job::{Call, ColumnInfo, CursorRef, Done, Job, Outcome, Privileged, Request};
 pub use observer::{CheckpointPermit, CheckpointWrites, ObserverSlot, WalObserver};
 pub use pace::Pace;
-pub use pool::{configure_threads, default_threads, process_stats, ProcessStats};
+pub use pool::{configure_threads, default_threads};
+pub use process::{process_stats, ProcessStats};
 pub use role::Role;
 pub use row_changes::{RowChange, RowChanges, RowOp};
 pub use scope::{Scope, ScopeKind, TransactionMode};

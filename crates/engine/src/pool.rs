@@ -76,6 +76,18 @@ pub struct Lane(Arc<LaneInner>);
 pub struct WeakLane(Weak<LaneInner>);
 
 impl WeakLane {
+    /// Whether the lane may still run (it exists and has not finished).
+    pub fn is_live(&self) -> bool {
+        self.0
+            .upgrade()
+            .is_some_and(|inner| inner.state.load(Ordering::Acquire) != FINISHED)
+    }
+
+    /// Whether this is a handle on `lane`.
+    pub fn is(&self, lane: &Lane) -> bool {
+        std::ptr::eq(self.0.as_ptr(), Arc::as_ptr(&lane.0))
+    }
+
     pub fn notify(&self) {
         if let Some(inner) = self.0.upgrade() {
             Lane(inner).notify();
@@ -248,35 +260,6 @@ impl Drop for Counted {
     }
 }
 
-/// The process-wide view: what is open, and what runs it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ProcessStats {
-    /// Databases open (from `Database::open` until their last connection
-    /// closed).
-    pub databases: usize,
-    /// SQLite connections open, every database together.
-    pub connections: usize,
-    /// offloop's SQLite threads alive: the pool's, and the timer's.
-    pub threads: usize,
-    /// Lanes (a database's writer, a reader, a checkpointer) with work,
-    /// waiting for a pool thread.
-    pub queued: usize,
-    /// The bound on pool threads in force.
-    pub thread_limit: usize,
-}
-
-pub fn process_stats() -> ProcessStats {
-    let pools = global().pools.lock().unwrap_or_else(|e| e.into_inner());
-    let threads: usize = pools.iter().map(|p| p.live.load(Ordering::Acquire)).sum();
-    ProcessStats {
-        databases: databases_open(),
-        connections: global().connections.load(Ordering::Acquire),
-        threads: threads + usize::from(crate::timers::running()),
-        queued: pools.iter().map(|p| p.receiver.len()).sum(),
-        thread_limit: thread_limit(),
-    }
-}
-
 /// The pool for threads at nice value `nice`, created on first use.
 pub fn pool(nice: i32) -> Arc<Pool> {
     let mut pools = global().pools.lock().unwrap_or_else(|e| e.into_inner());
@@ -299,7 +282,7 @@ pub fn pool(nice: i32) -> Arc<Pool> {
 
 /// Databases open now (counted from `database_opened` until their last
 /// lane finished).
-fn databases_open() -> usize {
+pub fn databases_open() -> usize {
     global().databases.load(Ordering::Acquire)
 }
 
@@ -308,16 +291,31 @@ pub fn database_opened() {
 }
 
 /// The last lane of a database finished. When no database is left, every
-/// idle thread hears it and leaves.
-pub fn database_closed() {
-    if global().databases.fetch_sub(1, Ordering::AcqRel) == 1 {
-        let pools = global().pools.lock().unwrap_or_else(|e| e.into_inner());
-        for pool in pools.iter() {
-            for _ in 0..pool.live.load(Ordering::Acquire) {
-                let _ = pool.sender.send(Task::Check);
-            }
+/// idle thread hears it and leaves; whether that was the last one.
+pub fn database_closed() -> bool {
+    if global().databases.fetch_sub(1, Ordering::AcqRel) != 1 {
+        return false;
+    }
+    let pools = global().pools.lock().unwrap_or_else(|e| e.into_inner());
+    for pool in pools.iter() {
+        for _ in 0..pool.live.load(Ordering::Acquire) {
+            let _ = pool.sender.send(Task::Check);
         }
     }
+    true
+}
+
+/// SQLite connections open now.
+pub fn connections_open() -> usize {
+    global().connections.load(Ordering::Acquire)
+}
+
+/// Pool threads alive, and lanes waiting for one, every pool together.
+pub fn threads_and_queued() -> (usize, usize) {
+    let pools = global().pools.lock().unwrap_or_else(|e| e.into_inner());
+    let threads = pools.iter().map(|p| p.live.load(Ordering::Acquire)).sum();
+    let queued = pools.iter().map(|p| p.receiver.len()).sum();
+    (threads, queued)
 }
 
 impl Pool {

@@ -108,15 +108,17 @@ impl ReaderLane {
             Err(error) => Some(ReaderState::Refusing(error)),
             Ok(()) => Some(match open_reader(&self.settings, self.index) {
                 Ok((conn, settings)) => {
+                    // Counted from the open, before anyone hears of it.
+                    let serving = ReaderState::Serving(Box::new(Serving {
+                        executor: self.executor(conn),
+                        _counted: Counted::new(),
+                        scope: None,
+                    }));
                     if let Some(latch) = self.latch.take() {
                         latch.record(settings);
                         latch.arrive(Ok(()));
                     }
-                    ReaderState::Serving(Box::new(Serving {
-                        executor: self.executor(conn),
-                        _counted: Counted::new(),
-                        scope: None,
-                    }))
+                    serving
                 }
                 Err(error) => {
                     if let Some(latch) = self.latch.take() {

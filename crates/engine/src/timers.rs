@@ -1,6 +1,7 @@
 //! The process-wide timer: one thread that notifies lanes at deadlines (a
 //! scope's idle timeout, the checkpointer's idle pass). It starts with the
-//! first deadline and leaves soon after the last one passed. A timer only
+//! first deadline and leaves soon after the last one passed, or was
+//! dropped because no database is open (every lane is gone then). A timer only
 //! notifies: the lane decides, when it runs, whether its deadline still
 //! stands. It never runs a job or touches a connection.
 
@@ -10,7 +11,7 @@ use std::sync::{Condvar, Mutex, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::pool::WeakLane;
+use crate::pool::{Lane, WeakLane};
 
 /// How long the timer thread waits with nothing to wait for before leaving.
 const LINGER: Duration = Duration::from_millis(100);
@@ -84,6 +85,21 @@ pub fn notify_at(at: Instant, lane: WeakLane) {
     }
     drop(state);
     timers.changed.notify_one();
+}
+
+/// The last database closed (its writer, `closing`, is finishing): the
+/// deadlines of that lane and of lanes that finished are dropped (all of
+/// them, unless a database opened meanwhile), and with none left the
+/// thread leaves soon.
+pub fn clear(closing: &Lane) {
+    let timers = timers();
+    timers
+        .state
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .heap
+        .retain(|Reverse(entry)| entry.lane.is_live() && !entry.lane.is(closing));
+    timers.changed.notify_all();
 }
 
 fn serve() {

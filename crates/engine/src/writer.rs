@@ -101,12 +101,13 @@ impl WriterLane {
             conn.commit_hook(Some(move || observer.refuses_commits()))?;
             Ok((conn, settings))
         });
-        let mut conn = match opened {
+        let (mut conn, counted) = match opened {
             Ok((conn, settings)) => {
                 if let Some(latch) = &latch {
                     latch.record(settings);
                 }
-                conn
+                // Counted from the open, before anyone hears of it.
+                (conn, Counted::new())
             }
             Err(error) => {
                 c.gate.open(Err(error.clone()));
@@ -156,7 +157,7 @@ impl WriterLane {
         .following(c.settings.follower);
         State::Serving(Box::new(Serving {
             executor,
-            _counted: Counted::new(),
+            _counted: counted,
             wal,
             row_hook: false,
             scope: None,
