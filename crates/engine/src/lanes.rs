@@ -76,28 +76,39 @@ impl Lanes {
         }
         let count = self.readers.len();
         let start = self.next_reader.fetch_add(1, Ordering::Relaxed);
-        let free = |i: &usize| !self.pinned[*i].load(Ordering::Acquire);
-        let order = (0..count).map(|k| (start + k) % count);
-        let sleeping: Vec<usize> = order
-            .clone()
-            .filter(free)
-            .filter(|&i| self.readers[i].is_idle())
-            .take(jobs)
-            .collect();
-        for &i in &sleeping {
-            self.readers[i].notify();
-        }
-        if sleeping.len() < jobs {
-            let mut busy = order
-                .filter(free)
-                .filter(|i| !sleeping.contains(i))
-                .peekable();
-            if sleeping.is_empty() && busy.peek().is_none() {
-                self.wake_all_readers();
-                return;
-            }
-            for i in busy {
+        let free = |i: usize| !self.pinned[i].load(Ordering::Acquire);
+        let mut woken = 0;
+        for i in (0..count).map(|k| (start + k) % count) {
+            if woken < jobs && free(i) && self.readers[i].is_idle() {
                 self.readers[i].notify();
+                woken += 1;
+            }
+        }
+        if woken == jobs {
+            return;
+        }
+        // Not enough sleeping: the busy ones look again before they sleep
+        // (notifying one that runs costs one atomic operation).
+        let mut any_free = woken > 0;
+        for i in 0..count {
+            if free(i) {
+                any_free = true;
+                self.readers[i].notify();
+            }
+        }
+        if !any_free {
+            self.wake_all_readers();
+        }
+    }
+
+    /// A pinned reader leaves work on the shared queue: the readers that
+    /// are not pinned hear of it. Never the pinned ones: a reader pinned by
+    /// a read snapshot cannot help, and one pinned by cursors decides for
+    /// itself when it runs (so a pinned reader never wakes itself in a loop).
+    pub fn wake_unpinned(&self) {
+        for (lane, pinned) in self.readers.iter().zip(&self.pinned) {
+            if !pinned.load(Ordering::Acquire) {
+                lane.notify();
             }
         }
     }

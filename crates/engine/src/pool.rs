@@ -14,10 +14,10 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{fence, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
-use std::thread;
+use std::thread::{self, Thread};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{unbounded, Receiver, RecvTimeoutError, Sender, TryRecvError};
+use crossbeam_channel::{unbounded, Receiver, Sender, TryRecvError};
 
 use crate::error::Result;
 use crate::pace::Pace;
@@ -192,9 +192,14 @@ pub struct Pool {
     nice: i32,
     sender: Sender<Task>,
     receiver: Receiver<Task>,
-    /// Threads alive, and of those, waiting for a task.
+    /// Threads alive, and of those, looking at the run queue before they
+    /// sleep (they take a task without a wake-up).
     live: AtomicUsize,
-    idle: AtomicUsize,
+    spinning: AtomicUsize,
+    /// Threads asleep with nothing to run, to unpark after a push. A
+    /// sleeper registers, then looks at the queue once more, then parks: a
+    /// push either is seen by that look or finds the sleeper here.
+    sleepers: Mutex<Vec<Thread>>,
     /// Held while a thread starts or decides to leave.
     membership: Mutex<()>,
     next_name: AtomicUsize,
@@ -272,7 +277,8 @@ pub fn pool(nice: i32) -> Arc<Pool> {
         sender,
         receiver,
         live: AtomicUsize::new(0),
-        idle: AtomicUsize::new(0),
+        spinning: AtomicUsize::new(0),
+        sleepers: Mutex::new(Vec::new()),
         membership: Mutex::new(()),
         next_name: AtomicUsize::new(0),
     });
@@ -300,6 +306,11 @@ pub fn database_closed() -> bool {
     for pool in pools.iter() {
         for _ in 0..pool.live.load(Ordering::Acquire) {
             let _ = pool.sender.send(Task::Check);
+        }
+        let sleepers =
+            std::mem::take(&mut *pool.sleepers.lock().unwrap_or_else(|e| e.into_inner()));
+        for thread in sleepers {
+            thread.unpark();
         }
     }
     true
@@ -331,14 +342,55 @@ impl Pool {
     fn push(self: Arc<Self>, lane: Lane) {
         // The receiver lives in `self`: the send cannot fail.
         let _ = self.sender.send(Task::Run(lane));
+        // A spinning thread takes a task without a wake-up.
         fence(Ordering::SeqCst);
-        if self.receiver.len() > self.idle.load(Ordering::SeqCst)
-            && self.live.load(Ordering::Acquire) < thread_limit()
-        {
-            // Best effort: a thread that cannot start leaves the lane to
-            // the threads that run.
-            let _ = self.start_thread(false);
+        if self.receiver.len() <= self.spinning.load(Ordering::SeqCst) {
+            return;
         }
+        let sleeper = self
+            .sleepers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop();
+        match sleeper {
+            Some(thread) => thread.unpark(),
+            None if self.live.load(Ordering::Acquire) < thread_limit() => {
+                // Best effort: a thread that cannot start leaves the lane
+                // to the threads that run.
+                let _ = self.start_thread(false);
+            }
+            None => {}
+        }
+    }
+
+    /// Sleeps until a push unparks this thread or `linger` passes; whether
+    /// a task may be waiting.
+    fn sleep(&self, linger: Duration) -> bool {
+        let me = thread::current();
+        self.sleepers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(me.clone());
+        fence(Ordering::SeqCst);
+        let deadline = Instant::now() + linger;
+        loop {
+            if !self.receiver.is_empty() {
+                break;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            thread::park_timeout(deadline - now);
+            // Popped by a push: it unparked this thread for its task.
+            let sleepers = self.sleepers.lock().unwrap_or_else(|e| e.into_inner());
+            if !sleepers.iter().any(|t| t.id() == me.id()) {
+                return true;
+            }
+        }
+        let mut sleepers = self.sleepers.lock().unwrap_or_else(|e| e.into_inner());
+        sleepers.retain(|t| t.id() != me.id());
+        !self.receiver.is_empty()
     }
 
     /// Starts a thread unless the bound is reached (or, with `first`,
@@ -378,30 +430,25 @@ impl Pool {
                 Err(TryRecvError::Disconnected) => return self.leave_now(),
                 Err(TryRecvError::Empty) => {
                     let since = Instant::now();
+                    self.spinning.fetch_add(1, Ordering::SeqCst);
                     let (found, measured) = pace.spin(SPIN, || !self.receiver.is_empty());
+                    self.spinning.fetch_sub(1, Ordering::SeqCst);
                     if found {
                         continue;
                     }
-                    self.idle.fetch_add(1, Ordering::SeqCst);
                     let linger = if databases_open() == 0 {
                         CLOSED_LINGER
                     } else {
                         THREAD_LINGER
                     };
-                    let next = self.receiver.recv_timeout(linger);
-                    self.idle.fetch_sub(1, Ordering::SeqCst);
+                    let woken = self.sleep(linger);
                     if measured {
                         pace.waited(since.elapsed(), SHORT);
                     }
-                    match next {
-                        Ok(task) => task,
-                        Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => {
-                            if self.leave() {
-                                return;
-                            }
-                            continue;
-                        }
+                    if woken || !self.leave() {
+                        continue;
                     }
+                    return;
                 }
             };
             match task {
@@ -419,11 +466,14 @@ impl Pool {
     /// this thread idle sent before this look.
     fn leave(&self) -> bool {
         let _member = self.membership.lock().unwrap_or_else(|e| e.into_inner());
+        self.live.fetch_sub(1, Ordering::AcqRel);
         fence(Ordering::SeqCst);
+        // A push that saw this thread alive (and so started none) sent
+        // before this look.
         if self.receiver.is_empty() {
-            self.live.fetch_sub(1, Ordering::AcqRel);
             true
         } else {
+            self.live.fetch_add(1, Ordering::AcqRel);
             false
         }
     }

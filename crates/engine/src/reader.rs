@@ -200,11 +200,10 @@ impl ReaderLane {
     }
 
     /// Going idle while pinned: if work waits on the shared queue, the
-    /// readers that can take it hear of it (all of them, when every one is
-    /// pinned, to decide who buffers its cursors).
+    /// readers that can take it hear of it.
     fn idle(&self) -> Ran {
         if !self.shared.is_empty() {
-            self.lanes.wake_shared(1);
+            self.lanes.wake_unpinned();
         }
         Ran::Idle
     }
