@@ -8,7 +8,7 @@
 // a results file whose shape it does not know makes its function throw,
 // and the caller reports and skips that file.
 
-import { count, megabytes, median, ms, rate, ratio, seconds, us } from './format.mjs';
+import { count, lowerBy, megabytes, median, ms, rate, ratio, seconds, us } from './format.mjs';
 
 const PERF = 'docs/performance.md';
 
@@ -46,7 +46,7 @@ function checkpoint(r) {
         peer: `better-sqlite3 ${count(peer('constant').syncs.jsThread)}`,
       },
       {
-        measure: `[W1](${why}): of those inserts, calls over ${r.workload.slowCallMs} ms, back to back / in bursts`,
+        measure: `[W1](${why}): of those inserts, calls over ${r.workload.slowCallMs} ms, with inserts back to back / in bursts`,
         offloop: `${on('constant').callsOver5ms} / ${on('bursts').callsOver5ms}`,
         peer: `better-sqlite3 ${peer('constant').callsOver5ms} / ${peer('bursts').callsOver5ms}`,
       },
@@ -102,7 +102,7 @@ function classic(r) {
     const p = pair(task, mode);
     return {
       measure: `[W2](${why}): ${measure}`,
-      offloop: `${rate(p.o20)} (${ratio(p.r20)}) on Node 20; ${rate(p.o24)} (${ratio(p.r24)}) on Node 24`,
+      offloop: `${rate(p.o20)} (${ratio(p.r20)} better-sqlite3's) on Node 20; ${rate(p.o24)} (${ratio(p.r24)} \`node:sqlite\`'s) on Node 24`,
       peer: `better-sqlite3 ${rate(p.p20)}; \`node:sqlite\` ${rate(p.p24)}`,
     };
   };
@@ -134,7 +134,7 @@ function roundtrip(r) {
     rows: [
       {
         measure: `[RT](${why}): one awaited \`get()\`, pinned to one CPU, time per call`,
-        offloop: `${us(get.usPerCall)} (floor ${us(conf('floor/pinned').usPerCall)})`,
+        offloop: `${us(get.usPerCall)} (floor, the same round trip with no SQLite work: ${us(conf('floor/pinned').usPerCall)})`,
         peer: `node-sqlite3 ${us(conf('sqlite3-get/pinned').usPerCall)}; better-sqlite3 ${us(conf('bs3-get/pinned').usPerCall)}`,
       },
       {
@@ -183,12 +183,12 @@ function server(r) {
       },
       {
         measure: `[W3](${why}): under that load, \`/health\` (no database) p99`,
-        offloop: `${ms(n20.o.health.latencyMs.p99)} (${ratio(n20.health)} lower)`,
+        offloop: `${ms(n20.o.health.latencyMs.p99)} (${lowerBy(n20.health)})`,
         peer: `better-sqlite3 ${ms(n20.p.health.latencyMs.p99)}`,
       },
       {
         measure: `[W3](${why}) through Kysely / Drizzle: requests/s; \`/health\` p99`,
-        offloop: `${ratio(kysely.throughput)} / ${ratio(drizzle.throughput)}; ${ratio(kysely.health)} / ${ratio(drizzle.health)} lower`,
+        offloop: `${ratio(kysely.throughput)} / ${ratio(drizzle.throughput)}; ${lowerBy(kysely.health)} / ${lowerBy(drizzle.health)}`,
         peer: 'the same library on better-sqlite3: 1×',
       },
     ],
@@ -354,7 +354,7 @@ function follow(r) {
   return {
     rows: [
       {
-        measure: `[FOLLOW](${why}): a follower of an S3 replica through a 20 ms link at ${count(fast.commitsPerSecond)} commits/s, lag p99 with sync and poll at 100 ms; LISTs a minute while idle`,
+        measure: `[FOLLOW](${why}): a follower of an S3 replica through a 20 ms link at ${count(fast.commitsPerSecond)} commits/s, lag p99 with sync and poll at 100 ms; S3 LIST requests a minute while idle`,
         offloop: `${ms(fast.lagMs.offloop.p99)}; ${count(idle.offloop.list)}`,
         peer: `\`litestream restore -f\` ${ms(fast.lagMs.litestream.p99)}; ${count(idle.litestream.list)}`,
       },
@@ -447,7 +447,7 @@ function sqlite3(r) {
     rows: [
       {
         measure: `[SQLITE3](${why}): Knex / Sequelize through \`offloop/sqlite3\` against the same ORM on \`sqlite3\`: requests/s; \`/health\` p99`,
-        offloop: `${ratio(knex.throughput)} / ${ratio(sequelize.throughput)}; ${ratio(knex.health)} / ${ratio(sequelize.health)} lower`,
+        offloop: `${ratio(knex.throughput)} / ${ratio(sequelize.throughput)}; ${lowerBy(knex.health)} / ${lowerBy(sequelize.health)}`,
         peer: '1×',
       },
       {
