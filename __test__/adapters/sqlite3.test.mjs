@@ -366,3 +366,20 @@ test("the core keeps node:sqlite's defaults: foreign keys on, double-quoted stri
     await db.close();
   }
 });
+
+test('after a session that only read, close() leaves no -wal or -shm file beside the database, every time (Sequelize removes the files)', async () => {
+  const fs = require('node:fs');
+  const file = tmp.file();
+  const setup = new Database(file);
+  await step((cb) => setup.exec('CREATE TABLE t(x); INSERT INTO t VALUES (1)', cb));
+  await close(setup);
+  const left = [];
+  for (let round = 0; round < 20; round += 1) {
+    const db = new Database(file);
+    assert.deepEqual(await all(db, 'SELECT x FROM t'), [{ x: 1 }]);
+    await close(db);
+    const remaining = [`${file}-wal`, `${file}-shm`].filter((f) => fs.existsSync(f));
+    if (remaining.length > 0) left.push({ round, remaining });
+  }
+  assert.deepEqual(left, []);
+});
