@@ -7,12 +7,17 @@
 // 2. The libuv-pool starvation (bench/workloads/sqlite3-starvation.mjs):
 //    fs.readFile p99 with four slow queries in flight, on sqlite3, on
 //    offloop/sqlite3 and with no queries.
+// 3. Open, one get, close (bench/workloads/sqlite3-open.mjs), one database
+//    at a time, on sqlite3 and on offloop/sqlite3: each phase's median and
+//    p99.
 //
 // The peers take turns, round after round (--rounds, 3 by default), so that
 // what else runs on the machine falls on each of them alike; the tables
 // give each figure's median over the rounds, and every round's own.
 //
 //   npm run bench -- sqlite3 [--duration S] [--connections N] [--only <text>] [--rounds N] [--max-load X]
+//
+// `--only open` runs the open, get and close measurement alone.
 //
 // Writes bench/results/sqlite3.{json,md,svg}; --duration, --connections,
 // --only and a --rounds below 3 make a quick partial run (.tmp files,
@@ -35,6 +40,9 @@ const COMMAND = 'npm run bench -- sqlite3';
 const SERVER = path.join(BENCH, 'workloads', 'w3-server.mjs');
 const LOAD = path.join(BENCH, 'workloads', 'w3-load.mjs');
 const STARVATION = path.join(BENCH, 'workloads', 'sqlite3-starvation.mjs');
+const OPEN = path.join(BENCH, 'workloads', 'sqlite3-open.mjs');
+// Opens measured per peer and round (after the workload's own warm-up).
+const OPEN_COUNT = 1000;
 const ROWS = 10_000;
 const WARMUP_S = 2;
 // As bench/server.mjs: a light /health probe, and the load at nice 5 so
@@ -42,7 +50,7 @@ const WARMUP_S = 2;
 const PROBE_RATE = 100;
 const PROBE_CONNECTIONS = 4;
 const LOAD_NICE = 5;
-const GOAL = { healthP99Factor: 5, throughputFactor: 1.0, fileReadP99FactorOfNone: 2 };
+const GOAL = { healthP99Factor: 5, throughputFactor: 1.0, fileReadP99FactorOfNone: 2, openP50FactorOfSqlite3: 2 };
 
 const { values: opts } = parseArgs({
   options: {
@@ -68,6 +76,8 @@ const PEERS = [
   ['sequelize+offloop', 0],
   ['sequelize+offloop', 10],
 ].filter(([p]) => !opts.only || p.includes(opts.only));
+const OPEN_ONLY = opts.only === 'open';
+const OPENED = ['sqlite3', 'offloop'];
 // offloop twice: with its defaults, and with its SQLite threads at nice 10.
 const STARVED = [
   ['none', 0],
@@ -89,6 +99,15 @@ function buildSeed(file) {
     }
   })();
   db.pragma('wal_checkpoint(TRUNCATE)');
+  db.close();
+}
+
+/** A file in WAL mode with one row to read, as an application's database is when a second connection opens it. */
+function buildOpenSeed(file) {
+  const Database = createRequire(path.join(BENCH, 'package.json'))('better-sqlite3');
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.exec("CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t VALUES (1, 'one')");
   db.close();
 }
 
@@ -163,6 +182,20 @@ async function runStarvation([peer, threadNice], dir, offloopDir) {
   }
 }
 
+async function runOpen(peer, file, offloopDir) {
+  const { host } = nodes();
+  process.stderr.write(`  open, get, close on ${peer} ... `);
+  try {
+    const args = [OPEN, '--peer', peer, '--file', file, '--count', String(OPEN_COUNT), '--offloop', offloopDir];
+    const { result } = await runChild(host.bin, args, { timeoutMs: 300_000 });
+    process.stderr.write(`open p50 ${result.openMs.p50} ms, all three p50 ${result.totalMs.p50} ms\n`);
+    return result;
+  } catch (err) {
+    process.stderr.write(`FAILED: ${err.message}\n`);
+    return { peer, error: err.message };
+  }
+}
+
 /** The middle value (the mean of the two middle ones for an even count). */
 function median(xs) {
   const a = sorted(xs.filter(Number.isFinite));
@@ -188,6 +221,7 @@ function summarise(runs, figures) {
 
 const SERVER_FIGURES = ['readWritePerSecond', 'health.p50', 'health.p99', 'load.p99', 'processCores', 'jsThreadCores', 'processCpuUsPerRequest', 'jsThreadCpuUsPerRequest'];
 const STARVATION_FIGURES = ['reads', 'readMs.p50', 'readMs.p99', 'readMs.max', 'queries'];
+const OPEN_FIGURES = ['openMs.p50', 'openMs.p99', 'getMs.p50', 'getMs.p99', 'closeMs.p50', 'closeMs.p99', 'totalMs.p50', 'totalMs.p99'];
 
 const fix = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '—');
 const int = (x) => (Number.isFinite(x) ? Math.round(x).toLocaleString('en-US') : '—');
@@ -212,6 +246,11 @@ function goals(report) {
     const factor = r.readMs.p99 / none.readMs.p99;
     const line = `- fs.readFile p99 with four slow queries on ${starvedLabel(r)}: ${fix(factor)}× the p99 with none`;
     out.push(r.peer === 'offloop' ? `${line} (goal ≤ ${GOAL.fileReadP99FactorOfNone}×: ${factor <= GOAL.fileReadP99FactorOfNone ? 'met' : '**not met**'})` : line);
+  }
+  const [peerOpen, ourOpen] = OPENED.map((p) => report.open.find((r) => r.peer === p && !r.error));
+  if (peerOpen && ourOpen) {
+    const factor = ourOpen.openMs.p50 / peerOpen.openMs.p50;
+    out.push(`- open on offloop/sqlite3: median ${fix(factor)}× sqlite3's (goal ≤ ${GOAL.openP50FactorOfSqlite3}×: ${factor <= GOAL.openP50FactorOfSqlite3 ? 'met' : '**not met**'})`);
   }
   return out.join('\n');
 }
@@ -272,6 +311,24 @@ function markdown(report) {
       return [label, int(r.reads), fix(r.readMs.p50, 3), fix(r.readMs.p99, 3), fix(r.readMs.max), int(r.queries)];
     }),
   );
+  const openTable = markdownTable(
+    [
+      { title: 'driver', align: 'left' },
+      { title: 'open p50 ms', align: 'right' },
+      { title: 'open p99 ms', align: 'right' },
+      { title: 'get p50 ms', align: 'right' },
+      { title: 'get p99 ms', align: 'right' },
+      { title: 'close p50 ms', align: 'right' },
+      { title: 'close p99 ms', align: 'right' },
+      { title: 'all three p50 ms', align: 'right' },
+      { title: 'all three p99 ms', align: 'right' },
+    ],
+    report.open.map((r) => {
+      const label = r.peer === 'sqlite3' ? `sqlite3 ${report.sqlite3Version}` : 'offloop/sqlite3';
+      if (r.error) return [label, `failed: ${r.error.split('\n')[0]}`, '', '', '', '', '', '', ''];
+      return [label, ...['openMs', 'getMs', 'closeMs', 'totalMs'].flatMap((k) => [fix(r[k].p50, 3), fix(r[k].p99, 3)])];
+    }),
+  );
   const roundsTable = markdownTable(
     [{ title: 'peer', align: 'left' }, ...Array.from({ length: report.rounds }, (_, i) => ({ title: `round ${i + 1}: req/s, /health p99 ms`, align: 'right' }))],
     [...new Set(report.serverRuns.map((r) => `${r.peer}:${r.threadNice}`))].map((key) => {
@@ -303,6 +360,13 @@ function markdown(report) {
     starvationTable,
     '',
     `Medians of ${report.rounds} rounds, the peers in turn.`,
+    '',
+    `Open, one get, close (\`bench/workloads/sqlite3-open.mjs\`): a file in WAL mode with one row is opened, read once (\`db.get\` of a row by its key)`,
+    `and closed, one database at a time, ${OPEN_COUNT.toLocaleString('en-US')} times per round after a warm-up; each phase from its call to its callback.`,
+    '',
+    openTable,
+    '',
+    `Per phase, the median over ${report.rounds} rounds of each round's median and p99.`,
     '',
     '### Against the goals',
     '',
@@ -349,18 +413,26 @@ const report = {
   starvation: [],
   serverRuns: [],
   starvationRuns: [],
+  open: [],
+  openRuns: [],
 };
 try {
   const seed = path.join(dir, 'seed.db');
   buildSeed(seed);
+  const openSeed = path.join(dir, 'open.db');
+  buildOpenSeed(openSeed);
   for (let round = 1; round <= ROUNDS; round++) {
     console.error(`round ${round} of ${ROUNDS}`);
-    for (const peer of PEERS) report.serverRuns.push({ round, ...(await runServer(peer, seed, dir, offloop.dir)) });
-    for (const peer of STARVED) report.starvationRuns.push({ round, ...(await runStarvation(peer, dir, offloop.dir)) });
+    if (!OPEN_ONLY) {
+      for (const peer of PEERS) report.serverRuns.push({ round, ...(await runServer(peer, seed, dir, offloop.dir)) });
+      for (const peer of STARVED) report.starvationRuns.push({ round, ...(await runStarvation(peer, dir, offloop.dir)) });
+    }
+    for (const peer of OPENED) report.openRuns.push({ round, ...(await runOpen(peer, openSeed, offloop.dir)) });
   }
   const same = ([peer, nice]) => (r) => r.peer === peer && r.threadNice === nice;
   report.servers = PEERS.map((p) => summarise(report.serverRuns.filter(same(p)), SERVER_FIGURES));
-  report.starvation = STARVED.map((p) => summarise(report.starvationRuns.filter(same(p)), STARVATION_FIGURES));
+  report.starvation = OPEN_ONLY ? [] : STARVED.map((p) => summarise(report.starvationRuns.filter(same(p)), STARVATION_FIGURES));
+  report.open = OPENED.map((p) => summarise(report.openRuns.filter((r) => r.peer === p), OPEN_FIGURES));
 } finally {
   bench.finish(report);
 }

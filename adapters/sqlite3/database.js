@@ -29,9 +29,22 @@ const HOOKED = new Set(['trace', 'profile', 'change']);
 
 let stateOf;
 
+/**
+ * SQLite's own defaults, which sqlite3 keeps and node:sqlite (so the core)
+ * changes: a double-quoted word that names no column is a string, as Knex's
+ * schema queries write them (`type="table"`), and foreign keys are not
+ * enforced until the application turns them on. `foreignKeys`, the other
+ * name of the option, overrides the default as well.
+ */
+function sqliteDefaults(options) {
+  const defaults = { enableDoubleQuotedStringLiterals: true };
+  if (options.foreignKeys === undefined) defaults.enableForeignKeyConstraints = false;
+  return defaults;
+}
+
 /** sqlite3's mode and offloop's options as offloop's open options and path. */
 function openArguments(filename, mode, options) {
-  const o = { timeout: BUSY_TIMEOUT_MS, ...options, allowExtension: true };
+  const o = { timeout: BUSY_TIMEOUT_MS, ...sqliteDefaults(options), ...options, allowExtension: true };
   const special = filename === '' || filename === ':memory:';
   const readOnly = (mode & OPEN.OPEN_READONLY) !== 0;
   if (readOnly) o.readOnly = true;

@@ -442,6 +442,27 @@ function sqlite3(r) {
   if (left.length) notes.push(`servers not in the report: ${left.join(', ')}`);
   const leftStarving = unknownNames(r.starvation, 'peer', ['none', 'sqlite3', 'offloop']);
   if (leftStarving.length) notes.push(`starvation peers not in the report: ${leftStarving.join(', ')}`);
+  // Opening, one get and closing, one database at a time (runs since 2026-12-05).
+  const opens = r.open ? { o: one(r.open, (x) => x.peer === 'offloop', 'open offloop'), p: one(r.open, (x) => x.peer === 'sqlite3', 'open sqlite3') } : null;
+  const openRows = opens
+    ? [
+        {
+          measure: `[SQLITE3](${why}): open, one \`get()\` and close, one database at a time: open median / p99; all three`,
+          offloop: `${ms(opens.o.openMs.p50)} / ${ms(opens.o.openMs.p99)}; ${ms(opens.o.totalMs.p50)}`,
+          peer: `\`sqlite3\` ${ms(opens.p.openMs.p50)} / ${ms(opens.p.openMs.p99)}; ${ms(opens.p.totalMs.p50)}`,
+        },
+      ]
+    : [];
+  const openGoals = opens
+    ? [
+        {
+          goal: `opening a database within ${r.goal.openP50FactorOfSqlite3}× of \`sqlite3\`'s (median)`,
+          result: `${ratio(opens.o.openMs.p50 / opens.p.openMs.p50)} (${ms(opens.o.openMs.p50)} against ${ms(opens.p.openMs.p50)})`,
+          met: opens.o.openMs.p50 / opens.p.openMs.p50 <= r.goal.openP50FactorOfSqlite3,
+          why: `${PERF}#opening-a-database`,
+        },
+      ]
+    : [];
   return {
     notes,
     rows: [
@@ -455,6 +476,7 @@ function sqlite3(r) {
         offloop: ratio(offloop),
         peer: `\`sqlite3\` ${ratio(peer)}`,
       },
+      ...openRows,
     ],
     goals: [
       {
@@ -475,6 +497,7 @@ function sqlite3(r) {
         met: offloop <= r.goal.fileReadP99FactorOfNone,
         why,
       },
+      ...openGoals,
     ],
   };
 }

@@ -136,10 +136,14 @@ impl Database {
                     idle: idle.clone(),
                     failure: failure.clone(),
                 };
+                let place = settings.close_order.hold();
                 threads.push(spawn(
                     format!("offloop-reader-{index}"),
                     settings.thread_nice,
-                    move || thread.run(),
+                    move || {
+                        thread.run();
+                        drop(place);
+                    },
                 )?);
             }
             if checkpointer {
@@ -151,10 +155,14 @@ impl Database {
                     gate: gate.clone(),
                     latch: latch.clone(),
                 };
+                let place = settings.close_order.hold();
                 threads.push(spawn(
                     "offloop-checkpointer".to_string(),
                     settings.thread_nice,
-                    move || thread.run(),
+                    move || {
+                        thread.run();
+                        drop(place);
+                    },
                 )?);
             }
             Ok(())

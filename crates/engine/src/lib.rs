@@ -25,6 +25,7 @@ mod cache;
 mod cancel;
 mod changes;
 mod checkpointer;
+mod close_order;
 mod codes;
 mod connection;
 mod cursor;

@@ -143,9 +143,12 @@ impl WriterThread {
             Ok(()) => {
                 executor.finish();
                 // Closing the last connection checkpoints the WAL and
-                // deletes it; nothing commits after the writer, so the
-                // observer captures the last frames now, before the
-                // connection closes.
+                // deletes it, if that connection can write: the readers,
+                // the checkpointer and any backup close theirs first.
+                self.settings.close_order.wait_for_others();
+                // Nothing commits after the writer, so the observer
+                // captures the last frames now, before the connection
+                // closes.
                 let permit = self
                     .settings
                     .observer

@@ -319,6 +319,32 @@ pub(crate) fn guarded(f: impl FnOnce() -> Answer) -> Answer {
 }
 
 impl Worker {
+    /// The database closed, and everything its WAL held is captured and
+    /// shipped. The pin and image connections closed after the writer's, and
+    /// read-only connections cannot checkpoint: the WAL and the `-shm` are
+    /// still there. The last connection to a file that can write checkpoints
+    /// and deletes both as it closes, so one is opened and closed here, as
+    /// SQLite's own last close would have done. A file a paged restore is
+    /// still filling is left as it is, and so is one another connection
+    /// holds (SQLite then checkpoints nothing).
+    fn close_last(&self, db: &Path) {
+        let filling = self
+            .shared
+            .settings
+            .paged
+            .as_ref()
+            .is_some_and(|gate| !gate.is_filled());
+        if filling {
+            return;
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        if let Ok(conn) = Connection::open_with_flags(db, flags) {
+            // A connection opens the WAL with its first read; only then does
+            // its close checkpoint and delete it.
+            let _ = conn.query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(()));
+        }
+    }
+
     /// The database opened: local state first (so permits can be granted),
     /// then the replica's position.
     pub(crate) fn open(&mut self, db: &Path) -> Answer {
@@ -559,9 +585,6 @@ impl Worker {
             match self.sync(true) {
                 Ok(txid) => {
                     if closed {
-                        // These connections may be the last ones open:
-                        // closing them checkpoints what is left (captured
-                        // and shipped already) and removes the WAL.
                         self.shared
                             .pin
                             .lock()
@@ -573,6 +596,7 @@ impl Worker {
                             .unwrap_or_else(|e| e.into_inner())
                             .take();
                         if let Some(db) = &self.db {
+                            self.close_last(db);
                             let dir = state_dir(db);
                             self.shared.with_stager(|f| f.mark_clean(&dir));
                         }
