@@ -2,7 +2,8 @@
 // at a pinned version by scripts/test-tools.mjs (scripts/runtimes.mjs).
 // scenario.cjs runs the same calls in Node and in each runtime, and every
 // value must equal Node's; keep-alive.cjs checks that an idle database
-// lets the process exit and that a pending call keeps it alive. A runtime
+// lets the process exit and that a pending call keeps it alive;
+// web-worker.mjs runs Deno's own Web Workers. A runtime
 // that is not installed is skipped with a message (an error under CI).
 
 import assert from 'node:assert/strict';
@@ -92,3 +93,15 @@ for (const runtime of RUNTIMES) {
     assert.equal(child.stdout, 'settled 2000000\n');
   });
 }
+
+const deno = RUNTIMES.find((r) => r.name === 'deno');
+const denoExecutable = runtimesSupported() ? runtimeExecutable(deno) : null;
+
+test('deno: two Web Workers and the main thread use offloop at once, each on its own database', { skip: denoExecutable === null && 'deno is not installed' }, async () => {
+  const child = await run(denoExecutable, deno.args, 'web-worker.mjs', [ENTRY, folder()]);
+  assert.equal(child.signal, null, `the workers did not end by themselves: ${child.stderr}`);
+  assert.equal(child.code, 0, child.stderr);
+  const ids = Array.from({ length: 50 }, (_, i) => i + 1);
+  const each = { ids, count: 50, sum: (50 * 49) / 2 };
+  assert.deepEqual(JSON.parse(child.stdout), [each, each, each]);
+});
