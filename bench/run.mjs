@@ -1,6 +1,8 @@
 // `npm run bench -- <name> [options]` runs bench/<name>.mjs; with no name,
-// every benchmark in turn. The benchmarks' peers live in this folder's own
-// package.json, never in offloop's dependencies: they are installed here
+// every benchmark in turn. `npm run bench -- report [--check]` runs no
+// benchmark: it writes (or checks) the tables generated from
+// bench/results/*.json (bench/lib/report/). The benchmarks' peers live in
+// this folder's own package.json, never in offloop's dependencies: they are installed here
 // (npm install --prefix bench) the first time, and again whenever
 // package.json names a package that bench/node_modules lacks.
 
@@ -10,6 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { acquireBenchLock } from './lib/lock.mjs';
+import { main as report } from './lib/report/index.mjs';
 
 const BENCH = path.dirname(fileURLToPath(import.meta.url));
 
@@ -48,6 +51,7 @@ function benchmarks() {
 }
 
 const [name, ...rest] = process.argv.slice(2);
+if (name === 'report') process.exit(report(path.resolve(BENCH, '..'), rest));
 const all = benchmarks();
 if (name !== undefined && !all.includes(name)) {
   console.error(`unknown benchmark "${name}"; available: ${all.join(', ')}`);

@@ -1,10 +1,13 @@
 // Writing results: JSON for machines, Markdown for people, both under
-// bench/results/<name>.*.
+// bench/results/<name>.*. A Markdown file's "## History" section (what was
+// tried, run by run, written by people) outlives the rewrite of the tables
+// above it.
 
 import fs from 'node:fs';
 import path from 'node:path';
 
 import { writeSvg } from './chart.mjs';
+import { writeKeepingHistory } from './history.mjs';
 import { RESULTS, repoRelative } from './paths.mjs';
 
 /** The path of a results file, creating the folder if needed. */
@@ -20,10 +23,10 @@ export function writeJson(file, data) {
   return repoRelative(p);
 }
 
-/** Writes Markdown text; returns the path relative to the repo. */
+/** Writes Markdown text, keeping the History of the file it replaces; returns the path relative to the repo. */
 export function writeMarkdown(file, text) {
   const p = resultPath(file);
-  fs.writeFileSync(p, text.endsWith('\n') ? text : `${text}\n`);
+  writeKeepingHistory(p, text);
   return repoRelative(p);
 }
 

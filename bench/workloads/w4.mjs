@@ -16,6 +16,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { ROOT, benchRequire, requireOffloop } from '../lib/paths.mjs';
+import { threadCpu, threadCpuSince } from '../lib/threads.mjs';
 
 
 const { values: opts } = parseArgs({
@@ -83,22 +84,6 @@ const adapters = {
   },
 };
 
-/** CPU ms per thread name (numbered names such as offloop-reader-2 kept apart). */
-function threadCpu() {
-  const out = {};
-  const dir = `/proc/${process.pid}/task`;
-  for (const tid of fs.readdirSync(dir)) {
-    try {
-      const name = tid === String(process.pid) ? 'js' : fs.readFileSync(`${dir}/${tid}/comm`, 'utf8').trim();
-      const ms = Number(fs.readFileSync(`${dir}/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
-      out[name] = (out[name] ?? 0) + ms;
-    } catch {
-      // The thread ended meanwhile.
-    }
-  }
-  return out;
-}
-
 const open = adapters[opts.peer];
 if (!open) throw new Error(`unknown peer ${opts.peer}`);
 const db = await open();
@@ -112,8 +97,7 @@ const threads1 = threadCpu();
 const cpu = process.cpuUsage(cpu0);
 await db.close();
 
-const perThread = {};
-for (const [name, ms] of Object.entries(threads1)) perThread[name] = ms - (threads0[name] ?? 0);
+const perThread = threadCpuSince(threads0, threads1);
 console.log(
   JSON.stringify({
     node: process.version,

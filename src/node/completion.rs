@@ -32,6 +32,42 @@ impl Completion {
     pub fn is_reply(&self) -> bool {
         !matches!(self.result, Ok(engine::Outcome::Progress { .. }))
     }
+
+    /// About how much work turning this completion into JS values and
+    /// settling its promise costs the JS thread, in units of one value's
+    /// conversion: a fixed share for the call (its promise, its settling)
+    /// plus one per row (the row object) and one per value.
+    pub fn weight(&self) -> usize {
+        CALL_WEIGHT
+            + match &self.result {
+                Ok(outcome) => outcome_weight(outcome),
+                Err(_) => 0,
+            }
+    }
+}
+
+/// A call's own cost on the JS thread in value units: a `get()` of a few
+/// columns costs the JS thread about 4 us, of which the values take a
+/// fraction of a microsecond each.
+const CALL_WEIGHT: usize = 32;
+
+/// How much of the JS thread one drain may take, in the units of
+/// `Completion::weight`: about a millisecond of work (a value costs the JS
+/// thread roughly 0.1 us, a row object as much again). A drain takes whole
+/// completions until it reaches this, and leaves the rest for the next turn
+/// of the event loop, so timers and I/O run between slices.
+pub const SLICE_WEIGHT: usize = 8192;
+
+fn outcome_weight(outcome: &engine::Outcome) -> usize {
+    use engine::Outcome;
+    let rows = |set: &engine::RowSet| set.values.len() + set.row_count();
+    match outcome {
+        Outcome::Rows(set)
+        | Outcome::Chunk { rows: set, .. }
+        | Outcome::Query { rows: set, .. } => rows(set),
+        Outcome::Batch { results, .. } => results.iter().map(outcome_weight).sum(),
+        _ => 0,
+    }
 }
 
 pub struct CompletionQueue {
@@ -79,16 +115,34 @@ impl CompletionQueue {
         self.receiver.is_empty()
     }
 
-    /// Takes the completions queued so far. JS thread.
-    pub fn take(&self) -> Vec<Completion> {
+    /// Takes the completions queued so far, up to `budget` of work (see
+    /// `Completion::weight`), and at least one. JS thread.
+    pub fn take(&self, budget: usize) -> Vec<Completion> {
         self.armed.store(false, Ordering::SeqCst);
-        // As many as are queued now: a push after this fires again, and a
-        // drain that never ends while threads keep pushing would starve the
-        // event loop.
+        // At most as many as are queued now: a push after this fires again,
+        // and a drain that never ends while threads keep pushing would
+        // starve the event loop.
         let queued = self.receiver.len();
         let mut batch = Vec::with_capacity(queued);
-        batch.extend(self.receiver.try_iter().take(queued));
+        let mut weight = 0;
+        for completion in self.receiver.try_iter().take(queued) {
+            weight += completion.weight();
+            batch.push(completion);
+            if weight >= budget {
+                break;
+            }
+        }
         batch
+    }
+
+    /// Asks for another drain of what a sliced one left queued: the waker
+    /// fires unless a push since the last `take` already fired it. The
+    /// drain then runs on the loop's next turn, after the timers and I/O
+    /// that were waiting. JS thread.
+    pub fn rearm(&self) {
+        if !self.receiver.is_empty() && !self.armed.swap(true, Ordering::SeqCst) {
+            self.waker.fire();
+        }
     }
 }
 

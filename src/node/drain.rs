@@ -1,7 +1,13 @@
 //! The JS thread's end of the completion path, one per JS environment (the
 //! main thread and each worker): the environment's completion queue and its
-//! `Waker`, the drain that hands every queued completion to lib/calls.js in
-//! one call, keep-alive, and teardown.
+//! `Waker`, the drain that hands the queued completions to lib/calls.js in
+//! one call per slice, keep-alive, and teardown.
+//!
+//! Slices: one drain takes about a millisecond of the JS thread's work
+//! (`SLICE_WEIGHT`), whole completions at a time, and fires the waker
+//! again for the rest, so a burst of results (hundreds of `all()`s of many
+//! rows) is settled over several turns of the loop with timers and I/O
+//! between them, instead of in one turn that stalls them.
 //!
 //! The drain runs in the waker's callback inside a Node-API callback
 //! scope, as a thread-safe function's call would: promise continuations and
@@ -32,7 +38,7 @@ use std::sync::Arc;
 
 use napi::{sys, Error, Result, Status};
 
-use super::completion::{Completion, CompletionQueue, Reply};
+use super::completion::{Completion, CompletionQueue, Reply, SLICE_WEIGHT};
 use super::js::{check, Cx, Js};
 use super::linger::Linger;
 use super::outcome::completions_to_js;
@@ -175,7 +181,7 @@ impl Woken for Delivery {
 
 /// The loop is about to block, on the JS thread.
 unsafe extern "C" fn on_prepare(_handle: uv::Handle) {
-    // As for `on_signal`.
+    // A panic must not unwind into libuv.
     let _ = catch_unwind(AssertUnwindSafe(|| {
         if let Some(e) = current() {
             let due = e.outstanding.get() > 0;
@@ -192,7 +198,7 @@ unsafe extern "C" fn on_prepare(_handle: uv::Handle) {
 
 impl Environment {
     fn deliver(&self) {
-        let batch = self.queue.take();
+        let batch = self.queue.take(SLICE_WEIGHT);
         if !batch.is_empty() {
             if let Some(linger) = &self.linger {
                 linger.delivered();
@@ -203,6 +209,8 @@ impl Environment {
             // An error here means JS cannot run (the environment is going
             // away): nobody is left to settle.
             let _ = self.call_drain(batch);
+            // A slice: the rest waits for the loop's next turn.
+            self.queue.rearm();
         }
         if self.outstanding.get() == 0 && self.referenced.get() {
             self.queue.waker.set_referenced(false);
