@@ -373,6 +373,11 @@ export interface DatabaseStats {
   restore: RestoreStats | null;
   /** null when the database does not follow a replica. */
   follow: FollowStats | null;
+  /**
+   * How completions wake the event loop, the same for every database of
+   * the process: 'libuv' in Node, 'threadsafe-function' in Bun and Deno.
+   */
+  waker: 'libuv' | 'threadsafe-function';
 }
 
 export type CheckpointMode = 'PASSIVE' | 'FULL' | 'RESTART' | 'TRUNCATE';

@@ -167,6 +167,17 @@ function restackAt(err, fn = restackAt) {
 const pack = (...values) => values;
 const join = (...arrays) => [].concat(...arrays);
 
-native.init(drain, pack, join);
+/**
+ * The runtime this process is, and its version: the addon chooses how
+ * completions wake the event loop by it (src/node/waker.rs), and names it
+ * when it cannot work there.
+ */
+function host() {
+  if (process.versions.bun !== undefined) return ['bun', process.versions.bun];
+  if (process.versions.deno !== undefined) return ['deno', process.versions.deno];
+  return ['node', process.versions.node];
+}
+
+native.init(drain, pack, join, ...host());
 
 module.exports = { native, track, forget, armCancel, restackAt };

@@ -1,8 +1,8 @@
 'use strict';
 
-// The shape of `db.stats()`: the engine's counters per thread, and the
+// The shape of `db.stats()`: the engine's counters per thread, the
 // replica, restore and follow sections (each null when it does not
-// apply). It only reads counters; it never starts any work.
+// apply), and how completions wake the event loop in this process. It only reads counters; it never starts any work.
 
 const { native } = require('./calls.js');
 const { replicaStats, restoreStats } = require('./restore.js');
@@ -19,6 +19,7 @@ function databaseStats(nativeDb) {
     replica: replicaStats(nativeDb.replicaStats()),
     restore: restoreStats(native.restoreStats(nativeDb)),
     follow: followStats(native.followStats(nativeDb)),
+    waker: native.waker(),
   };
 }
 
