@@ -58,6 +58,9 @@ impl Store for Counting {
     fn write(&self, file: &LtxFile, source: &Path, mode: WriteMode) -> Result<()> {
         self.inner.write(file, source, mode)
     }
+    fn holds_copy_of(&self, file: &LtxFile, source: &Path) -> Result<bool> {
+        self.inner.holds_copy_of(file, source)
+    }
     fn delete(&self, files: &[LtxFile]) -> Result<()> {
         self.inner.delete(files)
     }

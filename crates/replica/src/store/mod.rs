@@ -21,9 +21,9 @@ use std::ops::Range;
 use std::path::Path;
 
 use bytes::Bytes;
-use offloop_ltx::{file_name, parse_file_name, Txid, HEADER_SIZE};
+use offloop_ltx::{file_name, parse_file_name, Txid};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 mod folder_cas;
 pub mod object;
@@ -178,16 +178,15 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// old object or the new one, never part of either.
     fn replace_object(&self, name: &str, bytes: Bytes, expect: &Expect) -> Result<String>;
 
-    /// The LTX timestamp in a file's header: one small ranged read, exact
-    /// whatever the listing said.
-    fn header_timestamp(&self, file: &LtxFile) -> Result<i64> {
-        let bytes = self.read_range(file, 0..HEADER_SIZE as u64)?;
-        let header = offloop_ltx::Header::decode(&bytes).map_err(|source| Error::Ltx {
-            file: file.label(),
-            source,
-        })?;
-        Ok(header.timestamp)
-    }
+    /// Whether the replica's `file` holds exactly the bytes of the local
+    /// file `source`: `false` when it is missing, of another length, or
+    /// differs in any byte. This is how a writer tells its own earlier
+    /// create of a name (a request whose answer was lost, then retried)
+    /// from another party's object there: only a byte-for-byte copy is
+    /// its own. The object is read whole, streamed and compared as it
+    /// arrives, and never decoded, so whatever another party put there
+    /// (not an LTX file, an empty object) is only "not ours".
+    fn holds_copy_of(&self, file: &LtxFile, source: &Path) -> Result<bool>;
 }
 
 #[cfg(test)]

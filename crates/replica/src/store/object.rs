@@ -420,6 +420,39 @@ impl Store for ReplicaStore {
         Ok(put.e_tag.unwrap_or_default())
     }
 
+    fn holds_copy_of(&self, file: &LtxFile, source: &FsPath) -> Result<bool> {
+        let path = self.path(file);
+        let backend = |e| StoreError::from_backend("read", path.as_ref(), e);
+        let local_error = |e| StoreError::local("read", source, e);
+        let mut local = std::fs::File::open(source).map_err(local_error)?;
+        let size = local.metadata().map_err(local_error)?.len();
+        // The future runs on this (plain, blocking) thread: reading the
+        // local file inside it blocks no task of the store's runtime.
+        self.runtime.block_on(async {
+            let Some(got) = get_if_present(&*self.store, &path).await.map_err(backend)? else {
+                return Ok(false);
+            };
+            if got.meta.size != size {
+                return Ok(false);
+            }
+            let mut stream = got.into_stream();
+            let (mut compared, mut ours) = (0u64, Vec::new());
+            while let Some(chunk) = stream.next().await {
+                let chunk = chunk.map_err(backend)?;
+                compared += chunk.len() as u64;
+                if compared > size {
+                    return Ok(false);
+                }
+                ours.resize(chunk.len(), 0);
+                local.read_exact(&mut ours).map_err(local_error)?;
+                if ours != chunk {
+                    return Ok(false);
+                }
+            }
+            Ok(compared == size)
+        })
+    }
+
     fn delete(&self, files: &[LtxFile]) -> Result<()> {
         self.runtime.block_on(async {
             futures::stream::iter(files.iter().map(|f| {
