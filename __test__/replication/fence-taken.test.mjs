@@ -17,6 +17,9 @@ import { pathToFileURL } from 'node:url';
 import { Database, S3_KEYS, assertContiguous, freePort, s3ForFile, skipWithout, tempDir } from './helpers.mjs';
 
 const skipS3 = skipWithout('s3_test_server');
+// A writer that is not fenced when it should be waits on its replica for
+// good: each test fails after this long rather than hang.
+const TEST_TIMEOUT_MS = 60_000;
 const s3 = s3ForFile(skipS3);
 
 const hex = (n) => n.toString(16).padStart(16, '0');
@@ -114,8 +117,9 @@ const TAKERS = {
 
 async function checkFenced(replica, taker) {
   const dir = tempDir();
+  // Uploads only when syncReplica() asks: the sync interval never runs out.
   const db = await Database.open(path.join(dir, 'a.db'), {
-    replica: { ...replica.options, leaseTtl: 60_000, durability: 'replica' },
+    replica: { ...replica.options, leaseTtl: 60_000, syncInterval: 3_600_000 },
   });
   try {
     await db.exec("CREATE TABLE t(v TEXT); INSERT INTO t VALUES ('kept')");
@@ -124,7 +128,9 @@ async function checkFenced(replica, taker) {
     const bytes = await taker(dir, taken);
     await replica.create(taken, bytes);
 
-    await assert.rejects(db.exec("INSERT INTO t VALUES ('lost')"), { code: 'ERR_OFFLOOP_FENCED' });
+    // Committed here, and its upload finds the name taken.
+    await db.exec("INSERT INTO t VALUES ('lost')");
+    await assert.rejects(db.syncReplica());
     const stats = db.stats().replica;
     assert.equal(stats.fenced, true);
     assert.match(stats.lastError, new RegExp(`TXID ${hex(taken)} is already in the replica`));
@@ -133,6 +139,7 @@ async function checkFenced(replica, taker) {
     }
     await assert.rejects(db.syncReplica());
     assert.deepEqual((await db.prepare('SELECT v FROM t ORDER BY rowid').all()).map((r) => r.v), ['kept', 'lost'], 'reads go on');
+    await assert.rejects(db.syncReplica());
 
     assert.deepEqual(await replica.get(taken), bytes, 'the object is as its writer left it');
     const past = (await replica.ranges()).filter(([, , max]) => max > taken);
@@ -145,11 +152,11 @@ async function checkFenced(replica, taker) {
 }
 
 for (const [what, taker] of Object.entries(TAKERS)) {
-  test(`a folder replica whose next TXID name holds ${what} fences the writer: writes reject ERR_OFFLOOP_FENCED, reads go on, the file stays, nothing follows it`, async () => {
+  test(`a folder replica whose next TXID name holds ${what} fences the writer: writes reject ERR_OFFLOOP_FENCED, reads go on, the file stays, nothing follows it`, { timeout: TEST_TIMEOUT_MS }, async () => {
     await checkFenced(folderReplica(tempDir()), taker);
   });
 
-  test(`an S3 replica whose next TXID key holds ${what} fences the writer: writes reject ERR_OFFLOOP_FENCED, reads go on, the object stays, nothing follows it`, { skip: skipS3 }, async () => {
+  test(`an S3 replica whose next TXID key holds ${what} fences the writer: writes reject ERR_OFFLOOP_FENCED, reads go on, the object stays, nothing follows it`, { skip: skipS3, timeout: TEST_TIMEOUT_MS }, async () => {
     await checkFenced(s3Replica(`taken-${Object.keys(TAKERS).indexOf(what)}`), taker);
   });
 }
@@ -205,7 +212,7 @@ async function startLossyRelay(targetPort) {
   };
 }
 
-test("a create of the next TXID key whose answer was lost is the writer's own: it is not fenced, the write resolves and later writes go on", { skip: skipS3 }, async () => {
+test("a create of the next TXID key whose answer was lost is the writer's own: it is not fenced, the write resolves and later writes go on", { skip: skipS3, timeout: TEST_TIMEOUT_MS }, async () => {
   const relay = await startLossyRelay(s3.port);
   const replica = s3Replica('retried', relay.endpoint);
   const db = await Database.open(path.join(tempDir(), 'a.db'), {
