@@ -4,7 +4,8 @@
 // rejects with ERR_OFFLOOP_FENCED, reads go on, the object stays as it was
 // and nothing is written past it. Its own create of the name, whose answer
 // was lost on the way back (a relay drops it), is its own and fences
-// nothing. Owns these cases only; the lease's own fencing is
+// nothing; nor does a refusal that finds nothing there (a relay answers
+// S3's 409 for a create racing another), which is tried again. Owns these cases only; the lease's own fencing is
 // lease.test.mjs's.
 
 import assert from 'node:assert/strict';
@@ -162,11 +163,13 @@ for (const [what, taker] of Object.entries(TAKERS)) {
 }
 
 /**
- * A relay to S3 that can lose one answer: once armed with a request line's
- * start, it passes that request on to S3 and, when S3 answers, closes the
- * connection instead of passing the answer back. Resolves `lost` then.
+ * A relay to S3 that can spoil one exchange: armed with a request line's
+ * start, it either passes that request on to S3 and, when S3 answers,
+ * closes the connection instead of passing the answer back
+ * (`loseAnswerTo`), or answers it itself without passing it on
+ * (`answerInstead`). Each resolves once it has done so.
  */
-async function startLossyRelay(targetPort) {
+async function startFaultyRelay(targetPort) {
   const port = await freePort();
   let armed = null;
   const sockets = new Set();
@@ -180,8 +183,15 @@ async function startLossyRelay(targetPort) {
     }
     client.on('data', (chunk) => {
       if (armed !== null && chunk.toString('latin1').startsWith(armed.request)) {
-        losing = armed;
+        const fault = armed;
         armed = null;
+        if (fault.answer !== undefined) {
+          upstream.destroy();
+          client.end(fault.answer);
+          fault.resolve();
+          return;
+        }
+        losing = fault;
       }
       upstream.write(chunk);
     });
@@ -205,6 +215,11 @@ async function startLossyRelay(targetPort) {
         armed = { request, resolve };
       });
     },
+    answerInstead(request, answer) {
+      return new Promise((resolve) => {
+        armed = { request, answer, resolve };
+      });
+    },
     async close() {
       for (const s of sockets) s.destroy();
       await new Promise((resolve) => server.close(resolve));
@@ -213,7 +228,7 @@ async function startLossyRelay(targetPort) {
 }
 
 test("a create of the next TXID key whose answer was lost is the writer's own: it is not fenced, the write resolves and later writes go on", { skip: skipS3, timeout: TEST_TIMEOUT_MS }, async () => {
-  const relay = await startLossyRelay(s3.port);
+  const relay = await startFaultyRelay(s3.port);
   const replica = s3Replica('retried', relay.endpoint);
   const db = await Database.open(path.join(tempDir(), 'a.db'), {
     replica: { ...replica.options, leaseTtl: 60_000, durability: 'replica' },
@@ -232,6 +247,36 @@ test("a create of the next TXID key whose answer was lost is the writer's own: i
     const l0 = await l0Ranges(replica);
     assertContiguous(assert, l0);
     assert.ok(l0.at(-1)[1] >= next + 2, JSON.stringify(l0));
+  } finally {
+    await db.close();
+    await relay.close();
+  }
+});
+
+test('a create of the next TXID key refused with nothing there (S3\'s 409 ConditionalRequestConflict) is tried again, not fenced', { skip: skipS3, timeout: TEST_TIMEOUT_MS }, async () => {
+  const relay = await startFaultyRelay(s3.port);
+  const replica = s3Replica('conflict', relay.endpoint);
+  const db = await Database.open(path.join(tempDir(), 'a.db'), {
+    replica: { ...replica.options, leaseTtl: 60_000, durability: 'replica' },
+  });
+  try {
+    await db.exec('CREATE TABLE t(v TEXT)');
+    const { txid } = await db.syncReplica();
+    const next = txid + 1;
+    const body =
+      '<?xml version="1.0" encoding="UTF-8"?><Error><Code>ConditionalRequestConflict</Code>' +
+      '<Message>A conflicting conditional operation is currently in progress against this resource.</Message></Error>';
+    const answered = relay.answerInstead(
+      `PUT /replica/conflict/0000/${ltxName(next)} `,
+      `HTTP/1.1 409 Conflict\r\nContent-Type: application/xml\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+    );
+    await db.exec("INSERT INTO t VALUES ('first')");
+    await answered;
+    assert.equal(db.stats().replica.fenced, false, db.stats().replica.lastError);
+    await db.prepare('INSERT INTO t VALUES (?)').run('second');
+    const l0 = await l0Ranges(replica);
+    assertContiguous(assert, l0);
+    assert.ok(l0.at(-1)[1] >= next + 1, JSON.stringify(l0));
   } finally {
     await db.close();
     await relay.close();

@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::pending::Staged;
 use crate::shared::Answer;
 use crate::stager::{now_ms, Chain, ImageLevels};
-use crate::store::{Fault, LtxFile, Timestamps, WriteMode, SNAPSHOT_LEVEL};
+use crate::store::{Comparison, Fault, LtxFile, Timestamps, WriteMode, SNAPSHOT_LEVEL};
 use crate::worker::{Worker, FIRST_BACKOFF};
 
 /// Retries of a replica that stays down settle at this interval: often
@@ -183,7 +183,9 @@ impl Worker {
     /// all): the store's answer decides, and the object there is never
     /// decoded. The one exception is this writer's own earlier create of
     /// the name, whose answer was lost: the object is then byte for byte
-    /// the file sent. Without a lease it overwrites.
+    /// the file sent. A refusal that finds nothing there fences nothing:
+    /// the round fails and the next one tries again. Without a lease it
+    /// overwrites.
     fn write_staged(&mut self, staged: &Staged) -> Result<()> {
         let store = self.store()?;
         let Some(lease) = self.shared.lease.clone() else {
@@ -197,8 +199,13 @@ impl Worker {
         }
         match store.write(&staged.file, &staged.path, WriteMode::CreateNew) {
             Err(e) if e.fault() == Some(Fault::Conflict) => {
-                if store.holds_copy_of(&staged.file, &staged.path)? {
-                    return Ok(());
+                match store.compare(&staged.file, &staged.path)? {
+                    Comparison::Same => return Ok(()),
+                    // Refused, yet nothing there (S3's 409 for a create
+                    // racing another on that key): a later round tries
+                    // again, after listing the replica afresh.
+                    Comparison::Absent => return Err(e),
+                    Comparison::Different => {}
                 }
                 let why = format!(
                     "TXID {} is already in the replica ({} is taken by an object this \
@@ -251,7 +258,9 @@ impl Worker {
             None => None,
         };
         let newest_is_ours = match (newest, staged_as_newest) {
-            (Some(newest), Some(staged)) => self.store()?.holds_copy_of(newest, &staged.path)?,
+            (Some(newest), Some(staged)) => {
+                self.store()?.compare(newest, &staged.path)? == Comparison::Same
+            }
             _ => false,
         };
         // `None`: the replica holds nothing yet.

@@ -11,7 +11,7 @@ use std::time::UNIX_EPOCH;
 use bytes::Bytes;
 use common::{put, Moto};
 use offloop_replica::{
-    Fault, LtxFile, ReplicaStore, S3Options, Store, Timestamps, Txid, WriteMode,
+    Comparison, Fault, LtxFile, ReplicaStore, S3Options, Store, Timestamps, Txid, WriteMode,
 };
 
 const T1: i64 = 1_764_506_390_401;
@@ -149,38 +149,34 @@ fn check_create_new(store: Arc<dyn Store>) {
 
     // An overwrite is unconditional.
     put(&*store, (0, 7, 7), b"again", T2, WriteMode::Overwrite).unwrap();
-    check_holds_copy_of(&*store);
+    check_compare(&*store);
 }
 
 /// Only a byte-for-byte copy of the local file counts as the same file,
 /// whatever the object holds; nothing in it is decoded.
-fn check_holds_copy_of(store: &dyn Store) {
-    let local = |bytes: &[u8]| {
-        let f = tempfile::NamedTempFile::new().unwrap();
-        std::fs::write(f.path(), bytes).unwrap();
-        f
+fn check_compare(store: &dyn Store) {
+    let compare = |file: &LtxFile, bytes: &[u8]| {
+        let local = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(local.path(), bytes).unwrap();
+        store.compare(file, local.path()).unwrap()
     };
     let sent = vec![0x5au8; 300_000];
     let file = put(store, (0, 20, 20), &sent, T1, WriteMode::CreateNew).unwrap();
-    assert!(store.holds_copy_of(&file, local(&sent).path()).unwrap());
+    assert_eq!(compare(&file, &sent), Comparison::Same);
     let mut last_byte = sent.clone();
     *last_byte.last_mut().unwrap() = 0;
-    assert!(!store
-        .holds_copy_of(&file, local(&last_byte).path())
-        .unwrap());
-    assert!(!store
-        .holds_copy_of(&file, local(&sent[1..]).path())
-        .unwrap());
-    assert!(!store.holds_copy_of(&file, local(b"").path()).unwrap());
+    assert_eq!(compare(&file, &last_byte), Comparison::Different);
+    assert_eq!(compare(&file, &sent[1..]), Comparison::Different);
+    assert_eq!(compare(&file, b""), Comparison::Different);
     let empty = put(store, (0, 21, 21), b"", T1, WriteMode::CreateNew).unwrap();
-    assert!(!store.holds_copy_of(&empty, local(&sent).path()).unwrap());
-    assert!(store.holds_copy_of(&empty, local(b"").path()).unwrap());
+    assert_eq!(compare(&empty, &sent), Comparison::Different);
+    assert_eq!(compare(&empty, b""), Comparison::Same);
     let missing = LtxFile {
         min_txid: txid(22),
         max_txid: txid(22),
         ..file
     };
-    assert!(!store.holds_copy_of(&missing, local(&sent).path()).unwrap());
+    assert_eq!(compare(&missing, &sent), Comparison::Absent);
 }
 
 fn folder_store(root: &Path) -> ReplicaStore {

@@ -125,6 +125,17 @@ pub enum Expect {
     Version(String),
 }
 
+/// A replica's file compared with a local one ([`Store::compare`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Comparison {
+    /// No file of that name.
+    Absent,
+    /// The local file's bytes, all of them and nothing else.
+    Same,
+    /// Anything else: another length, other bytes.
+    Different,
+}
+
 /// The replica as offloop sees it. Every method blocks the calling thread
 /// (a plain thread of the replicator or a restore, never the JS thread)
 /// until the store answers.
@@ -178,15 +189,14 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// old object or the new one, never part of either.
     fn replace_object(&self, name: &str, bytes: Bytes, expect: &Expect) -> Result<String>;
 
-    /// Whether the replica's `file` holds exactly the bytes of the local
-    /// file `source`: `false` when it is missing, of another length, or
-    /// differs in any byte. This is how a writer tells its own earlier
-    /// create of a name (a request whose answer was lost, then retried)
-    /// from another party's object there: only a byte-for-byte copy is
-    /// its own. The object is read whole, streamed and compared as it
-    /// arrives, and never decoded, so whatever another party put there
-    /// (not an LTX file, an empty object) is only "not ours".
-    fn holds_copy_of(&self, file: &LtxFile, source: &Path) -> Result<bool>;
+    /// What the replica's `file` holds, compared with the local file
+    /// `source`. This is how a writer tells its own earlier create of a
+    /// name (a request whose answer was lost, then retried) from another
+    /// party's object there: only a byte-for-byte copy is its own. The
+    /// object is read whole, streamed and compared as it arrives, and never
+    /// decoded, so whatever another party put there (not an LTX file, an
+    /// empty object) is only [`Comparison::Different`].
+    fn compare(&self, file: &LtxFile, source: &Path) -> Result<Comparison>;
 }
 
 #[cfg(test)]
