@@ -64,6 +64,6 @@ pub use restore_at_open::{FillStats, RestoreAtOpen, RestoreMode, RestoreSource};
 pub use settings::{PagedGate, ReplicaSettings};
 pub use shared::Answer;
 pub use store::{
-    Expect, Fault, LtxFile, ReplicaStore, S3Options, Store, StoreError, Timestamps, Versioned,
-    WriteMode, LEVELS, SNAPSHOT_LEVEL,
+    Comparison, Expect, Fault, LtxFile, ReplicaStore, S3Options, Store, StoreError, Timestamps,
+    Versioned, WriteMode, LEVELS, SNAPSHOT_LEVEL,
 };

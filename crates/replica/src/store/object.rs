@@ -30,8 +30,8 @@ use object_store::{
 use offloop_ltx::Txid;
 
 use super::{
-    folder_cas, s3_upload, Expect, Fault, LtxFile, Store, StoreError, Timestamps, Versioned,
-    WriteMode, LEVELS,
+    folder_cas, s3_upload, Comparison, Expect, Fault, LtxFile, Store, StoreError, Timestamps,
+    Versioned, WriteMode, LEVELS,
 };
 use crate::error::{Error, Result};
 use crate::replica_url::{backend, Layout, S3Options};
@@ -418,6 +418,43 @@ impl Store for ReplicaStore {
                 e => StoreError::from_backend("replace", path.as_ref(), e),
             })?;
         Ok(put.e_tag.unwrap_or_default())
+    }
+
+    fn compare(&self, file: &LtxFile, source: &FsPath) -> Result<Comparison> {
+        let path = self.path(file);
+        let backend = |e| StoreError::from_backend("read", path.as_ref(), e);
+        let local_error = |e| StoreError::local("read", source, e);
+        let mut local = std::fs::File::open(source).map_err(local_error)?;
+        let size = local.metadata().map_err(local_error)?.len();
+        // The future runs on this (plain, blocking) thread: reading the
+        // local file inside it blocks no task of the store's runtime.
+        self.runtime.block_on(async {
+            let Some(got) = get_if_present(&*self.store, &path).await.map_err(backend)? else {
+                return Ok(Comparison::Absent);
+            };
+            if got.meta.size != size {
+                return Ok(Comparison::Different);
+            }
+            let mut stream = got.into_stream();
+            let (mut compared, mut ours) = (0u64, Vec::new());
+            while let Some(chunk) = stream.next().await {
+                let chunk = chunk.map_err(backend)?;
+                compared += chunk.len() as u64;
+                if compared > size {
+                    return Ok(Comparison::Different);
+                }
+                ours.resize(chunk.len(), 0);
+                local.read_exact(&mut ours).map_err(local_error)?;
+                if ours != chunk {
+                    return Ok(Comparison::Different);
+                }
+            }
+            Ok(if compared == size {
+                Comparison::Same
+            } else {
+                Comparison::Different
+            })
+        })
     }
 
     fn delete(&self, files: &[LtxFile]) -> Result<()> {
