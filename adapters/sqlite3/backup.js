@@ -145,17 +145,19 @@ class Backup {
     if (callback !== undefined && typeof callback !== 'function') throw new TypeError('Argument 1 must be a function');
     // Read when the step is asked for, as sqlite3 reads it.
     const retry = new Set(this.#retryErrors.filter((code) => typeof code === 'number').map((code) => code | 0));
-    this.#calls.schedule(callback, () => {
-      const resource = this.#begin('Step');
-      this.#stepOnce(pages | 0, retry).then(() => {
-        if (this.#status === SQLITE_DONE) this.#completed = true;
-        else if (this.#steps === null) this.#failed = true;
-        if (this.#status !== SQLITE_OK && this.#status !== SQLITE_DONE) report(resource, callback, this, this.#error);
-        else invoke(resource, callback, this, [null, this.#status === SQLITE_DONE]);
-        this.#end(resource);
-      });
-    });
+    this.#calls.schedule(this.#step, { pages: pages | 0, retry }, callback);
     return this;
+  }
+
+  #step({ pages, retry }, callback) {
+    const resource = this.#begin('Step');
+    this.#stepOnce(pages, retry).then(() => {
+      if (this.#status === SQLITE_DONE) this.#completed = true;
+      else if (this.#steps === null) this.#failed = true;
+      if (this.#status !== SQLITE_OK && this.#status !== SQLITE_DONE) report(resource, callback, this, this.#error);
+      else invoke(resource, callback, this, [null, this.#status === SQLITE_DONE]);
+      this.#end(resource);
+    });
   }
 
   // One step of the backup SQLite holds, if it holds one; then, if the
@@ -187,15 +189,17 @@ class Backup {
   /** Ends the backup; `callback()`. */
   finish(callback) {
     if (callback !== undefined && typeof callback !== 'function') throw new TypeError('Argument 0 must be a function');
-    this.#calls.schedule(callback, () => {
-      const resource = this.#begin('Finish');
-      this.#finishSqlite().then(() => {
-        this.#finishAll();
-        invoke(resource, callback, this, []);
-        this.#end(resource);
-      });
-    });
+    this.#calls.schedule(this.#finish, null, callback);
     return this;
+  }
+
+  #finish(_, callback) {
+    const resource = this.#begin('Finish');
+    this.#finishSqlite().then(() => {
+      this.#finishAll();
+      invoke(resource, callback, this, []);
+      this.#end(resource);
+    });
   }
 
   #finishAll() {

@@ -19,6 +19,7 @@ const { rowChanges } = require('../../lib/row-changes.js');
 const { DEFAULT_MODE, OPEN, RESULT, limitName } = require('./constants.js');
 const { sqliteError, fromOffloop } = require('./errors.js');
 const { done, emit, invoke, report, work } = require('./callback.js');
+const { Fifo } = require('./fifo.js');
 
 // sqlite3 gives every connection a busy timeout of one second.
 const BUSY_TIMEOUT_MS = 1000;
@@ -72,7 +73,8 @@ class State {
     this.closing = false;
     this.pending = 0;
     this.serialize = false;
-    this.queue = [];
+    // (start, fail, exclusive) per waiting call.
+    this.queue = new Fifo(3);
     // Prepared statements not finalized: close() refuses while any is.
     this.live = new Set();
     // interrupt() aborts this signal; each call made before it carries it.
@@ -115,7 +117,7 @@ class State {
       return;
     }
     if (!this.open || ((this.locked || exclusive || this.serialize) && this.pending > 0)) {
-      this.queue.push({ start, fail, exclusive: exclusive || this.serialize });
+      this.queue.push(start, fail, exclusive || this.serialize);
     } else {
       this.locked = exclusive;
       start();
@@ -128,18 +130,24 @@ class State {
       // Calls that waited behind close(): each one's callback gets the
       // error, or the database emits it once when none had a callback.
       const err = sqliteError(RESULT.MISUSE, 'Database handle is closed');
-      const calls = this.queue.splice(0);
+      const calls = this.queue;
+      this.queue = new Fifo(3);
       let called = false;
-      for (const call of calls) if (call.fail(err, true)) called = true;
+      while (calls.length > 0) {
+        const fail = calls.peek(1);
+        calls.shift();
+        if (fail(err, true)) called = true;
+      }
       if (!called) emit(null, this.db, 'error', err);
       return;
     }
-    while (this.open && (!this.locked || this.pending === 0) && this.queue.length > 0) {
-      const call = this.queue[0];
-      if (call.exclusive && this.pending > 0) break;
-      this.queue.shift();
-      this.locked = call.exclusive;
-      call.start();
+    const queue = this.queue;
+    while (this.open && (!this.locked || this.pending === 0) && queue.length > 0) {
+      const exclusive = queue.peek(2);
+      if (exclusive && this.pending > 0) break;
+      const start = queue.shift();
+      this.locked = exclusive;
+      start();
       if (this.locked) break;
     }
   }

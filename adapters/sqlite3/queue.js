@@ -10,6 +10,7 @@
 const { RESULT } = require('./constants.js');
 const { sqliteError } = require('./errors.js');
 const { invoke } = require('./callback.js');
+const { Fifo } = require('./fifo.js');
 
 class CallQueue {
   #owner;
@@ -17,7 +18,8 @@ class CallQueue {
   #ended;
   #misuse;
   #unheard;
-  #calls = [];
+  // (work, args, callback) per call: no object or closure of its own.
+  #calls = new Fifo(3);
   /** True while a call runs: the next waits for its end (`process()`). */
   locked = false;
 
@@ -39,9 +41,12 @@ class CallQueue {
     return !this.locked && this.#calls.length === 0;
   }
 
-  /** Queues a call: `start()` runs it, `callback` hears a refusal. */
-  schedule(callback, start) {
-    this.#calls.push({ callback, start });
+  /**
+   * Queues a call: `work.call(owner, args, callback)` runs it, `callback`
+   * hears a refusal.
+   */
+  schedule(work, args, callback) {
+    this.#calls.push(work, args, callback);
     if (this.#ended()) this.clean();
     else this.process();
   }
@@ -52,19 +57,29 @@ class CallQueue {
       if (this.#calls.length > 0) this.clean();
       return;
     }
-    while (this.#ready() && !this.locked && this.#calls.length > 0) this.#calls.shift().start();
+    const calls = this.#calls;
+    while (this.#ready() && !this.locked && calls.length > 0) {
+      const args = calls.peek(1);
+      const callback = calls.peek(2);
+      calls.shift().call(this.#owner, args, callback);
+    }
   }
 
   // Calls made after the end: each callback gets SQLITE_MISUSE, or the owner
   // reports it once when none had one. Before the owner was ever ready (a
   // failed prepare) they are dropped: that failure was the report.
   clean() {
-    const calls = this.#calls.splice(0);
-    if (!this.#ready() || calls.length === 0) return;
-    const err = sqliteError(RESULT.MISUSE, this.#misuse);
+    const calls = this.#calls;
+    if (calls.length === 0) return;
+    const heard = this.#ready();
+    const err = heard ? sqliteError(RESULT.MISUSE, this.#misuse) : null;
     let called = false;
-    for (const { callback } of calls) if (invoke(null, callback, this.#owner, [err])) called = true;
-    if (!called) this.#unheard(err);
+    while (calls.length > 0) {
+      const callback = calls.peek(2);
+      calls.shift();
+      if (heard && invoke(null, callback, this.#owner, [err])) called = true;
+    }
+    if (heard && !called) this.#unheard(err);
   }
 }
 

@@ -24,11 +24,32 @@ const STATEMENT_OPTIONS = { readBigInts: true, allowBareNamedParameters: false }
 // once: its prepare and its first call are one offloop call.
 const FUSED = Symbol('fused');
 
-/** `[params, callback]`: a trailing function is the callback. */
-function splitCallback(args) {
-  const last = args.length - 1;
-  if (last >= 0 && typeof args[last] === 'function') return [args.slice(0, last), args[last]];
-  return [args, undefined];
+/**
+ * Takes a trailing function off `args` (a call's own rest array) and
+ * returns it: the callback. What stays are the parameters.
+ */
+function takeCallback(args) {
+  return args.length > 0 && typeof args[args.length - 1] === 'function' ? args.pop() : undefined;
+}
+
+/**
+ * A queued call's parameters as it keeps them until it runs: its own rest
+ * array (null when empty), its strings flattened. A string built by `+=`
+ * is a rope of every piece it was built from, tens of bytes per piece;
+ * reading a character makes V8 flatten it in place, so the queue keeps one
+ * flat string (sqlite3 copies each value when the call is made).
+ */
+function keepParams(args) {
+  if (args.length === 0) return null;
+  const first = args[0];
+  if (Array.isArray(first)) flatten(first);
+  else if (first !== null && typeof first === 'object') flatten(Object.values(first));
+  else flatten(args);
+  return args;
+}
+
+function flatten(values) {
+  for (let i = 0; i < values.length; i++) if (typeof values[i] === 'string') values[i].charCodeAt(0);
 }
 
 class Statement {
@@ -177,12 +198,19 @@ class Statement {
     );
   }
 
+  // When the call started, for 'profile' listeners (null without them).
+  #started() {
+    return this.#state.hooks.profile ? process.hrtime.bigint() : null;
+  }
+
   #profile(started) {
+    if (started === null) return;
     profile(this.#db, this.#state, this.#ost.sourceSQL, started);
   }
 
   // New parameters replace the bindings and reset the statement.
   #rebind(params) {
+    if (params === null) return;
     const args = bindArgs(params);
     if (args === null) return;
     this.#bound = args;
@@ -212,91 +240,99 @@ class Statement {
 
   /** Replaces the bindings (and resets); `callback(err)`. */
   bind(...args) {
-    const [params, callback] = splitCallback(args);
-    this.#calls.schedule(callback, () => {
-      const resource = this.#begin('Bind');
-      this.#rebind(params);
-      queueMicrotask(() => {
-        invoke(resource, callback, this, [null]);
-        this.#end(resource);
-      });
-    });
+    const callback = takeCallback(args);
+    this.#calls.schedule(this.#bind, keepParams(args), callback);
     return this;
+  }
+
+  #bind(params, callback) {
+    const resource = this.#begin('Bind');
+    this.#rebind(params);
+    queueMicrotask(() => {
+      invoke(resource, callback, this, [null]);
+      this.#end(resource);
+    });
   }
 
   /** Back to the first row, bindings kept; `callback(null)`. */
   reset(callback) {
     if (callback !== undefined && typeof callback !== 'function') throw new TypeError('Argument 0 must be a function');
-    this.#calls.schedule(callback, () => {
-      const resource = this.#begin('Reset');
-      this.#reset();
-      queueMicrotask(() => {
-        invoke(resource, callback, this, [null]);
-        this.#end(resource);
-      });
-    });
+    this.#calls.schedule(this.#resetCall, null, callback);
     return this;
+  }
+
+  #resetCall(_, callback) {
+    const resource = this.#begin('Reset');
+    this.#reset();
+    queueMicrotask(() => {
+      invoke(resource, callback, this, [null]);
+      this.#end(resource);
+    });
   }
 
   /** Runs once; the callback sees `this.lastID` and `this.changes`. */
   run(...args) {
-    const [params, callback] = splitCallback(args);
-    this.#calls.schedule(callback, () => {
-      const resource = this.#begin('Run');
-      const started = process.hrtime.bigint();
-      this.#closeCursor();
-      this.#rebind(params);
-      this.#call('run').then(
-        (result) => {
-          this.#preparedOk();
-          this.#status = 'done';
-          this.#profile(started);
-          if (typeof callback === 'function') {
-            this.lastID = Number(result.lastInsertRowid);
-            this.changes = Number(result.changes);
-          }
-          invoke(resource, callback, this, [null]);
-          this.#end(resource);
-        },
-        (err) => this.#fail(resource, callback, err),
-      );
-    });
+    const callback = takeCallback(args);
+    this.#calls.schedule(this.#run, keepParams(args), callback);
     return this;
+  }
+
+  #run(params, callback) {
+    const resource = this.#begin('Run');
+    const started = this.#started();
+    this.#closeCursor();
+    this.#rebind(params);
+    this.#call('run').then(
+      (result) => {
+        this.#preparedOk();
+        this.#status = 'done';
+        this.#profile(started);
+        if (typeof callback === 'function') {
+          this.lastID = Number(result.lastInsertRowid);
+          this.changes = Number(result.changes);
+        }
+        invoke(resource, callback, this, [null]);
+        this.#end(resource);
+      },
+      (err) => this.#fail(resource, callback, err),
+    );
   }
 
   /** The next row: `callback(null, row)`, or `callback(null)` past the last. */
   get(...args) {
-    const [params, callback] = splitCallback(args);
-    this.#calls.schedule(callback, () => {
-      const resource = this.#begin('Get');
-      const started = process.hrtime.bigint();
-      this.#rebind(params);
-      let next;
-      if (this.#status === 'done') next = Promise.resolve(undefined);
-      else if (this.#status === 'row') next = this.#stepOn();
-      else {
-        this.#consumed = 0;
-        next = this.#call('get');
-      }
-      next.then(
-        (row) => {
-          this.#preparedOk();
-          this.#profile(started);
-          if (row === undefined) {
-            this.#status = 'done';
-            this.#closeCursor();
-            invoke(resource, callback, this, [null]);
-          } else {
-            this.#status = 'row';
-            this.#consumed++;
-            invoke(resource, callback, this, [null, toRow(row)]);
-          }
-          this.#end(resource);
-        },
-        (err) => this.#fail(resource, callback, err),
-      );
-    });
+    const callback = takeCallback(args);
+    this.#calls.schedule(this.#get, keepParams(args), callback);
     return this;
+  }
+
+  #get(params, callback) {
+    const resource = this.#begin('Get');
+    const started = this.#started();
+    this.#rebind(params);
+    let next;
+    if (this.#status === 'done') next = Promise.resolve(undefined);
+    else if (this.#status === 'row') next = this.#stepOn();
+    else {
+      this.#consumed = 0;
+      next = this.#call('get');
+    }
+    next.then(
+      (row) => {
+        this.#preparedOk();
+        this.#profile(started);
+        if (row === undefined) {
+          this.#status = 'done';
+          this.#closeCursor();
+          invoke(resource, callback, this, [null]);
+        } else {
+          this.#status = 'row';
+          this.#consumed++;
+          invoke(resource, callback, this, [null, toRow(row)]);
+        }
+        this.#end(resource);
+      },
+      (err) => this.#fail(resource, callback, err),
+    );
   }
 
   // The row after the ones get() returned since the last reset: a cursor
@@ -314,28 +350,30 @@ class Statement {
 
   /** Every row: `callback(null, rows)`. */
   all(...args) {
-    const [params, callback] = splitCallback(args);
-    this.#calls.schedule(callback, () => {
-      const resource = this.#begin('All');
-      const started = process.hrtime.bigint();
-      this.#closeCursor();
-      this.#rebind(params);
-      this.#call('all').then(
-        (rows) => {
-          this.#preparedOk();
-          this.#status = 'done';
-          this.#profile(started);
-          if (typeof callback === 'function') {
-            const out = new Array(rows.length);
-            for (let i = 0; i < rows.length; i++) out[i] = toRow(rows[i]);
-            invoke(resource, callback, this, [null, out]);
-          }
-          this.#end(resource);
-        },
-        (err) => this.#fail(resource, callback, err),
-      );
-    });
+    const callback = takeCallback(args);
+    this.#calls.schedule(this.#all, keepParams(args), callback);
     return this;
+  }
+
+  #all(params, callback) {
+    const resource = this.#begin('All');
+    const started = this.#started();
+    this.#closeCursor();
+    this.#rebind(params);
+    this.#call('all').then(
+      (rows) => {
+        this.#preparedOk();
+        this.#status = 'done';
+        this.#profile(started);
+        if (typeof callback === 'function') {
+          const out = new Array(rows.length);
+          for (let i = 0; i < rows.length; i++) out[i] = toRow(rows[i]);
+          invoke(resource, callback, this, [null, out]);
+        }
+        this.#end(resource);
+      },
+      (err) => this.#fail(resource, callback, err),
+    );
   }
 
   /**
@@ -347,15 +385,17 @@ class Statement {
     if (args.length >= 2 && typeof args[args.length - 1] === 'function' && typeof args[args.length - 2] === 'function') {
       complete = args.pop();
     }
-    const [params, callback] = splitCallback(args);
-    this.#calls.schedule(callback, () => {
-      const resource = this.#begin('Each');
-      const started = process.hrtime.bigint();
-      this.#closeCursor();
-      this.#rebind(params);
-      this.#each(resource, callback, complete, started);
-    });
+    const callback = takeCallback(args);
+    this.#calls.schedule(this.#eachCall, { params: keepParams(args), complete }, callback);
     return this;
+  }
+
+  #eachCall({ params, complete }, callback) {
+    const resource = this.#begin('Each');
+    const started = this.#started();
+    this.#closeCursor();
+    this.#rebind(params);
+    this.#each(resource, callback, complete, started);
   }
 
   async #each(resource, callback, complete, started) {
@@ -412,11 +452,13 @@ class Statement {
   /** Ends the statement once its calls ran; later calls fail. Returns the database. */
   finalize(callback) {
     if (callback !== undefined && typeof callback !== 'function') throw new TypeError('Argument 0 must be a function');
-    this.#calls.schedule(callback, () => {
-      this.#finalize();
-      invoke(null, callback, this, []);
-    });
+    this.#calls.schedule(this.#finalizeCall, null, callback);
     return this.#db;
+  }
+
+  #finalizeCall(_, callback) {
+    this.#finalize();
+    invoke(null, callback, this, []);
   }
 
   #finalize() {
