@@ -11,8 +11,9 @@
 const EventEmitter = require('node:events');
 
 const { Database, stateOf, profile } = require('./database.js');
-const { fromOffloop } = require('./errors.js');
-const { bindArgs, toRow } = require('./values.js');
+const { fromOffloop, isEmptySql } = require('./errors.js');
+const { bindArgs, byIndex, toRow } = require('./values.js');
+const { parameterNames } = require('./parameters.js');
 const { done, emit, invoke, report, work } = require('./callback.js');
 const { CallQueue } = require('./queue.js');
 
@@ -67,6 +68,7 @@ class Statement {
   // The offloop arguments of the last binding: a call without parameters
   // runs with them again, as sqlite3 keeps a statement's bindings.
   #bound = [];
+  #names = undefined;
   // Where the statement stands after its last call: 'ready' (prepared,
   // reset or bound), 'row' (a get() returned a row), 'done' (ran to its
   // end) or 'error'. A get() without parameters steps on from 'row' and
@@ -117,14 +119,18 @@ class Statement {
     state.pending++;
     const resource = work('sqlite3.Statement.Prepare');
     this.#ost = state.odb.prepare(this.sql, STATEMENT_OPTIONS);
+    const prepared = () => {
+      this.#prepared = true;
+      state.live.add(this);
+      invoke(resource, callback, this, [null]);
+      this.#endPrepare(resource);
+    };
     this.#ost.columns().then(
-      () => {
-        this.#prepared = true;
-        state.live.add(this);
-        invoke(resource, callback, this, [null]);
-        this.#endPrepare(resource);
-      },
+      prepared,
       (err) => {
+        // SQL with no statement prepares, as in sqlite3; each call of it
+        // then fails with SQLITE_MISUSE (errors.js).
+        if (isEmptySql(err)) return prepared();
         report(resource, callback, this, fromOffloop(err));
         this.#finalize();
         this.#endPrepare(resource);
@@ -213,8 +219,14 @@ class Statement {
     if (params === null) return;
     const args = bindArgs(params);
     if (args === null) return;
-    this.#bound = args;
+    this.#bound = byIndex(args, this.#parameterNames());
     this.#reset();
+  }
+
+  // The statement's named slots by index (null: none), read once.
+  #parameterNames() {
+    if (this.#names === undefined) this.#names = /[:@$#]/.test(this.sql) ? parameterNames(this.#ost.sourceSQL) : null;
+    return this.#names;
   }
 
   #reset() {
@@ -400,11 +412,17 @@ class Statement {
 
   async #each(resource, callback, complete, started) {
     let count = 0;
+    // interrupt() made while the rows arrive stops them: its abort stops
+    // the chunk running on a SQLite thread, and the rows of a chunk
+    // already here are not handed out after it, as sqlite3 stops stepping.
+    const { signal } = this.#state;
     try {
       const target = this.#target();
       const rows = target.iterate(...this.#bound);
       if (this.#state.hooks.trace) emit(null, this.#db, 'trace', await target.expandedSQL);
       for await (const row of rows) {
+        // Leaving the loop closes the iteration (its cursor).
+        if (signal.aborted) throw signal.reason;
         this.#preparedOk();
         count++;
         invoke(resource, callback, this, [null, toRow(row)]);
