@@ -295,11 +295,19 @@ class Core {
     return scope === null ? this.#inReplica(promise) : promise;
   }
 
-  next(cursor, stmtOptions, scope) {
+  /**
+   * The next chunk of `cursor`. `control` is the iteration's own (its
+   * statement's signal and timeout): every chunk carries it, so an abort
+   * stops the chunk running then, not only the first.
+   */
+  next(cursor, stmtOptions, scope, control) {
     const refused = this.statementRefusal(scope);
     if (refused !== null) return Promise.reject(refused);
+    if (control?.signal?.aborted) return Promise.reject(control.signal.reason);
     const { id, promise } = track(null, null);
-    send(id, () => this.native.next(id, cursor[0], cursor[1], flagsOf(stmtOptions), scope?.native ?? null));
+    const cancellable = this.#cancellable(control);
+    send(id, () => this.native.next(id, cursor[0], cursor[1], flagsOf(stmtOptions), scope?.native ?? null, cancellable));
+    this.#arm(id, control);
     return promise;
   }
 
