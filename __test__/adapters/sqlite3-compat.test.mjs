@@ -168,8 +168,11 @@ test("SQL with no statement prepares (the callback gets null); each call of it f
     db.prepare('').finalize();
     await opened(db);
     assert.deepEqual(events, []);
+    // It holds no SQLite statement: the database closes without its finalize().
+    db.prepare('');
+    assert.deepEqual((await close(db)).args, [null]);
   } finally {
-    await close(db);
+    if (db.open) await close(db);
   }
 });
 

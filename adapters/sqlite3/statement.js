@@ -119,18 +119,20 @@ class Statement {
     state.pending++;
     const resource = work('sqlite3.Statement.Prepare');
     this.#ost = state.odb.prepare(this.sql, STATEMENT_OPTIONS);
-    const prepared = () => {
+    // `holds`: SQLite holds a statement for it, which close() waits for.
+    const prepared = (holds) => {
       this.#prepared = true;
-      state.live.add(this);
+      if (holds) state.live.add(this);
       invoke(resource, callback, this, [null]);
       this.#endPrepare(resource);
     };
     this.#ost.columns().then(
-      prepared,
+      () => prepared(true),
       (err) => {
-        // SQL with no statement prepares, as in sqlite3; each call of it
-        // then fails with SQLITE_MISUSE (errors.js).
-        if (isEmptySql(err)) return prepared();
+        // SQL with no statement prepares, as in sqlite3 (to no SQLite
+        // statement: the database closes without its finalize); each call
+        // of it then fails with SQLITE_MISUSE (errors.js).
+        if (isEmptySql(err)) return prepared(false);
         report(resource, callback, this, fromOffloop(err));
         this.#finalize();
         this.#endPrepare(resource);
