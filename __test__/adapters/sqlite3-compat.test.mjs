@@ -7,6 +7,7 @@
 // the rest with sqlite3 itself.
 
 import assert from 'node:assert/strict';
+import EventEmitter from 'node:events';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
@@ -261,4 +262,17 @@ test("a database opened with journalMode 'delete' takes locking_mode = EXCLUSIVE
     if (locked.open) await close(locked);
     await close(db);
   }
+});
+
+test("removing the last 'trace' listener before the open turns the hook off then: a listener put in the events table behind the database's back hears nothing", async () => {
+  const db = new Database(':memory:');
+  const heard = [];
+  const trace = () => heard.push('removed');
+  db.on('trace', trace);
+  db.removeListener('trace', trace);
+  // Not through db.on(): the hook is not asked for again.
+  EventEmitter.prototype.on.call(db, 'trace', (sql) => heard.push(sql));
+  await step((cb) => db.run('CREATE TABLE foo (id INT)', cb));
+  assert.deepEqual(heard, []);
+  await close(db);
 });

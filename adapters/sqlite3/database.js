@@ -404,13 +404,17 @@ class Database {
     if (arguments.length < 2) throw new TypeError('Expected 2arguments');
     const state = this.#state;
     let apply;
+    // A hook is on while its event has listeners: counted now, when the
+    // listener was added or removed, though the change applies once the
+    // database is open.
     if (option === 'trace' || option === 'profile') {
+      const on = this.listenerCount(option) > 0;
       apply = () => {
-        state.hooks[option] = this.listenerCount(option) > 0;
+        state.hooks[option] = on;
       };
     } else if (option === 'change') {
+      const on = this.listenerCount('change') > 0;
       apply = () => {
-        const on = this.listenerCount('change') > 0;
         state.hooks.change = on;
         rowChanges(state.odb).want(on);
       };
