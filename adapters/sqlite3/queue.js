@@ -71,6 +71,9 @@ class CallQueue {
   clean() {
     const calls = this.#calls;
     if (calls.length === 0) return;
+    // Taken whole first: a callback that queues another call meets an
+    // empty queue, as it would after the refusals.
+    this.#calls = new Fifo(3);
     const heard = this.#ready();
     const err = heard ? sqliteError(RESULT.MISUSE, this.#misuse) : null;
     let called = false;
