@@ -12,7 +12,11 @@ const { THROWN, errorFromNative } = require('./errors.js');
 const { decodeAll, decodeRun } = require('./rows.js');
 const { cancel: CANCEL, error: ERROR, record: RECORD } = require('./protocol.js');
 
-const pending = new Map();
+// Calls by id. Entry 0 (no call's id) stays for good: a Map emptied by a
+// delete shrinks, and a long-lived Map's new table is allocated in the old
+// generation, so calls awaited one by one (the map going 0, 1, 0 ...) would
+// leave a table there per call until the next full GC.
+const pending = new Map([[0, null]]);
 let nextId = 1;
 
 /**

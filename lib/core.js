@@ -58,7 +58,13 @@ function send(id, queue) {
 // made in (src/node/database.rs, `flush`): completions arrive in batches,
 // and the calls their continuations make go out as one burst, which wakes a
 // parked SQLite thread once instead of once per call.
-const unflushed = new Set();
+// The databases holding calls: a list and a mark on each, not a Set
+// cleared per burst, as clearing a long-lived Set allocates its new table
+// in the old generation, once per burst (once per call for calls awaited
+// one by one), which only a full GC frees.
+const unflushed = [];
+let unflushedCount = 0;
+const HELD = Symbol('held');
 let flushQueued = false;
 // The flush is a reaction to an already-settled promise: a bare microtask.
 // queueMicrotask() makes an AsyncResource for every burst (2-3 times the
@@ -67,12 +73,20 @@ const settled = Promise.resolve();
 
 function flushHeld() {
   flushQueued = false;
-  for (const nativeDb of unflushed) nativeDb.flush();
-  unflushed.clear();
+  for (let i = 0; i < unflushedCount; i++) {
+    const nativeDb = unflushed[i];
+    unflushed[i] = undefined;
+    nativeDb[HELD] = false;
+    nativeDb.flush();
+  }
+  unflushedCount = 0;
 }
 
 function hold(nativeDb) {
-  unflushed.add(nativeDb);
+  if (nativeDb[HELD] !== true) {
+    nativeDb[HELD] = true;
+    unflushed[unflushedCount++] = nativeDb;
+  }
   if (!flushQueued) {
     flushQueued = true;
     settled.then(flushHeld);
