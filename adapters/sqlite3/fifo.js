@@ -27,8 +27,8 @@ class Fifo {
     return this.#length;
   }
 
-  /** Adds an entry of `width` values at the back. */
-  push(a, b, c) {
+  /** Adds an entry of `width` values (up to five) at the back. */
+  push(a, b, c, d, e) {
     const w = this.#width;
     if (this.#length * w === this.#slots.length) this.#grow();
     const at = ((this.#head + this.#length) * w) % this.#slots.length;
@@ -36,6 +36,8 @@ class Fifo {
     slots[at] = a;
     if (w > 1) slots[at + 1] = b;
     if (w > 2) slots[at + 2] = c;
+    if (w > 3) slots[at + 3] = d;
+    if (w > 4) slots[at + 4] = e;
     this.#length++;
   }
 

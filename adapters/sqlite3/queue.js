@@ -12,14 +12,21 @@ const { sqliteError } = require('./errors.js');
 const { invoke } = require('./callback.js');
 const { Fifo } = require('./fifo.js');
 
+const WIDTH = 5;
+const PARAMS = 3;
+const ARGS = -1;
+
 class CallQueue {
   #owner;
   #ready;
   #ended;
   #misuse;
   #unheard;
-  // (work, args, callback) per call: no object or closure of its own.
-  #calls = new Fifo(3);
+  // (work, count, a, b, callback) per call: no object or closure of its
+  // own. `count` 0-2: a parameter list of that many, `a` and `b`, kept in
+  // the queue's own slots (no array per queued call); PARAMS: `a` is a
+  // longer parameter list; ARGS: `a` is the call's arguments as given.
+  #calls = new Fifo(WIDTH);
   /** True while a call runs: the next waits for its end (`process()`). */
   locked = false;
 
@@ -46,7 +53,22 @@ class CallQueue {
    * hears a refusal.
    */
   schedule(work, args, callback) {
-    this.#calls.push(work, args, callback);
+    this.#calls.push(work, ARGS, args, undefined, callback);
+    this.#scheduled();
+  }
+
+  /**
+   * Queues a call whose arguments are a parameter list (null: none):
+   * `work.call(owner, params, callback)` gets an equal list.
+   */
+  scheduleParams(work, params, callback) {
+    const count = params === null ? 0 : params.length;
+    if (count <= 2) this.#calls.push(work, count, count > 0 ? params[0] : undefined, count > 1 ? params[1] : undefined, callback);
+    else this.#calls.push(work, PARAMS, params, undefined, callback);
+    this.#scheduled();
+  }
+
+  #scheduled() {
     if (this.#ended()) this.clean();
     else this.process();
   }
@@ -59,8 +81,14 @@ class CallQueue {
     }
     const calls = this.#calls;
     while (this.#ready() && !this.locked && calls.length > 0) {
-      const args = calls.peek(1);
-      const callback = calls.peek(2);
+      const count = calls.peek(1);
+      const a = calls.peek(2);
+      let args;
+      if (count === ARGS || count === PARAMS) args = a;
+      else if (count === 0) args = null;
+      else if (count === 1) args = [a];
+      else args = [a, calls.peek(3)];
+      const callback = calls.peek(4);
       calls.shift().call(this.#owner, args, callback);
     }
   }
@@ -73,12 +101,12 @@ class CallQueue {
     if (calls.length === 0) return;
     // Taken whole first: a callback that queues another call meets an
     // empty queue, as it would after the refusals.
-    this.#calls = new Fifo(3);
+    this.#calls = new Fifo(WIDTH);
     const heard = this.#ready();
     const err = heard ? sqliteError(RESULT.MISUSE, this.#misuse) : null;
     let called = false;
     while (calls.length > 0) {
-      const callback = calls.peek(2);
+      const callback = calls.peek(4);
       calls.shift();
       if (heard && invoke(null, callback, this.#owner, [err])) called = true;
     }

@@ -35,7 +35,8 @@ function takeCallback(args) {
 
 /**
  * A queued call's parameters as it keeps them until it runs: its own rest
- * array (null when empty), its strings flattened. A string built by `+=`
+ * array (null when empty; the queue keeps up to two in its own slots), its
+ * strings flattened. A string built by `+=`
  * is a rope of every piece it was built from, tens of bytes per piece;
  * reading a character makes V8 flatten it in place, so the queue keeps one
  * flat string (sqlite3 copies each value when the call is made).
@@ -255,7 +256,7 @@ class Statement {
   /** Replaces the bindings (and resets); `callback(err)`. */
   bind(...args) {
     const callback = takeCallback(args);
-    this.#calls.schedule(this.#bind, keepParams(args), callback);
+    this.#calls.scheduleParams(this.#bind, keepParams(args), callback);
     return this;
   }
 
@@ -287,7 +288,7 @@ class Statement {
   /** Runs once; the callback sees `this.lastID` and `this.changes`. */
   run(...args) {
     const callback = takeCallback(args);
-    this.#calls.schedule(this.#run, keepParams(args), callback);
+    this.#calls.scheduleParams(this.#run, keepParams(args), callback);
     return this;
   }
 
@@ -315,7 +316,7 @@ class Statement {
   /** The next row: `callback(null, row)`, or `callback(null)` past the last. */
   get(...args) {
     const callback = takeCallback(args);
-    this.#calls.schedule(this.#get, keepParams(args), callback);
+    this.#calls.scheduleParams(this.#get, keepParams(args), callback);
     return this;
   }
 
@@ -365,7 +366,7 @@ class Statement {
   /** Every row: `callback(null, rows)`. */
   all(...args) {
     const callback = takeCallback(args);
-    this.#calls.schedule(this.#all, keepParams(args), callback);
+    this.#calls.scheduleParams(this.#all, keepParams(args), callback);
     return this;
   }
 
