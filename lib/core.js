@@ -73,13 +73,16 @@ const settled = Promise.resolve();
 
 function flushHeld() {
   flushQueued = false;
-  for (let i = 0; i < unflushedCount; i++) {
+  // The list is emptied before any flush, which throws only on a panic:
+  // then the databases after it are held again by their next call.
+  const count = unflushedCount;
+  unflushedCount = 0;
+  for (let i = 0; i < count; i++) unflushed[i][HELD] = false;
+  for (let i = 0; i < count; i++) {
     const nativeDb = unflushed[i];
     unflushed[i] = undefined;
-    nativeDb[HELD] = false;
     nativeDb.flush();
   }
-  unflushedCount = 0;
 }
 
 function hold(nativeDb) {
