@@ -58,7 +58,13 @@ function send(id, queue) {
 // made in (src/node/database.rs, `flush`): completions arrive in batches,
 // and the calls their continuations make go out as one burst, which wakes a
 // parked SQLite thread once instead of once per call.
-const unflushed = new Set();
+// The databases holding calls: a list and a mark on each, not a Set
+// cleared per burst, as clearing a long-lived Set allocates its new table
+// in the old generation, once per burst (once per call for calls awaited
+// one by one), which only a full GC frees.
+const unflushed = [];
+let unflushedCount = 0;
+const HELD = Symbol('held');
 let flushQueued = false;
 // The flush is a reaction to an already-settled promise: a bare microtask.
 // queueMicrotask() makes an AsyncResource for every burst (2-3 times the
@@ -67,12 +73,23 @@ const settled = Promise.resolve();
 
 function flushHeld() {
   flushQueued = false;
-  for (const nativeDb of unflushed) nativeDb.flush();
-  unflushed.clear();
+  // The list is emptied before any flush, which throws only on a panic:
+  // then the databases after it are held again by their next call.
+  const count = unflushedCount;
+  unflushedCount = 0;
+  for (let i = 0; i < count; i++) unflushed[i][HELD] = false;
+  for (let i = 0; i < count; i++) {
+    const nativeDb = unflushed[i];
+    unflushed[i] = undefined;
+    nativeDb.flush();
+  }
 }
 
 function hold(nativeDb) {
-  unflushed.add(nativeDb);
+  if (nativeDb[HELD] !== true) {
+    nativeDb[HELD] = true;
+    unflushed[unflushedCount++] = nativeDb;
+  }
   if (!flushQueued) {
     flushQueued = true;
     settled.then(flushHeld);
@@ -295,11 +312,19 @@ class Core {
     return scope === null ? this.#inReplica(promise) : promise;
   }
 
-  next(cursor, stmtOptions, scope) {
+  /**
+   * The next chunk of `cursor`. `control` is the iteration's own (its
+   * statement's signal and timeout): every chunk carries it, so an abort
+   * stops the chunk running then, not only the first.
+   */
+  next(cursor, stmtOptions, scope, control) {
     const refused = this.statementRefusal(scope);
     if (refused !== null) return Promise.reject(refused);
+    if (control?.signal?.aborted) return Promise.reject(control.signal.reason);
     const { id, promise } = track(null, null);
-    send(id, () => this.native.next(id, cursor[0], cursor[1], flagsOf(stmtOptions), scope?.native ?? null));
+    const cancellable = this.#cancellable(control);
+    send(id, () => this.native.next(id, cursor[0], cursor[1], flagsOf(stmtOptions), scope?.native ?? null, cancellable));
+    this.#arm(id, control);
     return promise;
   }
 

@@ -132,7 +132,7 @@ class Statement {
   iterate(...params) {
     const options = { ...this.#options };
     const first = this.#call(CALL.ITERATE, params, null, null);
-    return new RowIterator(this.#core, this.#scope, first, options);
+    return new RowIterator(this.#core, this.#scope, first, options, this.#control?.signal);
   }
 
   /**

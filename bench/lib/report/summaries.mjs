@@ -463,6 +463,29 @@ function sqlite3(r) {
         },
       ]
     : [];
+  // node-sqlite3's fixture: queued stmt.run() calls (runs since 2026-12-05).
+  const fixture = r.fixture?.length
+    ? { o: one(r.fixture, (x) => x.peer === 'offloop', 'fixture offloop'), p: one(r.fixture, (x) => x.peer === 'sqlite3', 'fixture sqlite3') }
+    : null;
+  const fixtureRows = fixture
+    ? [
+        {
+          measure: `[SQLITE3](${why}): node-sqlite3's fixture, ${count(fixture.o.calls)} \`stmt.run()\` queued in one \`serialize()\` loop: time; peak RSS`,
+          offloop: `${seconds(fixture.o.seconds)} (${ratio(fixture.o.seconds / fixture.p.seconds)}); ${count(fixture.o.peakRssMB)} MB (${ratio(fixture.o.peakRssMB / fixture.p.peakRssMB)})`,
+          peer: `\`sqlite3\` ${seconds(fixture.p.seconds)}; ${count(fixture.p.peakRssMB)} MB`,
+        },
+      ]
+    : [];
+  const fixtureGoals = fixture
+    ? [
+        {
+          goal: `node-sqlite3's fixture within ${r.goal.fixtureTimeFactor}× of \`sqlite3\`'s time, at most its peak RSS`,
+          result: `${ratio(fixture.o.seconds / fixture.p.seconds)} the time, ${ratio(fixture.o.peakRssMB / fixture.p.peakRssMB)} the peak RSS`,
+          met: fixture.o.seconds / fixture.p.seconds <= r.goal.fixtureTimeFactor && fixture.o.peakRssMB / fixture.p.peakRssMB <= r.goal.fixturePeakRssFactor,
+          why: `${PERF}#node-sqlite3s-fixture`,
+        },
+      ]
+    : [];
   return {
     notes,
     rows: [
@@ -477,6 +500,7 @@ function sqlite3(r) {
         peer: `\`sqlite3\` ${ratio(peer)}`,
       },
       ...openRows,
+      ...fixtureRows,
     ],
     goals: [
       {
@@ -498,6 +522,7 @@ function sqlite3(r) {
         why,
       },
       ...openGoals,
+      ...fixtureGoals,
     ],
   };
 }
