@@ -6,9 +6,10 @@
 // builds with a musl Node, the Windows build under Wine with the Windows
 // Node 22. Its SQLite has the compile options of the build from source.
 //
-// A target that was not built (CI builds them only with OFFLOOP_CROSS=1), or
-// whose Node this machine has no way to run (.ci/platform-tools), is skipped
-// with the reason.
+// A target that was not built (CI builds the host's and win32-x64 on every
+// run, the other Linux ones only with OFFLOOP_CROSS=1), or whose Node this
+// machine has no way to run (.ci/tools, .ci/platform-tools), is skipped with
+// the reason.
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -41,7 +42,9 @@ for (const target of TARGETS) {
   const build =
     target.os === 'darwin'
       ? `node scripts/build-target.mjs ${platform}, on macOS or on Linux with a macOS SDK in SDKROOT`
-      : 'npm run build:all';
+      : target.os === 'win32'
+        ? `node scripts/build-target.mjs ${platform}`
+        : 'npm run build:all';
   if (!fs.existsSync(packagedAddon(platform))) skip = `npm/${platform}/ holds no build (${build})`;
   else if (runner.missing) skip = `cannot run a ${platform} Node here: ${runner.missing}`;
 
