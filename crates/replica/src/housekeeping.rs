@@ -2,6 +2,14 @@
 //! compaction of each level when its interval has passed, an L9 snapshot
 //! every `snapshot_interval`, and retention once something was compacted.
 //!
+//! Each of them looks at the replica only when something new reached it
+//! since its last look (the [`Backlog`]): an idle database makes no request
+//! for them. Compaction of level N runs when level N−1 received a file
+//! since the last merge into N; a snapshot is taken when the replica moved
+//! past the newest one; retention runs after something new was compacted
+//! or snapshotted, and otherwise only at the moment its last listing says
+//! a file will age out of the window (`next_retention`).
+//!
 //! It runs only on the replicator thread, as a method of its `Worker`. It
 //! never compacts by itself (`compact` does the work) and never uploads
 //! but through the sync round.
@@ -10,11 +18,90 @@ use std::time::Instant;
 
 use offloop_ltx::Txid;
 
-use crate::compact::{compact_level, enforce_retention};
+use crate::compact::{compact_level, doomed, enforce_retention, next_retention};
 use crate::error::{Error, Result};
+use crate::settings::ReplicaSettings;
 use crate::stager::{now_ms, Chain, ImageLevels};
+use crate::store::{LtxFile, SNAPSHOT_LEVEL};
 use crate::upload::unavailable;
 use crate::worker::{guarded, Worker};
+
+/// What reached the replica since housekeeping last looked: why its next
+/// look is needed. Known from this writer's own uploads and merges (under
+/// its lease nobody else writes the replica) and from the listing each
+/// reconcile reads anyway, so keeping it costs no request.
+#[derive(Debug)]
+pub(crate) struct Backlog {
+    /// `unmerged[i]`: level `i` received a file since the last merge into
+    /// level `i + 1` (one entry per compaction level).
+    unmerged: Vec<bool>,
+    /// The newest snapshot's TXID; `None` while none is known.
+    snapshot_txid: Option<Txid>,
+    /// Something new was compacted or snapshotted: retention looks.
+    retain: bool,
+    /// When (ms since the epoch) retention finds something to delete in
+    /// the replica as last seen, though nothing new reaches it.
+    retain_at: Option<i64>,
+}
+
+impl Backlog {
+    /// Before anything is known of the replica: every level may hold
+    /// files to merge, and retention looks once.
+    pub(crate) fn unknown(levels: usize) -> Backlog {
+        Backlog {
+            unmerged: vec![true; levels],
+            snapshot_txid: None,
+            retain: true,
+            retain_at: None,
+        }
+    }
+
+    /// From a listing of the whole replica: which levels hold files past
+    /// the last merge into the level above, the newest snapshot, and when
+    /// retention has something to delete.
+    pub(crate) fn listed(files: &[LtxFile], settings: &ReplicaSettings) -> Backlog {
+        let top = |level: usize| {
+            files
+                .iter()
+                .filter(|f| usize::from(f.level) == level)
+                .map(|f| f.max_txid)
+                .max()
+        };
+        let now = now_ms();
+        let (retention, l0) = (settings.retention, settings.l0_retention);
+        Backlog {
+            unmerged: (0..settings.levels.len())
+                .map(|i| top(i) > top(i + 1))
+                .collect(),
+            snapshot_txid: top(usize::from(SNAPSHOT_LEVEL)),
+            retain: !doomed(files, now, retention, l0).is_empty(),
+            retain_at: next_retention(files, now, retention, l0),
+        }
+    }
+
+    /// A file of `level` reached the replica.
+    pub(crate) fn uploaded(&mut self, file: &LtxFile) {
+        if file.level == SNAPSHOT_LEVEL {
+            self.snapshot_txid = self.snapshot_txid.max(Some(file.max_txid));
+            self.retain = true;
+        } else if let Some(slot) = self.unmerged.get_mut(usize::from(file.level)) {
+            *slot = true;
+        }
+    }
+
+    /// Level `i` was merged into level `i + 1`: `merged` is the new file.
+    fn compacted(&mut self, i: usize, merged: Option<&LtxFile>) {
+        self.unmerged[i] = false;
+        if let Some(file) = merged {
+            self.uploaded(file);
+            self.retain = true;
+        }
+    }
+
+    fn retention_due(&self, now_ms: i64) -> bool {
+        self.retain || self.retain_at.is_some_and(|at| now_ms >= at)
+    }
+}
 
 impl Worker {
     /// After a round that shipped, and once its callers heard back: the
@@ -29,25 +116,27 @@ impl Worker {
     }
 
     /// After a clean upload round: compaction per level, an L9 snapshot
-    /// when due, retention.
+    /// when due, retention; each only when the [`Backlog`] says something
+    /// new is there to work on.
     pub(crate) fn housekeeping(&mut self) -> Result<()> {
         let shared = self.shared.clone();
         let settings = &shared.settings;
         let now = now_ms();
-        let mut compacted = false;
         for (i, interval) in settings.levels.iter().enumerate() {
-            if self.last_compaction[i].elapsed() < *interval {
+            if !self.backlog.unmerged[i] || self.last_compaction[i].elapsed() < *interval {
                 continue;
             }
             self.last_compaction[i] = Instant::now();
             let dir = shared
                 .with_stager(|f| f.scratch_dir())
                 .ok_or_else(unavailable)?;
-            compact_level(self.store()?.as_ref(), (i + 1) as u8, &dir)?;
-            compacted = true;
+            let merged = compact_level(self.store()?.as_ref(), (i + 1) as u8, &dir)?;
+            self.backlog.compacted(i, merged.as_ref());
         }
-        // A database still being filled is snapshotted once it is whole.
+        // A database still being filled is snapshotted once it is whole; a
+        // replica that has not moved since its newest snapshot is not.
         if now - self.last_snapshot_ms >= settings.snapshot_interval.as_millis() as i64
+            && self.txid() > self.backlog.snapshot_txid
             && shared.database_whole()
         {
             // Staged first, so the snapshot is exactly the last TXID.
@@ -81,13 +170,15 @@ impl Worker {
                 _ => {}
             }
         }
-        if compacted {
-            enforce_retention(
+        if self.backlog.retention_due(now) {
+            let next = enforce_retention(
                 self.store()?.as_ref(),
                 now,
                 settings.retention,
                 settings.l0_retention,
             )?;
+            self.backlog.retain = false;
+            self.backlog.retain_at = next;
         }
         Ok(())
     }

@@ -20,6 +20,7 @@ use rusqlite::{Connection, OpenFlags};
 use offloop_ltx::Txid;
 
 use crate::error::Error;
+use crate::housekeeping::Backlog;
 use crate::lease::{Lease, Refusal};
 use crate::rejoin::mark_writer;
 use crate::renewer::{holder_id, Renewer};
@@ -58,6 +59,8 @@ pub(crate) struct Worker {
     pub(crate) has_snapshot: bool,
     pub(crate) last_snapshot_ms: i64,
     pub(crate) last_compaction: Vec<Instant>,
+    /// What reached the replica since housekeeping last looked.
+    pub(crate) backlog: Backlog,
     pub(crate) failures: u32,
     pub(crate) retry_at: Option<Instant>,
     pub(crate) permanent_error: Option<String>,
@@ -96,6 +99,7 @@ pub(crate) fn run(
     });
     let mut worker = Worker {
         last_compaction: vec![Instant::now(); shared.settings.levels.len()],
+        backlog: Backlog::unknown(shared.settings.levels.len()),
         shared,
         verified: false,
         has_snapshot: false,
