@@ -14,7 +14,7 @@
 //! never compacts by itself (`compact` does the work) and never uploads
 //! but through the sync round.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use offloop_ltx::Txid;
 
@@ -42,17 +42,20 @@ pub(crate) struct Backlog {
     /// When (ms since the epoch) retention finds something to delete in
     /// the replica as last seen, though nothing new reaches it.
     retain_at: Option<i64>,
+    /// The retention window (`ReplicaSettings::retention`).
+    window: Duration,
 }
 
 impl Backlog {
     /// Before anything is known of the replica: every level may hold
     /// files to merge, and retention looks once.
-    pub(crate) fn unknown(levels: usize) -> Backlog {
+    pub(crate) fn unknown(settings: &ReplicaSettings) -> Backlog {
         Backlog {
-            unmerged: vec![true; levels],
+            unmerged: vec![true; settings.levels.len()],
             snapshot_txid: None,
             retain: true,
             retain_at: None,
+            window: settings.retention,
         }
     }
 
@@ -76,14 +79,18 @@ impl Backlog {
             snapshot_txid: top(usize::from(SNAPSHOT_LEVEL)),
             retain: !doomed(files, now, retention, l0).is_empty(),
             retain_at: next_retention(files, now, retention, l0),
+            window: retention,
         }
     }
 
-    /// A file of `level` reached the replica.
+    /// A file reached the replica. A snapshot changes what retention
+    /// deletes only once it ages into the window's base, so it only
+    /// brings the next look forward to then.
     pub(crate) fn uploaded(&mut self, file: &LtxFile) {
         if file.level == SNAPSHOT_LEVEL {
             self.snapshot_txid = self.snapshot_txid.max(Some(file.max_txid));
-            self.retain = true;
+            let base_at = file.timestamp_ms + self.window.as_millis() as i64;
+            self.retain_at = Some(self.retain_at.map_or(base_at, |at| at.min(base_at)));
         } else if let Some(slot) = self.unmerged.get_mut(usize::from(file.level)) {
             *slot = true;
         }

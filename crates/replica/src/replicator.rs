@@ -34,7 +34,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -113,7 +113,6 @@ impl Replicator {
             leased: Mutex::new(None),
             leased_changed: Condvar::new(),
             settings,
-            store: OnceLock::new(),
             local: Mutex::new(Local::Waiting),
             local_changed: Condvar::new(),
             pin: Arc::default(),

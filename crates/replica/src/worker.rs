@@ -69,6 +69,10 @@ pub(crate) struct Worker {
     /// Why the chain started again, to show as `last_error` after the
     /// round that did it succeeds (the open turns it into a warning).
     pub(crate) notice: Option<String>,
+    /// The replica, once connected. Held by this thread alone, so that it
+    /// goes (and with the process's last store, the store's threads) when
+    /// the thread ends, not when the last handle to the replicator does.
+    store: Option<Arc<dyn Store>>,
     /// Renews the lease while it is held.
     renewer: Option<Renewer>,
     /// The replica's position was checked once under this holder's lease:
@@ -99,7 +103,7 @@ pub(crate) fn run(
     });
     let mut worker = Worker {
         last_compaction: vec![Instant::now(); shared.settings.levels.len()],
-        backlog: Backlog::unknown(shared.settings.levels.len()),
+        backlog: Backlog::unknown(&shared.settings),
         shared,
         verified: false,
         has_snapshot: false,
@@ -109,6 +113,7 @@ pub(crate) fn run(
         permanent_error: None,
         db: None,
         notice: None,
+        store: None,
         renewer: None,
         tenure: false,
         listed: None,
@@ -116,7 +121,7 @@ pub(crate) fn run(
     };
     match connected {
         Ok(store) => {
-            let _ = worker.shared.store.set(store);
+            worker.store = Some(store);
         }
         Err(e) => {
             let why = format!("replica {}: {e}", worker.shared.settings.url);
@@ -517,10 +522,8 @@ impl Worker {
     }
 
     pub(crate) fn store(&self) -> crate::Result<Arc<dyn Store>> {
-        self.shared
-            .store
-            .get()
-            .cloned()
+        self.store
+            .clone()
             .ok_or_else(|| Error::State("not connected to the replica".into()))
     }
 

@@ -26,6 +26,7 @@ use offloop_ltx::{file_name, parse_file_name, Txid, HEADER_SIZE};
 use crate::error::{Error, Result};
 
 mod folder_cas;
+mod io_runtime;
 pub mod object;
 mod s3_upload;
 
