@@ -4,7 +4,7 @@
 // folders, its moto server and a counting proxy in front of it on
 // 127.0.0.1; it never writes results anywhere but stdout.
 //
-//   node bench/idle-replica.mjs [--dbs 20] [--settle-s 40] [--idle-s 60] [--lease true|false]
+//   node bench/idle-replica.mjs [--dbs 20] [--settle-s 40] [--idle-s 60] [--lease true|false] [--modes folder,s3]
 //
 // Threads and fds are read from /proc/self (Linux): a baseline before the
 // first open, then with every database open and idle, then a second after
@@ -31,6 +31,7 @@ const { values: args } = parseArgs({
     'settle-s': { type: 'string', default: '40' },
     'idle-s': { type: 'string', default: '60' },
     lease: { type: 'string', default: 'true' },
+    modes: { type: 'string', default: 'folder,s3' },
   },
 });
 const DBS = Number(args.dbs);
@@ -168,5 +169,6 @@ async function s3() {
   }
 }
 
-await folder();
-await s3();
+const modes = args.modes.split(',');
+if (modes.includes('folder')) await folder();
+if (modes.includes('s3')) await s3();
