@@ -26,6 +26,11 @@ use crate::store::{LtxFile, SNAPSHOT_LEVEL};
 use crate::upload::unavailable;
 use crate::worker::{guarded, Worker};
 
+/// How long after a retention pass failed the next one is tried: the
+/// rounds that follow come every sync interval, and a replica that is down
+/// must not be listed at that rate for retention's sake.
+const RETENTION_RETRY: Duration = Duration::from_secs(30);
+
 /// What reached the replica since housekeeping last looked: why its next
 /// look is needed. Known from this writer's own uploads and merges (under
 /// its lease nobody else writes the replica) and from the listing each
@@ -178,14 +183,19 @@ impl Worker {
             }
         }
         if self.backlog.retention_due(now) {
-            let next = enforce_retention(
+            let retained = enforce_retention(
                 self.store()?.as_ref(),
                 now,
                 settings.retention,
                 settings.l0_retention,
-            )?;
+            );
             self.backlog.retain = false;
-            self.backlog.retain_at = next;
+            // A replica that failed is tried again later, not every round.
+            self.backlog.retain_at = match &retained {
+                Ok(next) => *next,
+                Err(_) => Some(now + RETENTION_RETRY.as_millis() as i64),
+            };
+            retained?;
         }
         Ok(())
     }

@@ -31,6 +31,10 @@ struct Counts {
     reads: AtomicU64,
     writes: AtomicU64,
     lease_writes: AtomicU64,
+    /// Listings of every level (retention's), refused or not.
+    full_listings: AtomicU64,
+    /// Refuse listings of every level, as a replica that fails would.
+    refuse_full_listings: std::sync::atomic::AtomicBool,
 }
 
 impl Counts {
@@ -67,6 +71,10 @@ impl Store for Counted {
     }
     fn list_all(&self, t: Timestamps) -> offloop_replica::Result<Vec<Vec<LtxFile>>> {
         add(&self.counts.lists, LEVELS.count() as u64);
+        add(&self.counts.full_listings, 1);
+        if self.counts.refuse_full_listings.load(Ordering::SeqCst) {
+            return Err(offloop_replica::Error::State("the replica refuses".into()));
+        }
         self.inner.list_all(t)
     }
     fn read_range(&self, file: &LtxFile, range: Range<u64>) -> offloop_replica::Result<Bytes> {
@@ -234,6 +242,32 @@ fn an_idle_writer_with_a_lease_only_renews_it() {
         (0, 0, 0),
         "an idle replicator with a lease made (lists, reads, writes)"
     );
+    wait(|r| replicator.stop(r));
+    replicator.join();
+}
+
+#[test]
+fn a_retention_pass_that_failed_is_not_retried_every_round() {
+    let dir = tempfile::tempdir().unwrap();
+    let (replicator, counts, store, conn) = replicating(dir.path(), None);
+    counts.refuse_full_listings.store(true, Ordering::SeqCst);
+    counts.full_listings.store(0, Ordering::SeqCst);
+    conn.execute("INSERT INTO t(v) VALUES ('x')", []).unwrap();
+    replicator.committed();
+    let txid = wait(|r| replicator.sync(r)).expect("the replica has TXIDs");
+    // The merge into L1 makes retention look, and its listing fails.
+    wait_for("a merge into L1 and a retention pass", || {
+        top(&store, 1) == Some(txid) && counts.full_listings.load(Ordering::SeqCst) > 0
+    });
+    let after_the_first = counts.full_listings.load(Ordering::SeqCst);
+    // Fifty rounds of 20 ms: each would have tried again.
+    std::thread::sleep(Duration::from_secs(1));
+    let retried = counts.full_listings.load(Ordering::SeqCst) - after_the_first;
+    assert!(
+        retried <= 1,
+        "{retried} more listings for retention while the replica refused them"
+    );
+    counts.refuse_full_listings.store(false, Ordering::SeqCst);
     wait(|r| replicator.stop(r));
     replicator.join();
 }
