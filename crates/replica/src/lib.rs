@@ -19,6 +19,7 @@
 //! captures what the WAL holds, so no frame is overwritten unseen.
 
 mod adopt;
+mod backlog;
 pub mod capture;
 pub mod compact;
 mod create_only;
@@ -49,6 +50,7 @@ pub mod store;
 mod upload;
 pub mod wal;
 mod worker;
+mod worker_lease;
 
 pub use adopt::{continue_after_restore, LeaseHolder};
 pub use error::{Error, Result};

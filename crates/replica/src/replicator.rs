@@ -29,7 +29,8 @@
 //! Files: this one holds the public handle and the engine's observer
 //! calls; `shared` the state they share with the thread; `worker` the
 //! thread's loop; `upload` its sync round; `housekeeping` compaction,
-//! snapshots and retention.
+//! snapshots and retention, each only when `backlog` says something new
+//! is there; `worker_lease` taking and giving back the lease.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;

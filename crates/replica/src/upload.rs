@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use offloop_ltx::Txid;
 
+use crate::backlog::Backlog;
 use crate::error::{Error, Result};
-use crate::housekeeping::Backlog;
 use crate::pending::Staged;
 use crate::shared::Answer;
 use crate::stager::{now_ms, Chain, ImageLevels};
