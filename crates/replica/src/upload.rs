@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use offloop_ltx::Txid;
 
+use crate::backlog::Backlog;
 use crate::error::{Error, Result};
 use crate::pending::Staged;
 use crate::shared::Answer;
@@ -227,6 +228,7 @@ impl Worker {
         c.txid
             .fetch_max(staged.file.max_txid.get(), Ordering::Relaxed);
         c.last_sync_at_ms.store(now_ms(), Ordering::Relaxed);
+        self.backlog.uploaded(&staged.file);
         if staged.file.level == SNAPSHOT_LEVEL {
             self.has_snapshot = true;
             self.last_snapshot_ms = staged.file.timestamp_ms;
@@ -270,6 +272,7 @@ impl Worker {
         let snapshots = files.iter().filter(|f| f.level == SNAPSHOT_LEVEL);
         self.has_snapshot = snapshots.clone().next().is_some();
         self.last_snapshot_ms = snapshots.map(|f| f.timestamp_ms).max().unwrap_or(0);
+        self.backlog = Backlog::listed(files, &self.shared.settings);
         self.shared
             .counters
             .txid

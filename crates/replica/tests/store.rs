@@ -291,7 +291,11 @@ fn large_s3_files_stream_in_and_out_in_parts() {
     moto.create_bucket("big");
     let store = Arc::new(ReplicaStore::open("s3://big/db", &moto.options()).unwrap());
     check_large_files(&store);
-    check_large_create_new(store);
+    check_large_create_new(store.clone());
+    // Another database's replica in the same bucket, whose prefix ends
+    // with the first one's, shares its S3 client: its creates are its own.
+    let beside = Arc::new(ReplicaStore::open("s3://big/x/db", &moto.options()).unwrap());
+    check_large_create_new(beside);
     // The refused uploads were aborted: S3 keeps none of their parts.
     let uploads = moto.http("GET", "/big?uploads");
     assert!(uploads.contains("ListMultipartUploadsResult"), "{uploads}");

@@ -26,6 +26,7 @@ use offloop_ltx::{file_name, parse_file_name, Txid};
 use crate::error::Result;
 
 mod folder_cas;
+mod io_runtime;
 pub mod object;
 mod s3_upload;
 
