@@ -16,6 +16,7 @@ const {
   refusal: REFUSAL,
   batchRefusal: BATCH_REFUSAL,
 } = require('./protocol.js');
+const { databasePath, traceOperation } = require('./tracing.js');
 
 const OPENING = 0;
 const OPEN = 1;
@@ -124,8 +125,11 @@ class Core {
   constructor(nativeDb, options) {
     this.native = nativeDb;
     this.options = options;
-    // The public Database this core serves, named in diagnostics messages.
+    // The public Database this core serves, named in diagnostics messages,
+    // and the location it was opened at (lib/tracing.js makes it absolute).
     this.database = null;
+    this.location = null;
+    this.tracedPath = undefined;
     this.state = OPENING;
     this.cancel = (id) => nativeDb.cancel(id);
     // `durability: 'replica'`: a write resolves once its commit is in the
@@ -258,7 +262,16 @@ class Core {
     return scope === null && kind === CALL.RUN ? this.#inReplica(promise) : promise;
   }
 
+  /** Runs the script `sql`; traced on `offloop:exec`. */
   exec(sql, scope, control) {
+    return traceOperation(
+      'exec',
+      () => ({ sql, method: 'exec', database: databasePath(this), parent: scope?.trace ?? null }),
+      () => this.#exec(sql, scope, control),
+    );
+  }
+
+  #exec(sql, scope, control) {
     const refused = this.refusal(scope);
     if (refused !== null) return Promise.reject(refused);
     if (control?.signal?.aborted) return Promise.reject(control.signal.reason);
@@ -269,8 +282,19 @@ class Core {
     return scope === null ? this.#inReplica(done) : done;
   }
 
-  /** `calls` is `[handle, args, stmtOptions]` per statement. */
+  /**
+   * `calls` is `[handle, args, stmtOptions]` per statement; traced on
+   * `offloop:batch` (`statements`: how many).
+   */
   batch(calls, scope, decode) {
+    return traceOperation(
+      'batch',
+      () => ({ method: 'batch', database: databasePath(this), statements: calls.length, parent: scope?.trace ?? null }),
+      () => this.#batch(calls, scope, decode),
+    );
+  }
+
+  #batch(calls, scope, decode) {
     const refused = this.refusal(scope);
     if (refused !== null) return Promise.reject(refused);
     const { id, promise } = track(

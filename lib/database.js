@@ -10,6 +10,7 @@ const { readBackup, startBackup } = require('./backup.js');
 const { applyChangeset, createSession } = require('./session.js');
 const { deserialize, serialize } = require('./image.js');
 const { observe } = require('./diagnostics.js');
+const { absolutePath, databasePath, traceOperation } = require('./tracing.js');
 const { readAuthorizer } = require('./authorizer.js');
 const { wrapTxid, restoreInto, startFill, waitFilled, warnReplica } = require('./restore.js');
 const { catchUp, staleness, stopFollowing } = require('./follow.js');
@@ -96,7 +97,19 @@ class Database extends EventEmitter {
     return this.#start();
   }
 
+  /** Opens; traced on `offloop:open` from this call until every connection is open. */
   #start() {
+    const started = traceOperation(
+      'open',
+      () => ({ method: 'open', database: absolutePath(this.#path) }),
+      () => this.#open(),
+    );
+    // The constructor drops it: a failed open is reported through `ready`.
+    started.catch(() => {});
+    return started;
+  }
+
+  #open() {
     const path = this.#path;
     const o = this.#options;
     const { id, promise } = track(null, null);
@@ -109,6 +122,7 @@ class Database extends EventEmitter {
     }
     const core = new Core(nativeDb, o);
     core.database = this;
+    core.location = path;
     if (o.follow?.maxStalenessMs !== undefined) core.stale = staleness;
     this.#core = core;
     this.#closed = null;
@@ -183,7 +197,11 @@ class Database extends EventEmitter {
    * existing file unless `overwrite: true`.
    */
   static restore(url, location, options) {
-    return restoreInto(url, location, options);
+    return traceOperation(
+      'restore',
+      () => ({ method: 'restore', database: typeof location === 'string' ? absolutePath(location) : location, url }),
+      () => restoreInto(url, location, options),
+    );
   }
 
   /** The version of the bundled SQLite. */
@@ -451,7 +469,8 @@ class Database extends EventEmitter {
   /** A follower becomes its replica's writer: resolves to `{ txid }` (lib/promote.js). */
   promote() {
     if (this.#core.state === OPENING) return this.ready.then(() => this.promote());
-    return promote(this.#core);
+    const core = this.#core;
+    return traceOperation('promote', () => ({ method: 'promote', database: databasePath(core) }), () => promote(core));
   }
 
   /**
@@ -462,7 +481,12 @@ class Database extends EventEmitter {
   syncReplica() {
     if (this.#core.state === OPENING) return this.ready.then(() => this.syncReplica());
     if (this.#core.closing) return Promise.reject(notOpen());
-    return this.#replicaCall((id) => this.#core.native.syncReplica(id));
+    const core = this.#core;
+    return traceOperation(
+      'sync',
+      () => ({ method: 'syncReplica', database: databasePath(core) }),
+      () => this.#replicaCall((id) => core.native.syncReplica(id)),
+    );
   }
 
   /**
@@ -539,9 +563,16 @@ class Database extends EventEmitter {
   checkpoint(mode = 'PASSIVE') {
     if (this.#core.closing) return Promise.reject(notOpen());
     const code = readCheckpointMode(mode);
-    const { id, promise } = track(decodeCheckpoint, null);
-    send(id, () => this.#core.native.checkpoint(id, code));
-    return promise;
+    const core = this.#core;
+    return traceOperation(
+      'checkpoint',
+      () => ({ method: 'checkpoint', database: databasePath(core), mode }),
+      () => {
+        const { id, promise } = track(decodeCheckpoint, null);
+        send(id, () => core.native.checkpoint(id, code));
+        return promise;
+      },
+    );
   }
 
   /**
