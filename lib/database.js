@@ -25,7 +25,7 @@ const {
   readReplicaOptions,
   whyNotReplicable,
 } = require('./options.js');
-const { decodeBatch, decodeCheckpoint } = require('./rows.js');
+const { decodeBatch } = require('./rows.js');
 const { defineAggregate, defineFunction } = require('./functions.js');
 const { createLimits, limitValues } = require('./limits.js');
 const { SQLTagStore } = require('./tag-store.js');
@@ -99,13 +99,9 @@ class Database extends EventEmitter {
 
   /** Opens; traced on `offloop:open` from this call until every connection is open. */
   #start() {
-    const started = traceOperation(
-      'open',
-      () => ({ method: 'open', database: absolutePath(this.#path) }),
-      () => this.#open(),
-    );
-    // The constructor drops it: a failed open is reported through `ready`.
-    started.catch(() => {});
+    const fields = () => ({ method: 'open', database: absolutePath(this.#path) });
+    const started = traceOperation('open', fields, () => this.#open());
+    started.catch(() => {}); // The constructor drops it: a failed open is reported through `ready`.
     return started;
   }
 
@@ -120,9 +116,8 @@ class Database extends EventEmitter {
       forget(id);
       throw err;
     }
-    const core = new Core(nativeDb, o);
+    const core = new Core(nativeDb, o, path);
     core.database = this;
-    core.location = path;
     if (o.follow?.maxStalenessMs !== undefined) core.stale = staleness;
     this.#core = core;
     this.#closed = null;
@@ -197,11 +192,7 @@ class Database extends EventEmitter {
    * existing file unless `overwrite: true`.
    */
   static restore(url, location, options) {
-    return traceOperation(
-      'restore',
-      () => ({ method: 'restore', database: typeof location === 'string' ? absolutePath(location) : location, url }),
-      () => restoreInto(url, location, options),
-    );
+    return restoreInto(url, location, options);
   }
 
   /** The version of the bundled SQLite. */
@@ -469,8 +460,7 @@ class Database extends EventEmitter {
   /** A follower becomes its replica's writer: resolves to `{ txid }` (lib/promote.js). */
   promote() {
     if (this.#core.state === OPENING) return this.ready.then(() => this.promote());
-    const core = this.#core;
-    return traceOperation('promote', () => ({ method: 'promote', database: databasePath(core) }), () => promote(core));
+    return promote(this.#core);
   }
 
   /**
@@ -482,11 +472,8 @@ class Database extends EventEmitter {
     if (this.#core.state === OPENING) return this.ready.then(() => this.syncReplica());
     if (this.#core.closing) return Promise.reject(notOpen());
     const core = this.#core;
-    return traceOperation(
-      'sync',
-      () => ({ method: 'syncReplica', database: databasePath(core) }),
-      () => this.#replicaCall((id) => core.native.syncReplica(id)),
-    );
+    const fields = () => ({ method: 'syncReplica', database: databasePath(core) });
+    return traceOperation('sync', fields, () => this.#replicaCall((id) => core.native.syncReplica(id)));
   }
 
   /**
@@ -562,17 +549,7 @@ class Database extends EventEmitter {
    */
   checkpoint(mode = 'PASSIVE') {
     if (this.#core.closing) return Promise.reject(notOpen());
-    const code = readCheckpointMode(mode);
-    const core = this.#core;
-    return traceOperation(
-      'checkpoint',
-      () => ({ method: 'checkpoint', database: databasePath(core), mode }),
-      () => {
-        const { id, promise } = track(decodeCheckpoint, null);
-        send(id, () => core.native.checkpoint(id, code));
-        return promise;
-      },
-    );
+    return this.#core.checkpoint(mode, readCheckpointMode(mode));
   }
 
   /**

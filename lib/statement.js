@@ -108,8 +108,8 @@ class Statement {
     this.#state.params = params;
     const source = () => (this.#state.source ??= native.firstStatement(this.#sql));
     const call = queryObserved()
-      ? traceQuery(method, source(), params, this.#core, this, this.#scope, () =>
-          this.#core.call(kind, this.#handle, params, this.#options, decode, context, this.#scope, this.#control),
+      ? traceQuery(method, source(), params, this.#core, this, this.#scope, (timing) =>
+          this.#core.call(kind, this.#handle, params, this.#options, decode, context, this.#scope, this.#control, timing),
         )
       : this.#core.call(kind, this.#handle, params, this.#options, decode, context, this.#scope, this.#control);
     return observe(call, source, this.#core.database);

@@ -110,6 +110,8 @@ function queryObserved() {
 /**
  * A statement call, traced on `offloop:query`; `scope` is the internal
  * scope the call runs in (null outside a transaction or snapshot).
+ * `call(timing)` makes the call, with `timing` to hear where and when it ran
+ * (`thread`, `queueWait` and `runTime` of the context).
  */
 function traceQuery(method, sql, parameters, core, statement, scope, call) {
   const ctx = {
@@ -120,7 +122,12 @@ function traceQuery(method, sql, parameters, core, statement, scope, call) {
     statement,
     parent: scope?.trace ?? null,
   };
-  return trace(channels.query, ctx, call, describeQuery);
+  const timing = (thread, waitMs, runMs) => {
+    ctx.thread = thread;
+    ctx.queueWait = waitMs;
+    ctx.runTime = runMs;
+  };
+  return trace(channels.query, ctx, () => call(timing), describeQuery);
 }
 
 /**

@@ -66,8 +66,32 @@ test('get, all, run, iterate and query publish on offloop:query with the source 
   assert.equal(starts[4].rows, 2);
   assert.equal(starts[4].changes, 0);
   assert.equal(starts[2].result.v, 'b', 'the value the call resolved to');
+  // The thread that ran each call, its wait in the queue and its run (ms).
+  for (const ctx of starts) {
+    assert.match(ctx.thread, /^offloop-(writer|reader-\d+)$/);
+    assert.ok(ctx.queueWait >= 0 && ctx.runTime >= 0, `${ctx.queueWait} ${ctx.runTime}`);
+  }
+  assert.equal(starts[0].thread, 'offloop-writer');
   // Each call: start, end, asyncStart, asyncEnd, one after the other.
   assert.deepEqual(names(events), starts.flatMap(() => ['start', 'end', 'asyncStart', 'asyncEnd']));
+  await db.close();
+});
+
+test('a read runs on a reader once its SQL is known to be read-only, and its context names that reader', async () => {
+  const db = await Database.open(tmp.file());
+  await db.exec('CREATE TABLE t(id INTEGER PRIMARY KEY)');
+  const read = db.prepare('SELECT count(*) AS n FROM t');
+  // Its first run classifies it (on the writer, where unknown SQL goes).
+  await read.get();
+  const { events, stop } = record('query');
+  try {
+    await Promise.all(Array.from({ length: 20 }, () => read.get()));
+  } finally {
+    stop();
+  }
+  const ran = events.filter(([event]) => event === 'asyncEnd').map(([, ctx]) => ctx);
+  assert.equal(ran.length, 20);
+  for (const ctx of ran) assert.match(ctx.thread, /^offloop-reader-\d+$/);
   await db.close();
 });
 
