@@ -23,9 +23,10 @@ let nextId = 1;
  * Registers a call. `decode(payload, context)` turns the addon's payload
  * into the resolved value (null: resolve with the payload as is).
  * `progress(totalPages, remainingPages)` hears a backup's PROGRESS records,
- * which leave the call pending.
+ * which leave the call pending; `timing(thread, waitMs, runMs)` a TIMED
+ * call's TIMING record, just before it settles.
  */
-function track(decode, context, progress = null) {
+function track(decode, context, progress = null, timing = null) {
   const id = nextId++;
   if (nextId > Number.MAX_SAFE_INTEGER) nextId = 1;
   let resolve;
@@ -34,7 +35,7 @@ function track(decode, context, progress = null) {
     resolve = res;
     reject = rej;
   });
-  pending.set(id, { resolve, reject, decode, context, progress, timer: null, armed: null, abortReason: undefined });
+  pending.set(id, { resolve, reject, decode, context, progress, timing, timer: null, armed: null, abortReason: undefined });
   return { id, promise };
 }
 
@@ -133,17 +134,20 @@ function abortCall(id, call, cancel, reason) {
   }
 }
 
-const { FAILED, RUN, ROWS, PROGRESS } = RECORD;
+const { FAILED, RUN, ROWS, PROGRESS, TIMING } = RECORD;
 
 function drain(batch) {
   let i = 0;
   while (i < batch.length) {
     const kind = batch[i + 1];
-    const next = kind === ROWS ? i + 4 + batch[i + 3] : kind === RUN || kind === PROGRESS ? i + 4 : i + 3;
+    const next =
+      kind === ROWS ? i + 4 + batch[i + 3] : kind === RUN || kind === PROGRESS ? i + 4 : kind === TIMING ? i + 5 : i + 3;
     const id = batch[i];
     const call = pending.get(id);
     if (call !== undefined && kind === PROGRESS) {
       if (call.progress !== null) call.progress(batch[i + 2], batch[i + 3]);
+    } else if (call !== undefined && kind === TIMING) {
+      if (call.timing !== null) call.timing(batch[i + 2], batch[i + 3], batch[i + 4]);
     } else if (call !== undefined) {
       release(id, call);
       settle(call, batch, i, kind);

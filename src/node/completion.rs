@@ -17,6 +17,7 @@ use std::sync::Arc;
 use crossbeam_channel::{unbounded, Receiver, Sender};
 use offloop_engine as engine;
 
+use super::protocol::flag;
 use super::waker::Waker;
 
 /// One finished job, waiting for the JS thread.
@@ -24,6 +25,27 @@ pub struct Completion {
     pub id: f64,
     pub flags: u32,
     pub result: engine::Result<engine::Outcome>,
+    /// Where and when it ran, for a call flagged `TIMED` that ran.
+    pub timing: Option<Box<CallTiming>>,
+}
+
+/// The thread that ran a call, its wait in the queue and its run.
+pub struct CallTiming {
+    pub thread: String,
+    pub wait_ms: f64,
+    pub run_ms: f64,
+}
+
+impl CallTiming {
+    /// The job this thread is completing now, if it ran one.
+    fn of_current_job() -> Option<Box<CallTiming>> {
+        let job = engine::current_job()?;
+        Some(Box::new(CallTiming {
+            thread: std::thread::current().name().unwrap_or("").to_string(),
+            wait_ms: job.waited.as_secs_f64() * 1000.0,
+            run_ms: job.started.elapsed().as_secs_f64() * 1000.0,
+        }))
+    }
 }
 
 impl Completion {
@@ -169,10 +191,16 @@ impl Reply {
 
     pub fn send(mut self, result: engine::Result<engine::Outcome>) {
         self.sent = true;
+        let timing = if self.flags & flag::TIMED != 0 {
+            CallTiming::of_current_job()
+        } else {
+            None
+        };
         self.queue.push(Completion {
             id: self.id,
             flags: self.flags,
             result,
+            timing,
         });
     }
 }
@@ -184,6 +212,7 @@ impl Drop for Reply {
                 id: self.id,
                 flags: self.flags,
                 result: Err(engine::Error::closed()),
+                timing: None,
             });
         }
     }

@@ -56,6 +56,7 @@ mod statement_text;
 mod stats;
 mod steps;
 mod threads;
+mod timing;
 mod value;
 mod wake;
 mod wal;
@@ -91,6 +92,7 @@ pub use settings::{
 pub use sql::{Route, Sql};
 pub use statement_text::first_statement;
 pub use stats::{RoleStats, Stats};
+pub use timing::{current_job, JobTiming};
 pub use value::{BindOptions, Params, RowSet, Value};
 pub use wake::recv_parked;
 pub use wal::{CheckpointMode, CheckpointStats};

@@ -11,6 +11,7 @@ use crate::executor::Executor;
 use crate::job::{complete, Done, Job, Outcome, Request};
 use crate::scope::{begin_sql, ScopeKind, ScopeStart};
 use crate::stats::RoleCounters;
+use crate::timing;
 
 pub fn run_job(executor: &mut Executor, job: Job, counters: &RoleCounters) {
     run_job_then(executor, job, counters, |_| {});
@@ -25,7 +26,8 @@ pub fn run_job_then(
     counters: &RoleCounters,
     settled: impl FnOnce(&Executor),
 ) {
-    counters.record(job.enqueued.elapsed());
+    let waited = job.enqueued.elapsed();
+    counters.record(waited);
     let token = job.cancel.clone();
     if let Some(token) = &token {
         if !token.start(executor.interrupt_handle()) {
@@ -52,6 +54,7 @@ pub fn run_job_then(
     if let Some(token) = &token {
         executor.watch(Some(token.clone()));
     }
+    timing::started(waited);
     let mut result = catch_unwind(AssertUnwindSafe(|| executor.execute(request)))
         .unwrap_or_else(|panic| Err(panic_error(panic)));
     if let Some(token) = &token {
@@ -62,8 +65,9 @@ pub fn run_job_then(
     }
     settled(executor);
     // A completion that panics must not take the thread (and the connection
-    // every later job needs) with it.
+    // every later job needs) with it. It may read this job's timing.
     complete(done, result);
+    timing::finished();
 }
 
 fn aborted() -> Error {
