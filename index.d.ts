@@ -393,6 +393,11 @@ export interface DatabaseStats {
   restore: RestoreStats | null;
   /** null when the database does not follow a replica. */
   follow: FollowStats | null;
+  /**
+   * How completions wake the event loop, the same for every database of
+   * the process: 'libuv' in Node, 'threadsafe-function' in Bun and Deno.
+   */
+  waker: 'libuv' | 'threadsafe-function';
 }
 
 export type CheckpointMode = 'PASSIVE' | 'FULL' | 'RESTART' | 'TRUNCATE';
@@ -651,4 +656,67 @@ export declare class Transaction {
 export declare class ReadSnapshot {
   private constructor();
   prepare(sql: string, options?: StatementOptions): Statement;
+}
+
+/** The operations with a tracing channel of their own, `offloop:<operation>` (docs/observability.md). */
+export type TracedOperation =
+  | 'query'
+  | 'exec'
+  | 'transaction'
+  | 'batch'
+  | 'read'
+  | 'checkpoint'
+  | 'sync'
+  | 'restore'
+  | 'promote'
+  | 'open';
+
+/** What every `offloop:<operation>` channel's context holds. */
+export interface TraceContext {
+  /** The call's name: 'get', 'exec', 'transaction', 'begin', 'syncReplica', … */
+  method: string;
+  /** The database file's absolute path (':memory:' for an in-memory one). */
+  database: string;
+  /** Set once the call resolved: its value. */
+  result?: unknown;
+  /** Set when it failed: the error its caller gets. */
+  error?: unknown;
+}
+
+/** The context of `offloop:query`: `get`, `all`, `run`, `iterate`, `query`. */
+export interface QueryTraceContext extends TraceContext {
+  method: 'get' | 'all' | 'run' | 'iterate' | 'query';
+  /** The statement's source text, never with values written in. */
+  sql: string;
+  /** The call's arguments, as given. */
+  parameters: unknown[];
+  statement: Statement;
+  /** The context of the transaction or read snapshot it runs in (when traced), or null. */
+  parent: OperationTraceContext | null;
+  /** Set once it ran: the thread that ran it ('offloop-writer', 'offloop-reader-2'). */
+  thread?: string;
+  /** Set once it ran: milliseconds it waited in that thread's queue. */
+  queueWait?: number;
+  /** Set once it ran: milliseconds it ran on that thread. */
+  runTime?: number;
+  /** Set on success: rows returned (not for `iterate`). */
+  rows?: number;
+  /** Set on success of `run` and `query`. */
+  changes?: number | bigint;
+}
+
+/** The context of the other channels; each has the fields of its operation. */
+export interface OperationTraceContext extends TraceContext {
+  /** `exec`: the script. */
+  sql?: string;
+  /** `exec`, `batch`: the context of the transaction it runs in (when traced), or null. */
+  parent?: OperationTraceContext | null;
+  /** `transaction`: the BEGIN mode; `checkpoint`: the checkpoint mode. */
+  mode?: string;
+  /** `transaction`, `read`: the handle, once it exists. */
+  transaction?: Transaction | ReadSnapshot | null;
+  /** `batch`: how many statements. */
+  statements?: number;
+  /** `restore`: the replica's URL. */
+  url?: string;
 }

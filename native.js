@@ -38,6 +38,12 @@ const PREBUILT = [
  * system that also has musl installed.
  */
 function linuxLibc() {
+  // Deno answers a report only with --allow-sys; its build target names
+  // the C library it was built for, which is the one it runs on.
+  const deno = globalThis.Deno;
+  if (deno && deno.build && typeof deno.build.target === 'string') {
+    return deno.build.target.endsWith('-musl') ? 'musl' : 'gnu';
+  }
   const { report } = process;
   if (report && typeof report.getReport === 'function') {
     report.excludeNetwork = true;

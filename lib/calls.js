@@ -12,16 +12,21 @@ const { THROWN, errorFromNative } = require('./errors.js');
 const { decodeAll, decodeRun } = require('./rows.js');
 const { cancel: CANCEL, error: ERROR, record: RECORD } = require('./protocol.js');
 
-const pending = new Map();
+// Calls by id. Entry 0 (no call's id) stays for good: a Map emptied by a
+// delete shrinks, and a long-lived Map's new table is allocated in the old
+// generation, so calls awaited one by one (the map going 0, 1, 0 ...) would
+// leave a table there per call until the next full GC.
+const pending = new Map([[0, null]]);
 let nextId = 1;
 
 /**
  * Registers a call. `decode(payload, context)` turns the addon's payload
  * into the resolved value (null: resolve with the payload as is).
  * `progress(totalPages, remainingPages)` hears a backup's PROGRESS records,
- * which leave the call pending.
+ * which leave the call pending; `timing(thread, waitMs, runMs)` a TIMED
+ * call's TIMING record, just before it settles.
  */
-function track(decode, context, progress = null) {
+function track(decode, context, progress = null, timing = null) {
   const id = nextId++;
   if (nextId > Number.MAX_SAFE_INTEGER) nextId = 1;
   let resolve;
@@ -30,7 +35,7 @@ function track(decode, context, progress = null) {
     resolve = res;
     reject = rej;
   });
-  pending.set(id, { resolve, reject, decode, context, progress, cleanup: null, abortReason: undefined });
+  pending.set(id, { resolve, reject, decode, context, progress, timing, timer: null, armed: null, abortReason: undefined });
   return { id, promise };
 }
 
@@ -46,7 +51,8 @@ function forget(id) {
 
 function release(id, call) {
   pending.delete(id);
-  if (call.cleanup !== null) call.cleanup();
+  if (call.timer !== null) clearTimeout(call.timer);
+  if (call.armed !== null) call.armed.live--;
 }
 
 /**
@@ -58,40 +64,90 @@ function release(id, call) {
 function armCancel(id, cancel, signal, timeoutMs) {
   const call = pending.get(id);
   if (call === undefined) return;
-  let timer = null;
-  const abort = (reason) => {
-    if (pending.get(id) !== call || call.abortReason !== undefined) return;
-    call.abortReason = reason;
-    if (cancel(id) === CANCEL.BEFORE_START) {
-      forget(id);
-      call.reject(reason);
-    }
-  };
-  const onAbort = () => abort(signal.reason);
   if (timeoutMs > 0) {
-    timer = setTimeout(
-      () => abort(new DOMException(`The operation did not finish within ${timeoutMs} ms`, 'TimeoutError')),
+    call.timer = setTimeout(
+      () => abortCall(id, call, cancel, new DOMException(`The operation did not finish within ${timeoutMs} ms`, 'TimeoutError')),
       timeoutMs,
     );
   }
-  if (signal !== undefined) signal.addEventListener('abort', onAbort, { once: true });
-  call.cleanup = () => {
-    if (timer !== null) clearTimeout(timer);
-    if (signal !== undefined) signal.removeEventListener('abort', onAbort);
-  };
+  if (signal !== undefined) {
+    const armed = armedOn(signal);
+    call.armed = armed;
+    armed.live++;
+    armed.ids.push(id, cancel);
+    if (armed.ids.length > COMPACT_AT && armed.ids.length > 4 * armed.live) compact(armed);
+  }
 }
 
-const { FAILED, RUN, ROWS, PROGRESS } = RECORD;
+// The calls armed with each signal, behind one 'abort' listener per signal
+// for as long as the signal lives: an EventTarget listener added and
+// removed per call costs more than the call's own objects, and a caller
+// that passes one signal to every call (sqlite3's interrupt()) would pay
+// it on each. `ids` holds (id, cancel) pairs, settled ones among them
+// until the list is compacted; `live` counts the unsettled. A list rather
+// than a Map: a Map emptied and refilled once per call rehashes each time.
+const armedBySignal = new WeakMap();
+// Below this many entries a list is never compacted.
+const COMPACT_AT = 64;
+
+function armedOn(signal) {
+  let armed = armedBySignal.get(signal);
+  if (armed === undefined) {
+    armed = { ids: [], live: 0 };
+    armedBySignal.set(signal, armed);
+    const calls = armed;
+    signal.addEventListener(
+      'abort',
+      () => {
+        const { ids } = calls;
+        for (let i = 0; i < ids.length; i += 2) {
+          const call = pending.get(ids[i]);
+          if (call !== undefined && call.armed === calls) abortCall(ids[i], call, ids[i + 1], signal.reason);
+        }
+      },
+      { once: true },
+    );
+  }
+  return armed;
+}
+
+// Drops the settled calls from `armed.ids`, in place.
+function compact(armed) {
+  const { ids } = armed;
+  let kept = 0;
+  for (let i = 0; i < ids.length; i += 2) {
+    const call = pending.get(ids[i]);
+    if (call !== undefined && call.armed === armed) {
+      ids[kept++] = ids[i];
+      ids[kept++] = ids[i + 1];
+    }
+  }
+  ids.length = kept;
+}
+
+function abortCall(id, call, cancel, reason) {
+  if (pending.get(id) !== call || call.abortReason !== undefined) return;
+  call.abortReason = reason;
+  if (cancel(id) === CANCEL.BEFORE_START) {
+    forget(id);
+    call.reject(reason);
+  }
+}
+
+const { FAILED, RUN, ROWS, PROGRESS, TIMING } = RECORD;
 
 function drain(batch) {
   let i = 0;
   while (i < batch.length) {
     const kind = batch[i + 1];
-    const next = kind === ROWS ? i + 4 + batch[i + 3] : kind === RUN || kind === PROGRESS ? i + 4 : i + 3;
+    const next =
+      kind === ROWS ? i + 4 + batch[i + 3] : kind === RUN || kind === PROGRESS ? i + 4 : kind === TIMING ? i + 5 : i + 3;
     const id = batch[i];
     const call = pending.get(id);
     if (call !== undefined && kind === PROGRESS) {
       if (call.progress !== null) call.progress(batch[i + 2], batch[i + 3]);
+    } else if (call !== undefined && kind === TIMING) {
+      if (call.timing !== null) call.timing(batch[i + 2], batch[i + 3], batch[i + 4]);
     } else if (call !== undefined) {
       release(id, call);
       settle(call, batch, i, kind);
@@ -167,6 +223,17 @@ function restackAt(err, fn = restackAt) {
 const pack = (...values) => values;
 const join = (...arrays) => [].concat(...arrays);
 
-native.init(drain, pack, join);
+/**
+ * The runtime this process is, and its version: the addon chooses how
+ * completions wake the event loop by it (src/node/waker.rs), and names it
+ * when it cannot work there.
+ */
+function host() {
+  if (process.versions.bun !== undefined) return ['bun', process.versions.bun];
+  if (process.versions.deno !== undefined) return ['deno', process.versions.deno];
+  return ['node', process.versions.node];
+}
+
+native.init(drain, pack, join, ...host());
 
 module.exports = { native, track, forget, armCancel, restackAt };

@@ -15,7 +15,11 @@ const {
   batchEntry: BATCH_ENTRY,
   refusal: REFUSAL,
   batchRefusal: BATCH_REFUSAL,
+  flag: FLAG,
 } = require('./protocol.js');
+const { databasePath, traceOperation } = require('./tracing.js');
+const { decodeCheckpoint } = require('./rows.js');
+const { remember } = require('./open-databases.js');
 
 const OPENING = 0;
 const OPEN = 1;
@@ -58,7 +62,13 @@ function send(id, queue) {
 // made in (src/node/database.rs, `flush`): completions arrive in batches,
 // and the calls their continuations make go out as one burst, which wakes a
 // parked SQLite thread once instead of once per call.
-const unflushed = new Set();
+// The databases holding calls: a list and a mark on each, not a Set
+// cleared per burst, as clearing a long-lived Set allocates its new table
+// in the old generation, once per burst (once per call for calls awaited
+// one by one), which only a full GC frees.
+const unflushed = [];
+let unflushedCount = 0;
+const HELD = Symbol('held');
 let flushQueued = false;
 // The flush is a reaction to an already-settled promise: a bare microtask.
 // queueMicrotask() makes an AsyncResource for every burst (2-3 times the
@@ -67,12 +77,23 @@ const settled = Promise.resolve();
 
 function flushHeld() {
   flushQueued = false;
-  for (const nativeDb of unflushed) nativeDb.flush();
-  unflushed.clear();
+  // The list is emptied before any flush, which throws only on a panic:
+  // then the databases after it are held again by their next call.
+  const count = unflushedCount;
+  unflushedCount = 0;
+  for (let i = 0; i < count; i++) unflushed[i][HELD] = false;
+  for (let i = 0; i < count; i++) {
+    const nativeDb = unflushed[i];
+    unflushed[i] = undefined;
+    nativeDb.flush();
+  }
 }
 
 function hold(nativeDb) {
-  unflushed.add(nativeDb);
+  if (nativeDb[HELD] !== true) {
+    nativeDb[HELD] = true;
+    unflushed[unflushedCount++] = nativeDb;
+  }
   if (!flushQueued) {
     flushQueued = true;
     settled.then(flushHeld);
@@ -121,11 +142,14 @@ class Core {
   #scopes = new Set();
   #scopesEnded = null;
 
-  constructor(nativeDb, options) {
+  constructor(nativeDb, options, location) {
     this.native = nativeDb;
     this.options = options;
-    // The public Database this core serves, named in diagnostics messages.
+    // The public Database this core serves, named in diagnostics messages,
+    // and the location it was opened at (lib/tracing.js makes it absolute).
     this.database = null;
+    this.location = location;
+    this.tracedPath = undefined;
     this.state = OPENING;
     this.cancel = (id) => nativeDb.cancel(id);
     // `durability: 'replica'`: a write resolves once its commit is in the
@@ -135,6 +159,7 @@ class Core {
     this.durable = (options.replica ?? options.follow?.writer)?.durable === true;
     // A follower with `maxStaleness`: why a call may not run now, or null.
     this.stale = null;
+    remember(this);
   }
 
   /**
@@ -227,11 +252,15 @@ class Core {
     return control?.signal !== undefined || (control?.timeout ?? this.options.queryTimeout) > 0;
   }
 
-  call(kind, handle, args, stmtOptions, decode, context, scope, control) {
+  /**
+   * A statement call. `timing(thread, waitMs, runMs)`, when given, hears
+   * where and when it ran, just before it settles.
+   */
+  call(kind, handle, args, stmtOptions, decode, context, scope, control, timing = null) {
     const refused = this.statementRefusal(scope);
     if (refused !== null) return Promise.reject(refused);
     if (control?.signal?.aborted) return Promise.reject(control.signal.reason);
-    const { id, promise } = track(decode, context);
+    const { id, promise } = track(decode, context, null, timing);
     let bad;
     try {
       bad = callSpread(
@@ -239,7 +268,7 @@ class Core {
         kind,
         id,
         handle,
-        flagsOf(stmtOptions),
+        timing === null ? flagsOf(stmtOptions) : flagsOf(stmtOptions) | FLAG.TIMED,
         scope?.native ?? null,
         this.#cancellable(control),
         ...args,
@@ -258,7 +287,16 @@ class Core {
     return scope === null && kind === CALL.RUN ? this.#inReplica(promise) : promise;
   }
 
+  /** Runs the script `sql`; traced on `offloop:exec`. */
   exec(sql, scope, control) {
+    return traceOperation(
+      'exec',
+      () => ({ sql, method: 'exec', database: databasePath(this), parent: scope?.trace ?? null }),
+      () => this.#exec(sql, scope, control),
+    );
+  }
+
+  #exec(sql, scope, control) {
     const refused = this.refusal(scope);
     if (refused !== null) return Promise.reject(refused);
     if (control?.signal?.aborted) return Promise.reject(control.signal.reason);
@@ -269,8 +307,19 @@ class Core {
     return scope === null ? this.#inReplica(done) : done;
   }
 
-  /** `calls` is `[handle, args, stmtOptions]` per statement. */
+  /**
+   * `calls` is `[handle, args, stmtOptions]` per statement; traced on
+   * `offloop:batch` (`statements`: how many).
+   */
   batch(calls, scope, decode) {
+    return traceOperation(
+      'batch',
+      () => ({ method: 'batch', database: databasePath(this), statements: calls.length, parent: scope?.trace ?? null }),
+      () => this.#batch(calls, scope, decode),
+    );
+  }
+
+  #batch(calls, scope, decode) {
     const refused = this.refusal(scope);
     if (refused !== null) return Promise.reject(refused);
     const { id, promise } = track(
@@ -295,11 +344,19 @@ class Core {
     return scope === null ? this.#inReplica(promise) : promise;
   }
 
-  next(cursor, stmtOptions, scope) {
+  /**
+   * The next chunk of `cursor`. `control` is the iteration's own (its
+   * statement's signal and timeout): every chunk carries it, so an abort
+   * stops the chunk running then, not only the first.
+   */
+  next(cursor, stmtOptions, scope, control) {
     const refused = this.statementRefusal(scope);
     if (refused !== null) return Promise.reject(refused);
+    if (control?.signal?.aborted) return Promise.reject(control.signal.reason);
     const { id, promise } = track(null, null);
-    send(id, () => this.native.next(id, cursor[0], cursor[1], flagsOf(stmtOptions), scope?.native ?? null));
+    const cancellable = this.#cancellable(control);
+    send(id, () => this.native.next(id, cursor[0], cursor[1], flagsOf(stmtOptions), scope?.native ?? null, cancellable));
+    this.#arm(id, control);
     return promise;
   }
 
@@ -331,6 +388,19 @@ class Core {
       scope.native = this.native.begin(kind, idle, id);
     });
     return { scope, begun: promise.then(() => undefined) };
+  }
+
+  /** A WAL checkpoint in `mode` (its `code`); traced on `offloop:checkpoint`. */
+  checkpoint(mode, code) {
+    return traceOperation(
+      'checkpoint',
+      () => ({ method: 'checkpoint', database: databasePath(this), mode }),
+      () => {
+        const { id, promise } = track(decodeCheckpoint, null);
+        send(id, () => this.native.checkpoint(id, code));
+        return promise;
+      },
+    );
   }
 
   /** Opens a nested transaction in `scope` (a SAVEPOINT the engine names). */

@@ -10,6 +10,7 @@ const { readBackup, startBackup } = require('./backup.js');
 const { applyChangeset, createSession } = require('./session.js');
 const { deserialize, serialize } = require('./image.js');
 const { observe } = require('./diagnostics.js');
+const { absolutePath, databasePath, traceOperation } = require('./tracing.js');
 const { readAuthorizer } = require('./authorizer.js');
 const { wrapTxid, restoreInto, startFill, waitFilled, warnReplica } = require('./restore.js');
 const { catchUp, staleness, stopFollowing } = require('./follow.js');
@@ -24,7 +25,7 @@ const {
   readReplicaOptions,
   whyNotReplicable,
 } = require('./options.js');
-const { decodeBatch, decodeCheckpoint } = require('./rows.js');
+const { decodeBatch } = require('./rows.js');
 const { defineAggregate, defineFunction } = require('./functions.js');
 const { createLimits, limitValues } = require('./limits.js');
 const { SQLTagStore } = require('./tag-store.js');
@@ -96,7 +97,15 @@ class Database extends EventEmitter {
     return this.#start();
   }
 
+  /** Opens; traced on `offloop:open` from this call until every connection is open. */
   #start() {
+    const fields = () => ({ method: 'open', database: absolutePath(this.#path) });
+    const started = traceOperation('open', fields, () => this.#open());
+    started.catch(() => {}); // The constructor drops it: a failed open is reported through `ready`.
+    return started;
+  }
+
+  #open() {
     const path = this.#path;
     const o = this.#options;
     const { id, promise } = track(null, null);
@@ -107,7 +116,7 @@ class Database extends EventEmitter {
       forget(id);
       throw err;
     }
-    const core = new Core(nativeDb, o);
+    const core = new Core(nativeDb, o, path);
     core.database = this;
     if (o.follow?.maxStalenessMs !== undefined) core.stale = staleness;
     this.#core = core;
@@ -468,7 +477,9 @@ class Database extends EventEmitter {
   syncReplica() {
     if (this.#core.state === OPENING) return this.ready.then(() => this.syncReplica());
     if (this.#core.closing) return Promise.reject(notOpen());
-    return this.#replicaCall((id) => this.#core.native.syncReplica(id));
+    const core = this.#core;
+    const fields = () => ({ method: 'syncReplica', database: databasePath(core) });
+    return traceOperation('sync', fields, () => this.#replicaCall((id) => core.native.syncReplica(id)));
   }
 
   /**
@@ -544,10 +555,7 @@ class Database extends EventEmitter {
    */
   checkpoint(mode = 'PASSIVE') {
     if (this.#core.closing) return Promise.reject(notOpen());
-    const code = readCheckpointMode(mode);
-    const { id, promise } = track(decodeCheckpoint, null);
-    send(id, () => this.#core.native.checkpoint(id, code));
-    return promise;
+    return this.#core.checkpoint(mode, readCheckpointMode(mode));
   }
 
   /**

@@ -3,6 +3,9 @@
 // RowIterator: the async iterator behind `stmt.iterate()`. It buffers one
 // chunk and asks for the next as soon as the consumer starts on the current
 // one, so at most two chunks are in memory whatever the result's size.
+// Every chunk carries the statement's signal: an abort stops the chunk
+// running then. Its timeout bounds the first chunk only (the consumer sets
+// the pace of the rest).
 
 const { finalized } = require('./core.js');
 const { restackAt } = require('./calls.js');
@@ -39,12 +42,15 @@ class RowIterator {
   // called meanwhile, which run in turn after it.
   #busy = false;
   #waiting = [];
+  // The control of every chunk after the first: the signal, no timeout.
+  #control;
 
-  constructor(core, scope, first, options) {
+  constructor(core, scope, first, options, signal) {
     this.#core = core;
     this.#scope = scope;
     this.#options = options;
     this.#ahead = first;
+    this.#control = { signal, timeout: 0 };
   }
 
   [Symbol.asyncIterator]() {
@@ -101,14 +107,18 @@ class RowIterator {
             this.#finish();
             return DONE;
           }
-          this.#ahead = this.#core.next(this.#cursor, this.#options, this.#scope);
+          this.#ahead = this.#core.next(this.#cursor, this.#options, this.#scope, this.#control);
         }
         let chunk;
         try {
           chunk = await this.#ahead;
         } catch (err) {
+          // An abort may have taken the chunk out before it ran: the
+          // cursor is then still open on its thread.
+          const open = this.#cursor;
           this.#cursor = null;
           this.#finish();
+          if (open !== null && this.#control.signal?.aborted) this.#core.closeCursor(open, this.#scope).catch(() => {});
           // A chunk read ahead was waited on from here only later: its
           // error is given the reader's stack now.
           restackAt(err);
@@ -133,7 +143,7 @@ class RowIterator {
         this.#cursor = cursor;
         if (cursor !== null) {
           // Read ahead while the consumer works through this chunk.
-          this.#ahead = this.#core.next(cursor, this.#options, this.#scope);
+          this.#ahead = this.#core.next(cursor, this.#options, this.#scope, this.#control);
           this.#ahead.catch(() => {});
         }
       }

@@ -12,6 +12,7 @@ const { send } = require('./core.js');
 const { nodeError, notOpen } = require('./errors.js');
 const { wrapTxid } = require('./restore.js');
 const { startFollowing, stopFollowing } = require('./follow.js');
+const { databasePath, traceOperation } = require('./tracing.js');
 
 /**
  * Starts following once the open has resolved: `'applied'` events, and
@@ -40,6 +41,10 @@ function follow(core, database) {
  * (naming the holder) while another writer's lease is live.
  */
 function promote(core) {
+  return traceOperation('promote', () => ({ method: 'promote', database: databasePath(core) }), () => promoteNow(core));
+}
+
+function promoteNow(core) {
   if (core.closing) return Promise.reject(notOpen());
   if (core.promoting !== undefined) return core.promoting;
   if (core.options.follow === undefined) {

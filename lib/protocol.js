@@ -16,13 +16,14 @@ const call = Object.freeze({ RUN: 0, GET: 1, ALL: 2, ITERATE: 3, COLUMNS: 4, EXP
  * The kind of each record in a drain's flat array; every record starts
  * `id, kind`, then: FAILED `error`; VALUE `payload`; RUN `changes,
  * lastInsertRowid`; ROWS `columns, n, v1 … vn`; PROGRESS `totalPages,
- * remainingPages` (a backup's step; its call is still pending). A batch's flat array holds
- * RUN and ROWS records without the id.
+ * remainingPages` (a backup's step; its call is still pending); TIMING
+ * `thread, waitMs, runMs` (where and when a TIMED call ran, just before its
+ * own record). A batch's flat array holds RUN and ROWS records without the id.
  */
-const record = Object.freeze({ FAILED: 0, VALUE: 1, RUN: 2, ROWS: 3, PROGRESS: 4 });
+const record = Object.freeze({ FAILED: 0, VALUE: 1, RUN: 2, ROWS: 3, PROGRESS: 4, TIMING: 5 });
 
 /** Bits of a call's `flags`. */
-const flag = Object.freeze({ READ_BIG_INTS: 1, ALLOW_BARE_NAMED: 4, ALLOW_UNKNOWN_NAMED: 8 });
+const flag = Object.freeze({ READ_BIG_INTS: 1, ALLOW_BARE_NAMED: 4, ALLOW_UNKNOWN_NAMED: 8, TIMED: 16 });
 
 /** What a scope begins with (`native.begin`). */
 const scope = Object.freeze({ READ: 0, DEFERRED: 1, IMMEDIATE: 2, EXCLUSIVE: 3 });

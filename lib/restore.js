@@ -7,12 +7,21 @@
 const { native, track } = require('./calls.js');
 const { send } = require('./core.js');
 const { readPath, readReplicaUrl, readRestoreOptions } = require('./options.js');
+const { absolutePath, traceOperation } = require('./tracing.js');
 
 // The replicator (and a follower) answer with a TXID, a number.
 const wrapTxid = (txid) => ({ txid });
 
 /** `Database.restore(url, path, options)`: on a thread of the addon's own. */
 function restoreInto(url, location, options) {
+  return traceOperation(
+    'restore',
+    () => ({ method: 'restore', database: typeof location === 'string' ? absolutePath(location) : location, url }),
+    () => restore(url, location, options),
+  );
+}
+
+function restore(url, location, options) {
   try {
     const u = readReplicaUrl(url, 'url');
     const p = readPath(location);

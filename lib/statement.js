@@ -12,6 +12,7 @@ const { finalized } = require('./core.js');
 const { native } = require('./calls.js');
 const { call: CALL } = require('./protocol.js');
 const { observe } = require('./diagnostics.js');
+const { queryObserved, traceQuery } = require('./tracing.js');
 
 function checkBoolean(value, name) {
   if (typeof value !== 'boolean') throw argType(name, 'a boolean');
@@ -102,27 +103,32 @@ class Statement {
     return new Statement(this.#core, this.#scope, this.#handle, this.#sql, this.#options, merged, this.#state);
   }
 
-  #call(kind, params, decode, context) {
+  #call(kind, method, params, decode, context) {
     if (this.#state.closed) return Promise.reject(finalized());
     this.#state.params = params;
-    const call = this.#core.call(kind, this.#handle, params, this.#options, decode, context, this.#scope, this.#control);
-    return observe(call, () => (this.#state.source ??= native.firstStatement(this.#sql)), this.#core.database);
+    const source = () => (this.#state.source ??= native.firstStatement(this.#sql));
+    const call = queryObserved()
+      ? traceQuery(method, source(), params, this.#core, this, this.#scope, (timing) =>
+          this.#core.call(kind, this.#handle, params, this.#options, decode, context, this.#scope, this.#control, timing),
+        )
+      : this.#core.call(kind, this.#handle, params, this.#options, decode, context, this.#scope, this.#control);
+    return observe(call, source, this.#core.database);
   }
 
   /** Runs the statement; resolves to `{ changes, lastInsertRowid }`. */
   run(...params) {
     // The addon reports a run as its own record (lib/calls.js decodes it).
-    return this.#call(CALL.RUN, params, null, null);
+    return this.#call(CALL.RUN, 'run', params, null, null);
   }
 
   /** Resolves to the first row, or undefined when there is none. */
   get(...params) {
-    return this.#call(CALL.GET, params, decodeGet, this.#options.returnArrays);
+    return this.#call(CALL.GET, 'get', params, decodeGet, this.#options.returnArrays);
   }
 
   /** Resolves to an array of every row. */
   all(...params) {
-    return this.#call(CALL.ALL, params, decodeAll, this.#options.returnArrays);
+    return this.#call(CALL.ALL, 'all', params, decodeAll, this.#options.returnArrays);
   }
 
   /**
@@ -131,8 +137,8 @@ class Statement {
    */
   iterate(...params) {
     const options = { ...this.#options };
-    const first = this.#call(CALL.ITERATE, params, null, null);
-    return new RowIterator(this.#core, this.#scope, first, options);
+    const first = this.#call(CALL.ITERATE, 'iterate', params, null, null);
+    return new RowIterator(this.#core, this.#scope, first, options, this.#control?.signal);
   }
 
   /**
@@ -141,7 +147,7 @@ class Statement {
    * whose kind the caller does not know (query builders' raw SQL).
    */
   query(...params) {
-    return this.#call(CALL.QUERY, params, decodeQuery, this.#options.returnArrays);
+    return this.#call(CALL.QUERY, 'query', params, decodeQuery, this.#options.returnArrays);
   }
 
   /** Resolves to the result columns' metadata, as node:sqlite's columns(). */

@@ -1,10 +1,11 @@
 'use strict';
 
-// The shape of `db.stats()`: the engine's counters per thread, and the
+// The shape of `db.stats()`: the engine's counters per thread, the
 // replica, restore and follow sections (each null when it does not
-// apply); and of `Database.stats()`, the process-wide view, with the one
-// setting `Database.configure()` changes. It only reads counters and
-// passes settings on; it never starts any work.
+// apply), and how completions wake the event loop in this process; and of
+// `Database.stats()`, the process-wide view, with the one setting
+// `Database.configure()` changes. It only reads counters and passes
+// settings on; it never starts any work.
 
 const { native } = require('./calls.js');
 const { argType, outOfRange } = require('./errors.js');
@@ -22,6 +23,7 @@ function databaseStats(nativeDb) {
     replica: replicaStats(nativeDb.replicaStats()),
     restore: restoreStats(native.restoreStats(nativeDb)),
     follow: followStats(native.followStats(nativeDb)),
+    waker: native.waker(),
   };
 }
 

@@ -12,6 +12,7 @@ const { argType, nodeError } = require('./errors.js');
 const { decodeBatch } = require('./rows.js');
 const { prepare, batchCalls } = require('./statement.js');
 const { scope: SCOPE } = require('./protocol.js');
+const { databasePath, isObserved, traceOperation } = require('./tracing.js');
 
 const MODES = { __proto__: null, deferred: SCOPE.DEFERRED, immediate: SCOPE.IMMEDIATE, exclusive: SCOPE.EXCLUSIVE };
 
@@ -151,7 +152,7 @@ class Transaction {
   commit() {
     if (this.#scope.ended) return Promise.reject(ended());
     this.#end();
-    return this.#core.end(this.#scope, true);
+    return traceEnd(this.#scope, this.#core.end(this.#scope, true));
   }
 
   /**
@@ -162,10 +163,11 @@ class Transaction {
   rollback() {
     if (this.#scope.ended) return Promise.resolve();
     this.#end();
-    return this.#core.end(this.#scope, false).catch((err) => {
+    const rolledBack = this.#core.end(this.#scope, false).catch((err) => {
       // The session had ended on its own: it is rolled back.
       if (err?.code !== 'ERR_INVALID_STATE') throw err;
     });
+    return traceEnd(this.#scope, rolledBack);
   }
 
   /** `await using tx = await db.begin()`: rolled back unless committed. */
@@ -177,18 +179,62 @@ class Transaction {
 /**
  * A write transaction on `core`, its BEGIN queued on the writer; `begun`
  * settles when BEGIN ran. Statements queued meanwhile wait behind it.
+ * `trace`: the context published on `offloop:transaction` (or null), which
+ * the transaction's statements name as theirs.
  */
-function openTransaction(core, options, counter) {
+function openTransaction(core, options, counter, trace) {
   const mode = readMode(options);
   const refused = core.refusal(null);
   if (refused !== null) throw refused;
   const { scope, begun } = core.begin(mode, true);
+  scope.trace = trace;
   return { tx: new Transaction(core, scope, counter), scope, begun };
 }
 
-/** `db.begin()`: resolves to the transaction once BEGIN has run. */
-async function beginTransaction(core, options, counter) {
-  const { tx, scope, begun } = openTransaction(core, options, counter);
+/** The context of a transaction's trace on `offloop:transaction`. */
+function transactionFields(core, method, options) {
+  const mode = typeof options?.mode === 'string' ? options.mode : 'immediate';
+  return { method, database: databasePath(core), mode, transaction: null };
+}
+
+/**
+ * Settles the trace of a transaction from `db.begin()` (its `finish`) with
+ * `ending`'s outcome, the COMMIT or ROLLBACK its caller asked for; returns
+ * `ending` as it is.
+ */
+function traceEnd(scope, ending) {
+  const finish = scope.finish;
+  if (finish !== undefined && finish !== null) {
+    scope.finish = null;
+    ending.then(finish.resolve, finish.reject);
+  }
+  return ending;
+}
+
+/**
+ * `db.begin()`: resolves to the transaction once BEGIN has run. Traced on
+ * `offloop:transaction` from this call to the COMMIT or ROLLBACK its
+ * caller makes.
+ */
+function beginTransaction(core, options, counter) {
+  if (!isObserved('transaction')) return begin(core, options, counter, null, null);
+  let begun;
+  const whole = traceOperation(
+    'transaction',
+    () => transactionFields(core, 'begin', options),
+    (ctx) =>
+      new Promise((resolve, reject) => {
+        begun = begin(core, options, counter, ctx, { resolve, reject });
+      }),
+  );
+  whole.catch(() => {});
+  return begun;
+}
+
+async function begin(core, options, counter, trace, finish) {
+  const { tx, scope, begun } = openTransaction(core, options, counter, trace);
+  scope.finish = finish;
+  if (trace !== null) trace.transaction = tx;
   try {
     await begun;
   } catch (err) {
@@ -196,6 +242,7 @@ async function beginTransaction(core, options, counter) {
     core.abandon(scope);
     counter.open -= 1;
     dropped.unregister(tx);
+    finish?.reject(err);
     throw err;
   }
   return tx;
@@ -205,11 +252,21 @@ async function beginTransaction(core, options, counter) {
  * `db.transaction(fn)`: a transaction handle whose end `fn` decides:
  * COMMIT when `fn`'s promise resolves (returning its value) or ROLLBACK when
  * it rejects (rethrowing). `fn` starts at once; its statements queue behind
- * BEGIN, whose failure they and the COMMIT report.
+ * BEGIN, whose failure they and the COMMIT report. Traced on
+ * `offloop:transaction` from this call to the end of COMMIT or ROLLBACK.
  */
-async function runTransaction(core, fn, options, counter) {
+function runTransaction(core, fn, options, counter) {
+  return traceOperation(
+    'transaction',
+    () => transactionFields(core, 'transaction', options),
+    (trace) => transact(core, fn, options, counter, trace),
+  );
+}
+
+async function transact(core, fn, options, counter, trace) {
   checkCallback(fn);
-  const { tx, begun } = openTransaction(core, options, counter);
+  const { tx, begun } = openTransaction(core, options, counter, trace);
+  if (trace !== null) trace.transaction = tx;
   begun.catch(() => {});
   let result;
   try {
@@ -225,14 +282,28 @@ async function runTransaction(core, fn, options, counter) {
   return result;
 }
 
-/** Runs `fn` with reads that all see one snapshot. */
-async function runRead(core, fn) {
+/**
+ * Runs `fn` with reads that all see one snapshot; traced on `offloop:read`
+ * from this call to the snapshot's end.
+ */
+function runRead(core, fn) {
+  return traceOperation(
+    'read',
+    () => ({ method: 'read', database: databasePath(core), transaction: null }),
+    (trace) => read(core, fn, trace),
+  );
+}
+
+async function read(core, fn, trace) {
   checkCallback(fn);
   const refused = core.refusal(null);
   if (refused !== null) throw refused;
   const { scope } = core.begin(SCOPE.READ, false);
+  scope.trace = trace;
+  const snapshot = new ReadSnapshot(core, scope);
+  if (trace !== null) trace.transaction = snapshot;
   try {
-    return await fn(new ReadSnapshot(core, scope));
+    return await fn(snapshot);
   } finally {
     await core.end(scope, true).catch(() => {});
   }

@@ -4,8 +4,10 @@
 // at the versions below, and `s3_test_server`, the launcher the tests start
 // moto through (scripts/s3_test_server.py says why). It creates the environment and installs them with
 // pip when they are missing or were installed for other versions, and does
-// nothing when they are there; it needs no root. It never installs system
-// packages: those (strace) are .ci/tools' business.
+// nothing when they are there; it needs no root. It also installs Bun and
+// Deno from npm into .tools/runtimes/ (scripts/runtimes.mjs), for the
+// runtime subset (__test__/runtimes/). It never installs system packages:
+// those (strace) are .ci/tools' business.
 //
 // When Python or the network is missing it says so and lets the tests run:
 // each test that needs a tool is then skipped with a message (and fails
@@ -15,6 +17,8 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+import { installRuntimes, runtimesSupported } from './runtimes.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const VENV = path.join(ROOT, '.venv');
@@ -72,5 +76,15 @@ if (process.platform === 'win32') {
     console.error('test tools: the tests that need litestream or moto will be skipped (and fail under CI)');
   } else {
     writeLauncher();
+  }
+}
+
+if (!runtimesSupported()) {
+  console.error('test tools: Bun and Deno are installed for x64 Linux (glibc) only; the runtime subset will be skipped');
+} else {
+  const failed = installRuntimes();
+  if (failed !== null) {
+    console.error(`test tools: could not install Bun and Deno into .tools/runtimes/: ${failed}`);
+    console.error('test tools: the runtime subset will be skipped (and fail under CI)');
   }
 }

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { after, test } from 'node:test';
 
-import { CompiledQuery, Kysely, Migrator, sql } from 'kysely';
+import { CompiledQuery, Kysely, Migrator, SqliteDriver, sql } from 'kysely';
 import { OffloopDialect } from 'offloop/kysely';
 
 import { Database, readerExecuted, tempDir } from '../engine-helpers.mjs';
@@ -411,13 +411,13 @@ test("Kysely's log sees begin, commit, rollback and the savepoint statements", a
       /no/,
     );
     assert.deepEqual(logged, [
-      'begin immediate',
+      'begin',
       'savepoint "nested"',
       'insert into "users" ("email", "name") values (?, ?)',
       'rollback to "nested"',
       'release "nested"',
       'commit',
-      'begin immediate',
+      'begin',
       'rollback',
     ]);
     const { n } = (await sql`SELECT count(*) AS n FROM users`.execute(db)).rows[0];
@@ -451,6 +451,82 @@ test('a failed query names the function that made it on the stack: directly, in 
       assert.match(err.stack, new RegExp(`\\b${fn.name}\\b`), err.stack);
     }
   } finally {
+    await close();
+  }
+});
+
+test("a transaction begins deferred by default, as SqliteDialect's `begin`: another connection writes while it has only read; transactionMode 'immediate' takes the write lock at begin", async () => {
+  for (const transactionMode of [undefined, 'immediate']) {
+    const file = tmp.file();
+    const logged = [];
+    const database = await Database.open(file);
+    const db = new Kysely({
+      dialect: new OffloopDialect({ database, ...(transactionMode && { transactionMode }) }),
+      log: (event) => logged.push(event.query.sql),
+    });
+    const other = await Database.open(file, { timeout: 0 });
+    try {
+      await sql`CREATE TABLE t(v TEXT)`.execute(db);
+      logged.length = 0;
+      const trx = await db.startTransaction().execute();
+      assert.equal((await sql`SELECT count(*) AS n FROM t`.execute(trx)).rows[0].n, 0);
+      const write = other.exec("INSERT INTO t VALUES ('other')");
+      if (transactionMode === undefined) {
+        await write;
+        // Deferred: a transaction that read before another connection
+        // wrote cannot write (the reason for 'immediate').
+        await assert.rejects(sql`INSERT INTO t VALUES ('mine')`.execute(trx), { sqliteCode: /^SQLITE_BUSY/ });
+        await trx.rollback().execute();
+        assert.deepEqual(logged, ['begin', 'SELECT count(*) AS n FROM t', "INSERT INTO t VALUES ('mine')", 'rollback']);
+      } else {
+        await assert.rejects(write, { sqliteCode: 'SQLITE_BUSY' });
+        await sql`INSERT INTO t VALUES ('mine')`.execute(trx);
+        await trx.commit().execute();
+        assert.deepEqual(logged, ['begin immediate', 'SELECT count(*) AS n FROM t', "INSERT INTO t VALUES ('mine')", 'commit']);
+      }
+    } finally {
+      await other.close();
+      await db.destroy();
+    }
+  }
+});
+
+test("Kysely's transactions go through SqliteDriver's own begin, commit and rollback: a begin that fails runs neither the callback nor a rollback", async () => {
+  const { db, close } = await open();
+  const proto = SqliteDriver.prototype;
+  const { beginTransaction, rollbackTransaction } = proto;
+  const calls = { begin: 0, rollback: 0, callback: 0 };
+  proto.beginTransaction = async function failingBegin() {
+    calls.begin++;
+    throw new Error('begin failed');
+  };
+  proto.rollbackTransaction = async function countedRollback(...args) {
+    calls.rollback++;
+    return rollbackTransaction.apply(this, args);
+  };
+  try {
+    await assert.rejects(
+      db.transaction().execute(async () => {
+        calls.callback++;
+      }),
+      /begin failed/,
+    );
+    assert.deepEqual(calls, { begin: 1, rollback: 0, callback: 0 });
+    proto.beginTransaction = beginTransaction;
+    // The connection is left as it was: the next transaction runs and
+    // rolls back through the same methods.
+    await assert.rejects(
+      db.transaction().execute(async (trx) => {
+        await trx.insertInto('users').values({ email: 'r@example.com', name: 'R' }).execute();
+        throw new Error('undo');
+      }),
+      /undo/,
+    );
+    assert.deepEqual(calls, { begin: 1, rollback: 1, callback: 0 });
+    assert.deepEqual(await db.selectFrom('users').selectAll().execute(), []);
+  } finally {
+    proto.beginTransaction = beginTransaction;
+    proto.rollbackTransaction = rollbackTransaction;
     await close();
   }
 });

@@ -284,3 +284,102 @@ test('CommonJS and ES modules get the same module', () => {
   assert.equal(cjs, sqlite3);
   assert.equal(cjs.Database, Database);
 });
+
+/** What `sql` gives through `db.all()` (the callback's error, or the rows). */
+const all = async (db, sql) => {
+  const { args } = await step((cb) => db.all(sql, cb));
+  return args[0] ?? args[1];
+};
+
+test('a double-quoted word that names no column is a string, as in sqlite3, on the writer and the readers (Knex writes type="table")', async () => {
+  const db = new Database(tmp.file());
+  try {
+    await step((cb) => db.exec('CREATE TABLE users(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT DEFAULT "none")', cb));
+    await step((cb) => db.run('INSERT INTO users(id) VALUES (1)', cb));
+    // A read-only SELECT runs on a reader, an UPDATE on the writer.
+    assert.deepEqual(await all(db, 'SELECT tbl_name FROM sqlite_master WHERE type="table" AND tbl_name="users"'), [{ tbl_name: 'users' }]);
+    assert.deepEqual(await all(db, 'SELECT count(*) AS n FROM sqlite_master WHERE sql LIKE "%AUTOINCREMENT%"'), [{ n: 1 }]);
+    assert.deepEqual((await step((cb) => db.run('UPDATE users SET name = "Ada" WHERE id = 1', cb))).args, [null]);
+    assert.deepEqual(await all(db, 'SELECT name FROM users'), [{ name: 'Ada' }]);
+  } finally {
+    await close(db);
+  }
+});
+
+test('withOptions({ enableDoubleQuotedStringLiterals: false }) makes a double-quoted word an identifier only', async () => {
+  const strict = sqlite3.withOptions({ enableDoubleQuotedStringLiterals: false });
+  const db = new strict.Database(tmp.file());
+  try {
+    const err = await all(db, 'SELECT tbl_name FROM sqlite_master WHERE type="table"');
+    assert.equal(err.code, 'SQLITE_ERROR');
+    assert.match(err.message, /no such column: "table"/);
+  } finally {
+    await close(db);
+  }
+});
+
+test('foreign keys are not enforced by default, as in sqlite3: a parent with children can be deleted', async () => {
+  const db = new Database(tmp.file());
+  try {
+    await step((cb) =>
+      db.exec(
+        'CREATE TABLE parent(id INTEGER PRIMARY KEY); CREATE TABLE child(parent INTEGER REFERENCES parent(id));' +
+          'INSERT INTO parent VALUES (1); INSERT INTO child VALUES (1)',
+        cb,
+      ),
+    );
+    assert.deepEqual(await all(db, 'PRAGMA foreign_keys'), [{ foreign_keys: 0 }]);
+    assert.deepEqual((await step((cb) => db.run('DELETE FROM parent', cb))).args, [null]);
+    assert.deepEqual((await step((cb) => db.run('INSERT INTO child VALUES (2)', cb))).args, [null]);
+    const settings = await db.offloop.settings();
+    assert.equal(settings.writer.foreignKeys, false);
+    for (const reader of settings.readers) assert.equal(reader.foreignKeys, false);
+  } finally {
+    await close(db);
+  }
+});
+
+test('withOptions() turns foreign keys on, under either name', async () => {
+  for (const options of [{ foreignKeys: true }, { enableForeignKeyConstraints: true }]) {
+    const enforcing = sqlite3.withOptions(options);
+    const db = new enforcing.Database(tmp.file());
+    try {
+      await step((cb) =>
+        db.exec('CREATE TABLE parent(id INTEGER PRIMARY KEY); CREATE TABLE child(parent INTEGER REFERENCES parent(id)); INSERT INTO parent VALUES (1); INSERT INTO child VALUES (1)', cb),
+      );
+      assert.deepEqual(await all(db, 'PRAGMA foreign_keys'), [{ foreign_keys: 1 }]);
+      const err = (await step((cb) => db.run('DELETE FROM parent', cb))).args[0];
+      assert.equal(err.code, 'SQLITE_CONSTRAINT');
+    } finally {
+      await close(db);
+    }
+  }
+});
+
+test("the core keeps node:sqlite's defaults: foreign keys on, double-quoted strings refused", async () => {
+  const { Database: Core } = require('offloop');
+  const db = await Core.open(tmp.file());
+  try {
+    assert.deepEqual(await db.prepare('PRAGMA foreign_keys').get(), { __proto__: null, foreign_keys: 1 });
+    await assert.rejects(db.prepare('SELECT 1 FROM sqlite_master WHERE type="table"').all(), /no such column: "table"/);
+  } finally {
+    await db.close();
+  }
+});
+
+test('after a session that only read, close() leaves no -wal or -shm file beside the database, every time (Sequelize removes the files)', async () => {
+  const fs = require('node:fs');
+  const file = tmp.file();
+  const setup = new Database(file);
+  await step((cb) => setup.exec('CREATE TABLE t(x); INSERT INTO t VALUES (1)', cb));
+  await close(setup);
+  const left = [];
+  for (let round = 0; round < 20; round += 1) {
+    const db = new Database(file);
+    assert.deepEqual(await all(db, 'SELECT x FROM t'), [{ x: 1 }]);
+    await close(db);
+    const remaining = [`${file}-wal`, `${file}-shm`].filter((f) => fs.existsSync(f));
+    if (remaining.length > 0) left.push({ round, remaining });
+  }
+  assert.deepEqual(left, []);
+});

@@ -77,6 +77,29 @@ test('breaking out of an endless (10^15-row) iteration after 1,000 rows returns,
   assert.deepEqual(out, ['1000', '42 42 1', 'closed']);
 });
 
+test("an abort of iterate()'s signal stops the chunk running on its thread, a later chunk as well as the first, and the reader serves the next query", async () => {
+  // The dense rows come in chunks; the chunk after them steps through the
+  // endless part. Without the signal on every chunk, that chunk never ends.
+  const out = await withEndless(`
+      const controller = new AbortController();
+      let n = 0;
+      let error = null;
+      try {
+        for await (const row of endless.withOptions({ signal: controller.signal }).iterate()) {
+          n += 1;
+          assert.equal(row.x, n);
+          if (n === 9000) setTimeout(() => controller.abort(), 100);
+        }
+      } catch (err) {
+        error = err;
+      }
+      console.log(n > 9000 && n <= 10000, error?.name);
+      const v = await db.prepare('SELECT 42 AS v').get();
+      console.log(v.v);
+  `);
+  assert.deepEqual(out, ['true AbortError', '42', 'closed']);
+});
+
 test('streaming 2 million rows of 100-byte text keeps memory bounded and yields every row in order', async () => {
   // In a child process: a clean baseline for rss, and none of the test
   // runner's per-promise bookkeeping (iterate() makes a few promises a row).

@@ -446,3 +446,25 @@ test('a replicating database whose open fails lets the process exit', async () =
   assert.match(out, /rejected: /);
   assert.deepEqual({ code, signal }, { code: 0, signal: null }, 'the process exited by itself');
 });
+
+test('a replicating database, closed after a session that read or wrote, leaves no -wal or -shm file, every time, and the next open carries on', async () => {
+  const dir = tempDir();
+  const url = pathToFileURL(path.join(dir, 'replica')).href;
+  const file = path.join(dir, 'app.db');
+  const setup = await Database.open(file, { replica: { url } });
+  await setup.exec('CREATE TABLE t(x)');
+  await setup.close();
+  const left = [];
+  for (let round = 0; round < 6; round += 1) {
+    const db = await Database.open(file, { replica: { url } });
+    if (round % 2 === 0) await db.prepare('SELECT count(*) AS n FROM t').get();
+    else await db.prepare('INSERT INTO t VALUES (?)').run(round);
+    await db.close();
+    const remaining = [`${file}-wal`, `${file}-shm`].filter((f) => fs.existsSync(f));
+    if (remaining.length > 0) left.push({ round, remaining });
+  }
+  assert.deepEqual(left, []);
+  const db = await Database.open(file, { replica: { url } });
+  assert.deepEqual(await db.prepare('SELECT x FROM t ORDER BY x').all(), [1, 3, 5].map((x) => ({ __proto__: null, x })));
+  await db.close();
+});

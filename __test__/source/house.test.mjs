@@ -136,3 +136,14 @@ test('the engine does not depend on the paged VFS: it offers a hook the paged re
     .map((file) => relative(ROOT, file));
   assert.deepEqual(uses, []);
 });
+
+test('only offloop-file syncs a file: Windows flushes none opened read-only, so each sync is a WritableFile one', () => {
+  // durable.rs is WritableFile's sync; dir.rs syncs a directory, which is
+  // Unix-only (a directory cannot be opened for writing).
+  const syncs = new Set([join('crates', 'file', 'src', 'durable.rs'), join('crates', 'file', 'src', 'dir.rs')]);
+  const sync = /\.sync_(all|data)\s*\(|\b(FlushFileBuffers|fsync|fdatasync)\s*\(/;
+  const found = allRustFiles()
+    .map((file) => relative(ROOT, file))
+    .filter((file) => !syncs.has(file) && sync.test(readFileSync(join(ROOT, file), 'utf8')));
+  assert.deepEqual(found, []);
+});

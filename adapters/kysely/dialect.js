@@ -1,8 +1,9 @@
 'use strict';
 
 // offloop/kysely: a Kysely dialect that runs on an offloop database. It
-// owns the driver and the connection objects Kysely asks for, and the
-// mapping of Kysely's begin / commit / savepoint calls onto an offloop
+// owns the driver (Kysely's own SqliteDriver, whose transaction and
+// savepoint methods it keeps) and the connection objects Kysely asks for,
+// and the mapping of Kysely's begin / commit / rollback onto an offloop
 // transaction handle. It never holds a lock of its own: statements outside
 // a transaction go straight to offloop, which sends reads to its reader
 // threads and writes to its writer, so Kysely's queries run as concurrently
@@ -26,7 +27,7 @@ function configError(message) {
 
 function readConfig(config) {
   if (config === null || typeof config !== 'object') throw configError('OffloopDialect needs a config object: { database }');
-  const { database, transactionMode = 'immediate' } = config;
+  const { database, transactionMode = 'deferred' } = config;
   if (database === null || (typeof database !== 'object' && typeof database !== 'function')) {
     throw configError('OffloopDialect: config.database must be an offloop Database or a function that returns one');
   }
@@ -88,11 +89,11 @@ function extendStack(err, here) {
   return err;
 }
 
-// Transaction control travels as compiled queries through the
-// connection's executeQuery (where Kysely's logger sees them, as it sees
+// Transaction control travels as queries through the connection's
+// executeQuery (where Kysely's logger sees them, as it sees
 // SqliteDialect's `begin` and `commit`), and is done on the connection's
-// offloop transaction handle: what each of these queries stands for.
-const CONTROL = new WeakMap();
+// offloop transaction handle: what the query sent under `asControl` stands
+// for.
 const BEGIN = 'begin';
 const COMMIT = 'commit';
 const ROLLBACK = 'rollback';
@@ -105,6 +106,8 @@ class OffloopConnection {
   #db;
   #mode;
   #tx = null;
+  // What the next query stands for, while `asControl` sends it.
+  #sending = null;
 
   constructor(db, mode) {
     this.#db = db;
@@ -116,10 +119,25 @@ class OffloopConnection {
     return options?.signal === undefined ? stmt : stmt.withOptions({ signal: options.signal });
   }
 
-  async executeQuery(compiledQuery, options) {
-    const control = CONTROL.get(compiledQuery);
+  /**
+   * Runs `send()`, whose one query on this connection is transaction
+   * control (`control`) rather than SQL: the driver's own begin, commit
+   * or rollback query, which Kysely logs as it is.
+   */
+  async asControl(control, send) {
+    this.#sending = control;
     try {
-      if (control !== undefined) {
+      await send();
+    } finally {
+      this.#sending = null;
+    }
+  }
+
+  async executeQuery(compiledQuery, options) {
+    const control = this.#sending;
+    this.#sending = null;
+    try {
+      if (control !== null) {
         await this.#control(control);
         return { rows: [] };
       }
@@ -175,80 +193,67 @@ class OffloopConnection {
   }
 }
 
-class OffloopDriver {
-  #config;
-  #kysely;
-  #shared;
-  #db = null;
+/**
+ * The driver, built on the given Kysely module's SqliteDriver: begin (in
+ * the default deferred mode), commit, rollback and the savepoints are that
+ * class's own methods, sending the SQL text SqliteDialect sends, so what
+ * Kysely logs, and what a test that wraps SqliteDriver's methods sees, is
+ * the same. Only the connections are offloop's.
+ */
+function createDriverClass(kysely) {
+  return class OffloopDriver extends kysely.SqliteDriver {
+    #config;
+    #shared;
+    #db = null;
 
-  constructor(config, kysely, shared) {
-    this.#config = config;
-    this.#kysely = kysely;
-    this.#shared = shared;
-  }
+    constructor(config, shared) {
+      super(config);
+      this.#config = config;
+      this.#shared = shared;
+    }
 
-  async init() {
-    const { database } = this.#config;
-    const db = typeof database === 'function' ? await database() : database;
-    // `new Database()` returns before it is open; its calls would wait, but
-    // an open error is clearer here.
-    this.#db = db.ready === undefined ? db : await db.ready;
-    this.#shared.db = this.#db;
-  }
+    async init() {
+      const { database } = this.#config;
+      const db = typeof database === 'function' ? await database() : database;
+      // `new Database()` returns before it is open; its calls would wait, but
+      // an open error is clearer here.
+      this.#db = db.ready === undefined ? db : await db.ready;
+      this.#shared.db = this.#db;
+    }
 
-  // Every acquire gets its own connection object: nothing to wait for.
-  async acquireConnection() {
-    return new OffloopConnection(this.#db, this.#config.transactionMode);
-  }
+    // Every acquire gets its own connection object: nothing to wait for.
+    async acquireConnection() {
+      return new OffloopConnection(this.#db, this.#config.transactionMode);
+    }
 
-  #controlQuery(sql, control) {
-    const query = this.#kysely.CompiledQuery.raw(sql);
-    CONTROL.set(query, control);
-    return query;
-  }
+    // SQLite has one isolation level and offloop one kind of write
+    // transaction, so Kysely's isolation and access settings are not used.
+    // Deferred, the default, is SqliteDriver's own `begin`; another mode
+    // is logged as the BEGIN offloop runs (`begin immediate`).
+    async beginTransaction(connection, settings) {
+      const mode = this.#config.transactionMode;
+      if (mode === 'deferred') {
+        await connection.asControl(BEGIN, () => super.beginTransaction(connection, settings));
+      } else {
+        await connection.asControl(BEGIN, () => connection.executeQuery(kysely.CompiledQuery.raw(`begin ${mode}`)));
+      }
+    }
 
-  // SQLite has one isolation level and offloop one kind of write
-  // transaction, so Kysely's isolation and access settings are not used.
-  // The text logged is the BEGIN offloop runs (SqliteDialect's `begin` is
-  // a deferred one).
-  async beginTransaction(connection) {
-    await connection.executeQuery(this.#controlQuery(`begin ${this.#config.transactionMode}`, BEGIN));
-  }
+    async commitTransaction(connection) {
+      await connection.asControl(COMMIT, () => super.commitTransaction(connection));
+    }
 
-  async commitTransaction(connection) {
-    await connection.executeQuery(this.#controlQuery('commit', COMMIT));
-  }
+    async rollbackTransaction(connection) {
+      await connection.asControl(ROLLBACK, () => super.rollbackTransaction(connection));
+    }
 
-  async rollbackTransaction(connection) {
-    await connection.executeQuery(this.#controlQuery('rollback', ROLLBACK));
-  }
+    async releaseConnection() {}
 
-  // Savepoints are SQL run inside the connection's transaction, compiled
-  // by Kysely (which quotes the name) as SqliteDialect compiles them.
-  #savepointQuery(command, name, compileQuery) {
-    const { RawNode, IdentifierNode, createQueryId } = this.#kysely;
-    const node = RawNode.createWithChildren([RawNode.createWithSql(`${command} `), IdentifierNode.create(name)]);
-    return compileQuery(node, createQueryId());
-  }
-
-  async savepoint(connection, name, compileQuery) {
-    await connection.executeQuery(this.#savepointQuery('savepoint', name, compileQuery));
-  }
-
-  async rollbackToSavepoint(connection, name, compileQuery) {
-    await connection.executeQuery(this.#savepointQuery('rollback to', name, compileQuery));
-  }
-
-  async releaseSavepoint(connection, name, compileQuery) {
-    await connection.executeQuery(this.#savepointQuery('release', name, compileQuery));
-  }
-
-  async releaseConnection() {}
-
-  /** `kysely.destroy()` closes the database, as Kysely's SQLite dialect does. */
-  async destroy() {
-    await this.#db?.close();
-  }
+    /** `kysely.destroy()` closes the database, as Kysely's SQLite dialect does. */
+    async destroy() {
+      await this.#db?.close();
+    }
+  };
 }
 
 // The migration lock of each offloop Database: the end of the last run
@@ -259,6 +264,7 @@ const migrationLocks = new WeakMap();
 /** The dialect classes, built on the given Kysely module. */
 function createKyselyDialect(kysely) {
   const { SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } = kysely;
+  const OffloopDriver = createDriverClass(kysely);
 
   class OffloopAdapter extends SqliteAdapter {
     #shared;
@@ -306,7 +312,8 @@ function createKyselyDialect(kysely) {
      * `config.database`: an offloop Database, or a function returning one
      * (or a promise of one), called on Kysely's first query.
      * `config.transactionMode`: BEGIN mode of Kysely's transactions,
-     * 'immediate' (default), 'deferred' or 'exclusive'.
+     * 'deferred' (default, SqliteDialect's `begin`), 'immediate' or
+     * 'exclusive'.
      */
     // The database the driver opened, for the adapter's migration lock.
     #shared = { db: null };
@@ -316,7 +323,7 @@ function createKyselyDialect(kysely) {
     }
 
     createDriver() {
-      return new OffloopDriver(this.#config, kysely, this.#shared);
+      return new OffloopDriver(this.#config, this.#shared);
     }
 
     createQueryCompiler() {

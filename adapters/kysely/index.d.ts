@@ -1,14 +1,14 @@
 // Types of offloop/kysely: a Kysely dialect on an offloop database.
 
 import type { DatabaseConnection, DatabaseIntrospector, Dialect, DialectAdapter, Driver, Kysely, MigrationLockOptions, QueryCompiler } from 'kysely';
-import type { SqliteAdapter } from 'kysely';
+import type { SqliteAdapter, SqliteDriver } from 'kysely';
 
 import type { Database, TransactionMode } from '../../index.js';
 
 export interface OffloopDialectConfig {
   /** An offloop Database, or a function returning one (or a promise of one), called on the first query. */
   database: Database | (() => Database | Promise<Database>);
-  /** BEGIN mode of Kysely's transactions. Default 'immediate'. */
+  /** BEGIN mode of Kysely's transactions. Default 'deferred' (SqliteDialect's `begin`). */
   transactionMode?: TransactionMode;
 }
 
@@ -33,19 +33,14 @@ export declare class OffloopAdapter extends SqliteAdapter {
 }
 
 /**
- * The driver OffloopDialect creates: one connection object per acquire, no
- * lock. Transaction control goes through the connection's executeQuery, so
- * Kysely's log sees it.
+ * The driver OffloopDialect creates: Kysely's SqliteDriver, whose begin,
+ * commit, rollback and savepoint methods it keeps, with one connection
+ * object per acquire and no lock. Transaction control goes through the
+ * connection's executeQuery, so Kysely's log sees it.
  */
-export declare class OffloopDriver implements Driver {
+export declare class OffloopDriver extends SqliteDriver {
   init(): Promise<void>;
   acquireConnection(): Promise<DatabaseConnection>;
-  beginTransaction(connection: DatabaseConnection): Promise<void>;
-  commitTransaction(connection: DatabaseConnection): Promise<void>;
-  rollbackTransaction(connection: DatabaseConnection): Promise<void>;
-  savepoint(connection: DatabaseConnection, name: string, compileQuery: QueryCompiler['compileQuery']): Promise<void>;
-  rollbackToSavepoint(connection: DatabaseConnection, name: string, compileQuery: QueryCompiler['compileQuery']): Promise<void>;
-  releaseSavepoint(connection: DatabaseConnection, name: string, compileQuery: QueryCompiler['compileQuery']): Promise<void>;
   releaseConnection(): Promise<void>;
   destroy(): Promise<void>;
 }

@@ -61,14 +61,17 @@ class Backup {
       () => {
         this.#state.pending++;
         const resource = work('sqlite3.Backup.Initialize');
-        const steps = openBackupSteps(this.#state.odb, filename, sourceName, destName, filenameIsDest);
+        // The database's side of the copy.
+        const schema = filenameIsDest ? sourceName : destName;
+        const steps = isTemp(schema) ? refusedTemp() : openBackupSteps(this.#state.odb, filename, sourceName, destName, filenameIsDest);
         steps.started.then(
           (started) => {
             // sqlite3 keeps a backup SQLite refused to start (unknown
             // schema names): it is initialised, and its first step fails it.
             this.#inited = true;
             this.#steps = started ? steps : null;
-            this.#state.live.add(this);
+            // Only a backup SQLite holds keeps the database from closing.
+            if (started) this.#state.live.add(this);
             invoke(resource, callback, this, [null]);
             this.#initialized(resource);
           },
@@ -145,17 +148,19 @@ class Backup {
     if (callback !== undefined && typeof callback !== 'function') throw new TypeError('Argument 1 must be a function');
     // Read when the step is asked for, as sqlite3 reads it.
     const retry = new Set(this.#retryErrors.filter((code) => typeof code === 'number').map((code) => code | 0));
-    this.#calls.schedule(callback, () => {
-      const resource = this.#begin('Step');
-      this.#stepOnce(pages | 0, retry).then(() => {
-        if (this.#status === SQLITE_DONE) this.#completed = true;
-        else if (this.#steps === null) this.#failed = true;
-        if (this.#status !== SQLITE_OK && this.#status !== SQLITE_DONE) report(resource, callback, this, this.#error);
-        else invoke(resource, callback, this, [null, this.#status === SQLITE_DONE]);
-        this.#end(resource);
-      });
-    });
+    this.#calls.schedule(this.#step, { pages: pages | 0, retry }, callback);
     return this;
+  }
+
+  #step({ pages, retry }, callback) {
+    const resource = this.#begin('Step');
+    this.#stepOnce(pages, retry).then(() => {
+      if (this.#status === SQLITE_DONE) this.#completed = true;
+      else if (this.#steps === null) this.#failed = true;
+      if (this.#status !== SQLITE_OK && this.#status !== SQLITE_DONE) report(resource, callback, this, this.#error);
+      else invoke(resource, callback, this, [null, this.#status === SQLITE_DONE]);
+      this.#end(resource);
+    });
   }
 
   // One step of the backup SQLite holds, if it holds one; then, if the
@@ -178,24 +183,30 @@ class Backup {
     if (this.#status !== SQLITE_OK && retry.size > 0 && !retry.has(this.#status)) await this.#finishSqlite();
   }
 
+  // sqlite3_backup_finish: after it, the backup holds nothing that keeps
+  // the database from closing, whether finish() was called or a step
+  // ended it (done, or failed with a code not to retry).
   async #finishSqlite() {
     const steps = this.#steps;
     this.#steps = null;
+    this.#state.live.delete(this);
     if (steps !== null) await steps.finish().catch(() => {});
   }
 
   /** Ends the backup; `callback()`. */
   finish(callback) {
     if (callback !== undefined && typeof callback !== 'function') throw new TypeError('Argument 0 must be a function');
-    this.#calls.schedule(callback, () => {
-      const resource = this.#begin('Finish');
-      this.#finishSqlite().then(() => {
-        this.#finishAll();
-        invoke(resource, callback, this, []);
-        this.#end(resource);
-      });
-    });
+    this.#calls.schedule(this.#finish, null, callback);
     return this;
+  }
+
+  #finish(_, callback) {
+    const resource = this.#begin('Finish');
+    this.#finishSqlite().then(() => {
+      this.#finishAll();
+      invoke(resource, callback, this, []);
+      this.#end(resource);
+    });
   }
 
   #finishAll() {
@@ -204,6 +215,23 @@ class Backup {
     this.#state.live.delete(this);
     this.#calls.clean();
   }
+}
+
+// SQLite's name of a connection's temporary schema (any case).
+function isTemp(schema) {
+  return schema.toLowerCase() === 'temp';
+}
+
+// A backup runs on a connection of its own (lib/backup-steps.js), and a
+// temp schema belongs to one connection: that connection's would be empty
+// whatever the database holds, so the backup is refused rather than copy
+// nothing (docs/sqlite3.md).
+function refusedTemp() {
+  const err = sqliteError(
+    RESULT.ERROR,
+    "offloop/sqlite3 cannot back up to or from the database's temp schema: a backup runs on a connection of its own, which does not see it",
+  );
+  return { started: Promise.reject(err) };
 }
 
 // An EventEmitter whose constructor never ran, as sqlite3's classes are.

@@ -19,6 +19,7 @@ const { rowChanges } = require('../../lib/row-changes.js');
 const { DEFAULT_MODE, OPEN, RESULT, limitName } = require('./constants.js');
 const { sqliteError, fromOffloop } = require('./errors.js');
 const { done, emit, invoke, report, work } = require('./callback.js');
+const { Fifo } = require('./fifo.js');
 
 // sqlite3 gives every connection a busy timeout of one second.
 const BUSY_TIMEOUT_MS = 1000;
@@ -29,9 +30,22 @@ const HOOKED = new Set(['trace', 'profile', 'change']);
 
 let stateOf;
 
+/**
+ * SQLite's own defaults, which sqlite3 keeps and node:sqlite (so the core)
+ * changes: a double-quoted word that names no column is a string, as Knex's
+ * schema queries write them (`type="table"`), and foreign keys are not
+ * enforced until the application turns them on. `foreignKeys`, the other
+ * name of the option, overrides the default as well.
+ */
+function sqliteDefaults(options) {
+  const defaults = { enableDoubleQuotedStringLiterals: true };
+  if (options.foreignKeys === undefined) defaults.enableForeignKeyConstraints = false;
+  return defaults;
+}
+
 /** sqlite3's mode and offloop's options as offloop's open options and path. */
 function openArguments(filename, mode, options) {
-  const o = { timeout: BUSY_TIMEOUT_MS, ...options, allowExtension: true };
+  const o = { timeout: BUSY_TIMEOUT_MS, ...sqliteDefaults(options), ...options, allowExtension: true };
   const special = filename === '' || filename === ':memory:';
   const readOnly = (mode & OPEN.OPEN_READONLY) !== 0;
   if (readOnly) o.readOnly = true;
@@ -72,7 +86,8 @@ class State {
     this.closing = false;
     this.pending = 0;
     this.serialize = false;
-    this.queue = [];
+    // (start, fail, exclusive) per waiting call.
+    this.queue = new Fifo(3);
     // Prepared statements not finalized: close() refuses while any is.
     this.live = new Set();
     // interrupt() aborts this signal; each call made before it carries it.
@@ -115,7 +130,7 @@ class State {
       return;
     }
     if (!this.open || ((this.locked || exclusive || this.serialize) && this.pending > 0)) {
-      this.queue.push({ start, fail, exclusive: exclusive || this.serialize });
+      this.queue.push(start, fail, exclusive || this.serialize);
     } else {
       this.locked = exclusive;
       start();
@@ -128,18 +143,24 @@ class State {
       // Calls that waited behind close(): each one's callback gets the
       // error, or the database emits it once when none had a callback.
       const err = sqliteError(RESULT.MISUSE, 'Database handle is closed');
-      const calls = this.queue.splice(0);
+      const calls = this.queue;
+      this.queue = new Fifo(3);
       let called = false;
-      for (const call of calls) if (call.fail(err, true)) called = true;
+      while (calls.length > 0) {
+        const fail = calls.peek(1);
+        calls.shift();
+        if (fail(err, true)) called = true;
+      }
       if (!called) emit(null, this.db, 'error', err);
       return;
     }
-    while (this.open && (!this.locked || this.pending === 0) && this.queue.length > 0) {
-      const call = this.queue[0];
-      if (call.exclusive && this.pending > 0) break;
-      this.queue.shift();
-      this.locked = call.exclusive;
-      call.start();
+    const queue = this.queue;
+    while (this.open && (!this.locked || this.pending === 0) && queue.length > 0) {
+      const exclusive = queue.peek(2);
+      if (exclusive && this.pending > 0) break;
+      const start = queue.shift();
+      this.locked = exclusive;
+      start();
       if (this.locked) break;
     }
   }
@@ -396,13 +417,17 @@ class Database {
     if (arguments.length < 2) throw new TypeError('Expected 2arguments');
     const state = this.#state;
     let apply;
+    // A hook is on while its event has listeners: counted now, when the
+    // listener was added or removed, though the change applies once the
+    // database is open.
     if (option === 'trace' || option === 'profile') {
+      const on = this.listenerCount(option) > 0;
       apply = () => {
-        state.hooks[option] = this.listenerCount(option) > 0;
+        state.hooks[option] = on;
       };
     } else if (option === 'change') {
+      const on = this.listenerCount('change') > 0;
       apply = () => {
-        const on = this.listenerCount('change') > 0;
         state.hooks.change = on;
         rowChanges(state.odb).want(on);
       };

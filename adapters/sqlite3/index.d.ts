@@ -75,8 +75,13 @@ export interface SqliteError extends Error {
 export type OffloopOptions = DatabaseOptions;
 
 export declare const cached: {
-  Database(filename: string, callback?: (this: Database, err: SqliteError | null) => void): Database;
-  Database(filename: string, mode?: number, callback?: (this: Database, err: SqliteError | null) => void): Database;
+  /** One Database per file path; called with `new` or without. */
+  Database: {
+    (filename: string, callback?: (this: Database, err: SqliteError | null) => void): Database;
+    (filename: string, mode?: number, callback?: (this: Database, err: SqliteError | null) => void): Database;
+    new (filename: string, callback?: (this: Database, err: SqliteError | null) => void): Database;
+    new (filename: string, mode?: number, callback?: (this: Database, err: SqliteError | null) => void): Database;
+  };
   objects: Record<string, Database>;
 };
 

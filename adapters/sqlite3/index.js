@@ -47,9 +47,11 @@ sqlite3.path = Object.values(require.cache).find((m) => m.exports === native && 
 /**
  * `cached.Database(filename[, mode][, callback])`: one Database per file
  * path; the callback of a later call runs once that database is open.
+ * Called with `new` or without, as sqlite3's is (a plain function, which
+ * `new` can call: what it returns is the result).
  */
 sqlite3.cached = {
-  Database(file, a, b) {
+  Database: function cachedDatabase(file, a, b) {
     if (file === '' || file === ':memory:') return new Database(file, a, b);
     const key = path.resolve(file);
     const known = sqlite3.cached.objects[key];

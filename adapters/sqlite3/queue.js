@@ -10,6 +10,11 @@
 const { RESULT } = require('./constants.js');
 const { sqliteError } = require('./errors.js');
 const { invoke } = require('./callback.js');
+const { Fifo } = require('./fifo.js');
+
+const WIDTH = 5;
+const PARAMS = 3;
+const ARGS = -1;
 
 class CallQueue {
   #owner;
@@ -17,7 +22,11 @@ class CallQueue {
   #ended;
   #misuse;
   #unheard;
-  #calls = [];
+  // (work, count, a, b, callback) per call: no object or closure of its
+  // own. `count` 0-2: a parameter list of that many, `a` and `b`, kept in
+  // the queue's own slots (no array per queued call); PARAMS: `a` is a
+  // longer parameter list; ARGS: `a` is the call's arguments as given.
+  #calls = new Fifo(WIDTH);
   /** True while a call runs: the next waits for its end (`process()`). */
   locked = false;
 
@@ -39,9 +48,27 @@ class CallQueue {
     return !this.locked && this.#calls.length === 0;
   }
 
-  /** Queues a call: `start()` runs it, `callback` hears a refusal. */
-  schedule(callback, start) {
-    this.#calls.push({ callback, start });
+  /**
+   * Queues a call: `work.call(owner, args, callback)` runs it, `callback`
+   * hears a refusal.
+   */
+  schedule(work, args, callback) {
+    this.#calls.push(work, ARGS, args, undefined, callback);
+    this.#scheduled();
+  }
+
+  /**
+   * Queues a call whose arguments are a parameter list (null: none):
+   * `work.call(owner, params, callback)` gets an equal list.
+   */
+  scheduleParams(work, params, callback) {
+    const count = params === null ? 0 : params.length;
+    if (count <= 2) this.#calls.push(work, count, count > 0 ? params[0] : undefined, count > 1 ? params[1] : undefined, callback);
+    else this.#calls.push(work, PARAMS, params, undefined, callback);
+    this.#scheduled();
+  }
+
+  #scheduled() {
     if (this.#ended()) this.clean();
     else this.process();
   }
@@ -52,19 +79,38 @@ class CallQueue {
       if (this.#calls.length > 0) this.clean();
       return;
     }
-    while (this.#ready() && !this.locked && this.#calls.length > 0) this.#calls.shift().start();
+    const calls = this.#calls;
+    while (this.#ready() && !this.locked && calls.length > 0) {
+      const count = calls.peek(1);
+      const a = calls.peek(2);
+      let args;
+      if (count === ARGS || count === PARAMS) args = a;
+      else if (count === 0) args = null;
+      else if (count === 1) args = [a];
+      else args = [a, calls.peek(3)];
+      const callback = calls.peek(4);
+      calls.shift().call(this.#owner, args, callback);
+    }
   }
 
   // Calls made after the end: each callback gets SQLITE_MISUSE, or the owner
   // reports it once when none had one. Before the owner was ever ready (a
   // failed prepare) they are dropped: that failure was the report.
   clean() {
-    const calls = this.#calls.splice(0);
-    if (!this.#ready() || calls.length === 0) return;
-    const err = sqliteError(RESULT.MISUSE, this.#misuse);
+    const calls = this.#calls;
+    if (calls.length === 0) return;
+    // Taken whole first: a callback that queues another call meets an
+    // empty queue, as it would after the refusals.
+    this.#calls = new Fifo(WIDTH);
+    const heard = this.#ready();
+    const err = heard ? sqliteError(RESULT.MISUSE, this.#misuse) : null;
     let called = false;
-    for (const { callback } of calls) if (invoke(null, callback, this.#owner, [err])) called = true;
-    if (!called) this.#unheard(err);
+    while (calls.length > 0) {
+      const callback = calls.peek(4);
+      calls.shift();
+      if (heard && invoke(null, callback, this.#owner, [err])) called = true;
+    }
+    if (heard && !called) this.#unheard(err);
   }
 }
 

@@ -11,8 +11,9 @@
 const EventEmitter = require('node:events');
 
 const { Database, stateOf, profile } = require('./database.js');
-const { fromOffloop } = require('./errors.js');
-const { bindArgs, toRow } = require('./values.js');
+const { fromOffloop, isEmptySql } = require('./errors.js');
+const { bindArgs, byIndex, toRow } = require('./values.js');
+const { parameterNames } = require('./parameters.js');
 const { done, emit, invoke, report, work } = require('./callback.js');
 const { CallQueue } = require('./queue.js');
 
@@ -24,11 +25,33 @@ const STATEMENT_OPTIONS = { readBigInts: true, allowBareNamedParameters: false }
 // once: its prepare and its first call are one offloop call.
 const FUSED = Symbol('fused');
 
-/** `[params, callback]`: a trailing function is the callback. */
-function splitCallback(args) {
-  const last = args.length - 1;
-  if (last >= 0 && typeof args[last] === 'function') return [args.slice(0, last), args[last]];
-  return [args, undefined];
+/**
+ * Takes a trailing function off `args` (a call's own rest array) and
+ * returns it: the callback. What stays are the parameters.
+ */
+function takeCallback(args) {
+  return args.length > 0 && typeof args[args.length - 1] === 'function' ? args.pop() : undefined;
+}
+
+/**
+ * A queued call's parameters as it keeps them until it runs: its own rest
+ * array (null when empty; the queue keeps up to two in its own slots), its
+ * strings flattened. A string built by `+=`
+ * is a rope of every piece it was built from, tens of bytes per piece;
+ * reading a character makes V8 flatten it in place, so the queue keeps one
+ * flat string (sqlite3 copies each value when the call is made).
+ */
+function keepParams(args) {
+  if (args.length === 0) return null;
+  const first = args[0];
+  if (Array.isArray(first)) flatten(first);
+  else if (first !== null && typeof first === 'object') flatten(Object.values(first));
+  else flatten(args);
+  return args;
+}
+
+function flatten(values) {
+  for (let i = 0; i < values.length; i++) if (typeof values[i] === 'string') values[i].charCodeAt(0);
 }
 
 class Statement {
@@ -46,6 +69,7 @@ class Statement {
   // The offloop arguments of the last binding: a call without parameters
   // runs with them again, as sqlite3 keeps a statement's bindings.
   #bound = [];
+  #names = undefined;
   // Where the statement stands after its last call: 'ready' (prepared,
   // reset or bound), 'row' (a get() returned a row), 'done' (ran to its
   // end) or 'error'. A get() without parameters steps on from 'row' and
@@ -96,14 +120,20 @@ class Statement {
     state.pending++;
     const resource = work('sqlite3.Statement.Prepare');
     this.#ost = state.odb.prepare(this.sql, STATEMENT_OPTIONS);
+    // `holds`: SQLite holds a statement for it, which close() waits for.
+    const prepared = (holds) => {
+      this.#prepared = true;
+      if (holds) state.live.add(this);
+      invoke(resource, callback, this, [null]);
+      this.#endPrepare(resource);
+    };
     this.#ost.columns().then(
-      () => {
-        this.#prepared = true;
-        state.live.add(this);
-        invoke(resource, callback, this, [null]);
-        this.#endPrepare(resource);
-      },
+      () => prepared(true),
       (err) => {
+        // SQL with no statement prepares, as in sqlite3 (to no SQLite
+        // statement: the database closes without its finalize); each call
+        // of it then fails with SQLITE_MISUSE (errors.js).
+        if (isEmptySql(err)) return prepared(false);
         report(resource, callback, this, fromOffloop(err));
         this.#finalize();
         this.#endPrepare(resource);
@@ -177,16 +207,29 @@ class Statement {
     );
   }
 
+  // When the call started, for 'profile' listeners (null without them).
+  #started() {
+    return this.#state.hooks.profile ? process.hrtime.bigint() : null;
+  }
+
   #profile(started) {
+    if (started === null) return;
     profile(this.#db, this.#state, this.#ost.sourceSQL, started);
   }
 
   // New parameters replace the bindings and reset the statement.
   #rebind(params) {
+    if (params === null) return;
     const args = bindArgs(params);
     if (args === null) return;
-    this.#bound = args;
+    this.#bound = byIndex(args, this.#parameterNames());
     this.#reset();
+  }
+
+  // The statement's named slots by index (null: none), read once.
+  #parameterNames() {
+    if (this.#names === undefined) this.#names = /[:@$#]/.test(this.sql) ? parameterNames(this.#ost.sourceSQL) : null;
+    return this.#names;
   }
 
   #reset() {
@@ -212,91 +255,99 @@ class Statement {
 
   /** Replaces the bindings (and resets); `callback(err)`. */
   bind(...args) {
-    const [params, callback] = splitCallback(args);
-    this.#calls.schedule(callback, () => {
-      const resource = this.#begin('Bind');
-      this.#rebind(params);
-      queueMicrotask(() => {
-        invoke(resource, callback, this, [null]);
-        this.#end(resource);
-      });
-    });
+    const callback = takeCallback(args);
+    this.#calls.scheduleParams(this.#bind, keepParams(args), callback);
     return this;
+  }
+
+  #bind(params, callback) {
+    const resource = this.#begin('Bind');
+    this.#rebind(params);
+    queueMicrotask(() => {
+      invoke(resource, callback, this, [null]);
+      this.#end(resource);
+    });
   }
 
   /** Back to the first row, bindings kept; `callback(null)`. */
   reset(callback) {
     if (callback !== undefined && typeof callback !== 'function') throw new TypeError('Argument 0 must be a function');
-    this.#calls.schedule(callback, () => {
-      const resource = this.#begin('Reset');
-      this.#reset();
-      queueMicrotask(() => {
-        invoke(resource, callback, this, [null]);
-        this.#end(resource);
-      });
-    });
+    this.#calls.schedule(this.#resetCall, null, callback);
     return this;
+  }
+
+  #resetCall(_, callback) {
+    const resource = this.#begin('Reset');
+    this.#reset();
+    queueMicrotask(() => {
+      invoke(resource, callback, this, [null]);
+      this.#end(resource);
+    });
   }
 
   /** Runs once; the callback sees `this.lastID` and `this.changes`. */
   run(...args) {
-    const [params, callback] = splitCallback(args);
-    this.#calls.schedule(callback, () => {
-      const resource = this.#begin('Run');
-      const started = process.hrtime.bigint();
-      this.#closeCursor();
-      this.#rebind(params);
-      this.#call('run').then(
-        (result) => {
-          this.#preparedOk();
-          this.#status = 'done';
-          this.#profile(started);
-          if (typeof callback === 'function') {
-            this.lastID = Number(result.lastInsertRowid);
-            this.changes = Number(result.changes);
-          }
-          invoke(resource, callback, this, [null]);
-          this.#end(resource);
-        },
-        (err) => this.#fail(resource, callback, err),
-      );
-    });
+    const callback = takeCallback(args);
+    this.#calls.scheduleParams(this.#run, keepParams(args), callback);
     return this;
+  }
+
+  #run(params, callback) {
+    const resource = this.#begin('Run');
+    const started = this.#started();
+    this.#closeCursor();
+    this.#rebind(params);
+    this.#call('run').then(
+      (result) => {
+        this.#preparedOk();
+        this.#status = 'done';
+        this.#profile(started);
+        if (typeof callback === 'function') {
+          this.lastID = Number(result.lastInsertRowid);
+          this.changes = Number(result.changes);
+        }
+        invoke(resource, callback, this, [null]);
+        this.#end(resource);
+      },
+      (err) => this.#fail(resource, callback, err),
+    );
   }
 
   /** The next row: `callback(null, row)`, or `callback(null)` past the last. */
   get(...args) {
-    const [params, callback] = splitCallback(args);
-    this.#calls.schedule(callback, () => {
-      const resource = this.#begin('Get');
-      const started = process.hrtime.bigint();
-      this.#rebind(params);
-      let next;
-      if (this.#status === 'done') next = Promise.resolve(undefined);
-      else if (this.#status === 'row') next = this.#stepOn();
-      else {
-        this.#consumed = 0;
-        next = this.#call('get');
-      }
-      next.then(
-        (row) => {
-          this.#preparedOk();
-          this.#profile(started);
-          if (row === undefined) {
-            this.#status = 'done';
-            this.#closeCursor();
-            invoke(resource, callback, this, [null]);
-          } else {
-            this.#status = 'row';
-            this.#consumed++;
-            invoke(resource, callback, this, [null, toRow(row)]);
-          }
-          this.#end(resource);
-        },
-        (err) => this.#fail(resource, callback, err),
-      );
-    });
+    const callback = takeCallback(args);
+    this.#calls.scheduleParams(this.#get, keepParams(args), callback);
     return this;
+  }
+
+  #get(params, callback) {
+    const resource = this.#begin('Get');
+    const started = this.#started();
+    this.#rebind(params);
+    let next;
+    if (this.#status === 'done') next = Promise.resolve(undefined);
+    else if (this.#status === 'row') next = this.#stepOn();
+    else {
+      this.#consumed = 0;
+      next = this.#call('get');
+    }
+    next.then(
+      (row) => {
+        this.#preparedOk();
+        this.#profile(started);
+        if (row === undefined) {
+          this.#status = 'done';
+          this.#closeCursor();
+          invoke(resource, callback, this, [null]);
+        } else {
+          this.#status = 'row';
+          this.#consumed++;
+          invoke(resource, callback, this, [null, toRow(row)]);
+        }
+        this.#end(resource);
+      },
+      (err) => this.#fail(resource, callback, err),
+    );
   }
 
   // The row after the ones get() returned since the last reset: a cursor
@@ -314,28 +365,30 @@ class Statement {
 
   /** Every row: `callback(null, rows)`. */
   all(...args) {
-    const [params, callback] = splitCallback(args);
-    this.#calls.schedule(callback, () => {
-      const resource = this.#begin('All');
-      const started = process.hrtime.bigint();
-      this.#closeCursor();
-      this.#rebind(params);
-      this.#call('all').then(
-        (rows) => {
-          this.#preparedOk();
-          this.#status = 'done';
-          this.#profile(started);
-          if (typeof callback === 'function') {
-            const out = new Array(rows.length);
-            for (let i = 0; i < rows.length; i++) out[i] = toRow(rows[i]);
-            invoke(resource, callback, this, [null, out]);
-          }
-          this.#end(resource);
-        },
-        (err) => this.#fail(resource, callback, err),
-      );
-    });
+    const callback = takeCallback(args);
+    this.#calls.scheduleParams(this.#all, keepParams(args), callback);
     return this;
+  }
+
+  #all(params, callback) {
+    const resource = this.#begin('All');
+    const started = this.#started();
+    this.#closeCursor();
+    this.#rebind(params);
+    this.#call('all').then(
+      (rows) => {
+        this.#preparedOk();
+        this.#status = 'done';
+        this.#profile(started);
+        if (typeof callback === 'function') {
+          const out = new Array(rows.length);
+          for (let i = 0; i < rows.length; i++) out[i] = toRow(rows[i]);
+          invoke(resource, callback, this, [null, out]);
+        }
+        this.#end(resource);
+      },
+      (err) => this.#fail(resource, callback, err),
+    );
   }
 
   /**
@@ -347,24 +400,32 @@ class Statement {
     if (args.length >= 2 && typeof args[args.length - 1] === 'function' && typeof args[args.length - 2] === 'function') {
       complete = args.pop();
     }
-    const [params, callback] = splitCallback(args);
-    this.#calls.schedule(callback, () => {
-      const resource = this.#begin('Each');
-      const started = process.hrtime.bigint();
-      this.#closeCursor();
-      this.#rebind(params);
-      this.#each(resource, callback, complete, started);
-    });
+    const callback = takeCallback(args);
+    this.#calls.schedule(this.#eachCall, { params: keepParams(args), complete }, callback);
     return this;
+  }
+
+  #eachCall({ params, complete }, callback) {
+    const resource = this.#begin('Each');
+    const started = this.#started();
+    this.#closeCursor();
+    this.#rebind(params);
+    this.#each(resource, callback, complete, started);
   }
 
   async #each(resource, callback, complete, started) {
     let count = 0;
+    // interrupt() made while the rows arrive stops them: its abort stops
+    // the chunk running on a SQLite thread, and the rows of a chunk
+    // already here are not handed out after it, as sqlite3 stops stepping.
+    const { signal } = this.#state;
     try {
       const target = this.#target();
       const rows = target.iterate(...this.#bound);
       if (this.#state.hooks.trace) emit(null, this.#db, 'trace', await target.expandedSQL);
       for await (const row of rows) {
+        // Leaving the loop closes the iteration (its cursor).
+        if (signal.aborted) throw signal.reason;
         this.#preparedOk();
         count++;
         invoke(resource, callback, this, [null, toRow(row)]);
@@ -412,11 +473,13 @@ class Statement {
   /** Ends the statement once its calls ran; later calls fail. Returns the database. */
   finalize(callback) {
     if (callback !== undefined && typeof callback !== 'function') throw new TypeError('Argument 0 must be a function');
-    this.#calls.schedule(callback, () => {
-      this.#finalize();
-      invoke(null, callback, this, []);
-    });
+    this.#calls.schedule(this.#finalizeCall, null, callback);
     return this.#db;
+  }
+
+  #finalizeCall(_, callback) {
+    this.#finalize();
+    invoke(null, callback, this, []);
   }
 
   #finalize() {

@@ -95,6 +95,30 @@ function namedArgs(object) {
 }
 
 /**
+ * offloop arguments `args` (bindArgs') for a statement whose slots are
+ * named `names` (parameters.js, null: no named slot), with sqlite3's rule
+ * that a positional value binds by index: one at the index of a named slot
+ * goes into the named object under that name, as offloop reaches such a
+ * slot only by name. The anonymous values left fill the `?` slots in order,
+ * as before.
+ */
+function byIndex(args, names) {
+  if (names === null || args.length === 0) return args;
+  const first = args[0];
+  const hasNamed = first !== null && typeof first === 'object' && !(first instanceof Uint8Array);
+  const positional = hasNamed ? args.slice(1) : args;
+  if (positional.length === 0) return args;
+  const named = hasNamed ? { ...first } : {};
+  const anonymous = [];
+  for (let i = 0; i < positional.length; i++) {
+    const name = i < names.length ? names[i] : null;
+    if (name === null) anonymous.push(positional[i]);
+    else if (!(name in named)) named[name] = positional[i];
+  }
+  return [named, ...anonymous];
+}
+
+/**
  * A row as sqlite3 makes it: a plain object, integers as numbers (offloop
  * reads them as BigInts so that none is refused), blobs as Buffers.
  */
@@ -109,4 +133,4 @@ function toRow(row) {
   return out;
 }
 
-module.exports = { bindArgs, toRow };
+module.exports = { bindArgs, byIndex, toRow };

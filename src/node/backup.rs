@@ -45,6 +45,7 @@ pub fn backup(
                     total_pages: total,
                     remaining_pages: remaining,
                 }),
+                timing: None,
             });
         }
     });

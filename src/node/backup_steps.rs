@@ -65,6 +65,7 @@ pub fn step_backup(steps: &External<BackupSteps>, id: f64, pages: i32) {
                         total_pages: step.page_count.max(0) as u64,
                         remaining_pages: step.remaining.max(0) as u64,
                     }),
+                    timing: None,
                 });
                 done(step.outcome());
             }

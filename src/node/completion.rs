@@ -1,6 +1,6 @@
 //! The completion queue: SQLite threads push finished jobs onto the queue of
 //! the JS environment that asked for them, and the push that finds the
-//! queue disarmed fires the environment's `Signal`, so a burst of
+//! queue disarmed fires the environment's `Waker`, so a burst of
 //! completions costs one wake-up of the event loop. The queue is a
 //! lock-free channel: a SQLite thread pushing never waits for the JS thread
 //! taking a batch, nor for another SQLite thread, and nothing holds a lock
@@ -17,13 +17,37 @@ use std::sync::Arc;
 use crossbeam_channel::{unbounded, Receiver, Sender};
 use offloop_engine as engine;
 
-use super::signal::Signal;
+use super::protocol::flag;
+use super::waker::Waker;
 
 /// One finished job, waiting for the JS thread.
 pub struct Completion {
     pub id: f64,
     pub flags: u32,
     pub result: engine::Result<engine::Outcome>,
+    /// Where and when it ran, for a call flagged `TIMED` that ran.
+    pub timing: Option<Box<CallTiming>>,
+}
+
+/// The lane that ran a call (its connection: `offloop-writer`,
+/// `offloop-reader-N`; whichever pool thread ran it), its wait in the queue
+/// and its run.
+pub struct CallTiming {
+    pub thread: String,
+    pub wait_ms: f64,
+    pub run_ms: f64,
+}
+
+impl CallTiming {
+    /// The job this thread is completing now, if it ran one.
+    fn of_current_job() -> Option<Box<CallTiming>> {
+        let job = engine::current_job()?;
+        Some(Box::new(CallTiming {
+            thread: job.role.lane_name(),
+            wait_ms: job.waited.as_secs_f64() * 1000.0,
+            run_ms: job.started.elapsed().as_secs_f64() * 1000.0,
+        }))
+    }
 }
 
 impl Completion {
@@ -73,21 +97,21 @@ fn outcome_weight(outcome: &engine::Outcome) -> usize {
 pub struct CompletionQueue {
     sender: Sender<Completion>,
     receiver: Receiver<Completion>,
-    /// Set by the push that fires the signal, cleared by the JS thread just
+    /// Set by the push that fires the waker, cleared by the JS thread just
     /// before it takes a batch: pushes in between find it set and leave the
     /// wake-up to that one.
     armed: AtomicBool,
-    pub(super) signal: Signal,
+    pub(super) waker: Waker,
 }
 
 impl CompletionQueue {
-    pub fn new(signal: Signal) -> Self {
+    pub fn new(waker: Waker) -> Self {
         let (sender, receiver) = unbounded();
         CompletionQueue {
             sender,
             receiver,
             armed: AtomicBool::new(false),
-            signal,
+            waker,
         }
     }
 
@@ -99,7 +123,7 @@ impl CompletionQueue {
         // or the flag was set by a push the JS thread has not taken yet, and
         // its take (which clears the flag first) sees this completion too.
         if !self.armed.swap(true, Ordering::SeqCst) {
-            self.signal.fire();
+            self.waker.fire();
         }
     }
 
@@ -135,13 +159,13 @@ impl CompletionQueue {
         batch
     }
 
-    /// Asks for another drain of what a sliced one left queued: the signal
+    /// Asks for another drain of what a sliced one left queued: the waker
     /// fires unless a push since the last `take` already fired it. The
     /// drain then runs on the loop's next turn, after the timers and I/O
     /// that were waiting. JS thread.
     pub fn rearm(&self) {
         if !self.receiver.is_empty() && !self.armed.swap(true, Ordering::SeqCst) {
-            self.signal.fire();
+            self.waker.fire();
         }
     }
 }
@@ -169,10 +193,16 @@ impl Reply {
 
     pub fn send(mut self, result: engine::Result<engine::Outcome>) {
         self.sent = true;
+        let timing = if self.flags & flag::TIMED != 0 {
+            CallTiming::of_current_job()
+        } else {
+            None
+        };
         self.queue.push(Completion {
             id: self.id,
             flags: self.flags,
             result,
+            timing,
         });
     }
 }
@@ -184,6 +214,7 @@ impl Drop for Reply {
                 id: self.id,
                 flags: self.flags,
                 result: Err(engine::Error::closed()),
+                timing: None,
             });
         }
     }

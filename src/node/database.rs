@@ -224,7 +224,9 @@ impl NativeDatabase {
             .dispatch(Request::Exec(sql), id, 0, scope, cancel, Hold::SendNow);
     }
 
-    /// Asks the thread holding a cursor for its next chunk.
+    /// Asks the thread holding a cursor for its next chunk; `cancellable`:
+    /// the iteration has a signal, and `cancel(id)` stops this
+    /// chunk too, queued or running.
     #[napi(catch_unwind)]
     pub fn next(
         &self,
@@ -233,13 +235,19 @@ impl NativeDatabase {
         cursor: f64,
         flags: u32,
         scope: Option<&External<ScopeCell>>,
+        cancellable: bool,
     ) {
         let request = Request::NextChunk {
             cursor: cursor_ref(role, cursor),
             chunk_rows: ITERATE_CHUNK_ROWS,
         };
+        let cancel = if cancellable {
+            Cancel::Allowed
+        } else {
+            Cancel::Never
+        };
         self.dispatcher
-            .dispatch(request, id, flags, scope, Cancel::Never, Hold::SendNow);
+            .dispatch(request, id, flags, scope, cancel, Hold::SendNow);
     }
 
     #[napi(catch_unwind)]

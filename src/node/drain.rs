@@ -1,28 +1,29 @@
 //! The JS thread's end of the completion path, one per JS environment (the
 //! main thread and each worker): the environment's completion queue and its
-//! `Signal`, the drain that hands the queued completions to lib/calls.js in
+//! `Waker`, the drain that hands the queued completions to lib/calls.js in
 //! one call per slice, keep-alive, and teardown.
 //!
 //! Slices: one drain takes about a millisecond of the JS thread's work
-//! (`SLICE_WEIGHT`), whole completions at a time, and fires the signal
+//! (`SLICE_WEIGHT`), whole completions at a time, and fires the waker
 //! again for the rest, so a burst of results (hundreds of `all()`s of many
 //! rows) is settled over several turns of the loop with timers and I/O
 //! between them, instead of in one turn that stalls them.
 //!
-//! The drain runs in the signal's libuv callback inside a Node-API callback
+//! The drain runs in the waker's callback inside a Node-API callback
 //! scope, as a thread-safe function's call would: promise continuations and
 //! `process.nextTick` callbacks run when the scope closes, before the loop
 //! goes on. The completions arrive as the drain function's argument.
 //!
-//! Keep-alive: the signal's handle is referenced while replies are
+//! Keep-alive: the waker's handle is referenced while replies are
 //! outstanding (made on this thread by `expect_reply`, not yet drained), so a
 //! pending call keeps the loop alive and an idle database does not. The count
 //! lives on this thread alone and is checked once a drain and its
 //! continuations are done: a lone awaited call, whose continuation makes
 //! the next call, leaves the handle referenced and costs no ref/unref.
 //!
-//! Before the loop blocks with a reply due, `Linger` may look for it for a
-//! few microseconds; a reply it catches is drained there, the same way.
+//! On the libuv path (see `waker`), before the loop blocks with a reply
+//! due, `Linger` may look for it for a few microseconds; a reply it catches
+//! is drained there, the same way. The other path has no linger.
 //!
 //! Teardown: an async cleanup hook closes the handles and tells Node when
 //! libuv is done with it (Node runs the loop until then), so a worker's loop
@@ -42,8 +43,8 @@ use super::js::{check, Cx, Js};
 use super::linger::Linger;
 use super::outcome::completions_to_js;
 use super::packer;
-use super::signal::Signal;
 use super::uv;
+use super::waker::{self, WakePath, Waker, Woken};
 
 /// This environment's side of the completion path.
 struct Environment {
@@ -51,13 +52,15 @@ struct Environment {
     queue: Arc<CompletionQueue>,
     /// lib/calls.js's `drain(batch)`.
     drain: sys::napi_ref,
-    /// The async context drains run in (what async_hooks see).
-    context: sys::napi_async_context,
+    /// The async context drains run in (what async_hooks see), on a path
+    /// whose callbacks the host does not already run in a callback scope.
+    context: Option<sys::napi_async_context>,
     /// Replies made and not yet drained.
     outstanding: Cell<usize>,
-    /// Whether the signal's handle is referenced.
+    /// Whether the waker's handle is referenced.
     referenced: Cell<bool>,
-    linger: Linger,
+    /// On the libuv path only.
+    linger: Option<Linger>,
 }
 
 thread_local! {
@@ -78,7 +81,7 @@ pub fn queue() -> Option<Arc<CompletionQueue>> {
 pub fn expect_reply(queue: &Arc<CompletionQueue>, id: f64, flags: u32) -> Reply {
     if let Some(e) = current() {
         if e.outstanding.get() == 0 && !e.referenced.get() {
-            e.queue.signal.set_referenced(true);
+            e.queue.waker.set_referenced(true);
             e.referenced.set(true);
         }
         e.outstanding.set(e.outstanding.get() + 1);
@@ -88,9 +91,10 @@ pub fn expect_reply(queue: &Arc<CompletionQueue>, id: f64, flags: u32) -> Reply 
 
 /// Sets up this environment's completion path: `drain` (a JS function)
 /// is called with each batch. `pack` and `join` build the arrays
-/// completions are handed over in (see `packer`). A second call in the same
-/// environment does nothing.
-pub fn init(cx: Cx, drain: Js, pack: Js, join: Js) -> Result<()> {
+/// completions are handed over in (see `packer`). `runtime` and `version`
+/// name the host (`node`, `bun`, `deno`), which chooses the waker. A second
+/// call in the same environment does nothing.
+pub fn init(cx: Cx, drain: Js, pack: Js, join: Js, runtime: &str, version: &str) -> Result<()> {
     if current().is_some() {
         return Ok(());
     }
@@ -98,33 +102,60 @@ pub fn init(cx: Cx, drain: Js, pack: Js, join: Js) -> Result<()> {
     let mut drain_ref = ptr::null_mut();
     // SAFETY: live env and a value of this call; Node writes the reference.
     check(unsafe { sys::napi_create_reference(cx.0, drain.0, 1, &mut drain_ref) })?;
-    let mut context = ptr::null_mut();
-    let name = cx.string("offloop")?;
-    // SAFETY: live env; a null resource makes Node create (and hold) one.
-    check(unsafe { sys::napi_async_init(cx.0, ptr::null_mut(), name.0, &mut context) })?;
-    let signal = Signal::open(cx.0, on_signal)?;
-    let linger = match Linger::open(cx.0, on_prepare) {
-        Ok(linger) => linger,
-        Err(error) => {
-            signal.close(Box::new(|| {}));
-            return Err(error);
-        }
+    let path = WakePath::choose(runtime);
+    let context = if path.host_scopes_callbacks() {
+        None
+    } else {
+        let mut context = ptr::null_mut();
+        let name = cx.string("offloop")?;
+        // SAFETY: live env; a null resource makes Node create (and hold) one.
+        check(unsafe { sys::napi_async_init(cx.0, ptr::null_mut(), name.0, &mut context) })?;
+        Some(context)
     };
-    let mut hook = ptr::null_mut();
-    // SAFETY: a plain function with a null argument, removed by
-    // `on_teardown` once the handle is closed.
-    let added = check(unsafe {
-        sys::napi_add_async_cleanup_hook(cx.0, Some(on_teardown), ptr::null_mut(), &mut hook)
-    });
+    let unusable = |error| waker::unusable(runtime, version, path, &error);
+    let waker = Waker::open::<Delivery>(cx, path).map_err(unusable)?;
+    let linger = match path {
+        WakePath::Libuv => match Linger::open(cx.0, on_prepare) {
+            Ok(linger) => Some(linger),
+            Err(error) => {
+                waker.close(Box::new(|| {}));
+                return Err(unusable(error));
+            }
+        },
+        WakePath::ThreadsafeFunction => None,
+    };
+    let added = match path {
+        WakePath::Libuv => {
+            let mut hook = ptr::null_mut();
+            // SAFETY: a plain function with a null argument, removed by
+            // `on_async_teardown` once the handles are closed.
+            check(unsafe {
+                sys::napi_add_async_cleanup_hook(
+                    cx.0,
+                    Some(on_async_teardown),
+                    ptr::null_mut(),
+                    &mut hook,
+                )
+            })
+        }
+        // SAFETY: a plain function with a null argument, run once at
+        // teardown; never removed (it outlives nothing it uses).
+        WakePath::ThreadsafeFunction => check(unsafe {
+            sys::napi_add_env_cleanup_hook(cx.0, Some(on_teardown), ptr::null_mut())
+        }),
+    };
     if let Err(error) = added {
         // Nothing would close the handles at teardown, and a loop cannot
         // close with them open.
-        linger.close(Box::new(move || signal.close(Box::new(|| {}))));
+        close_all(
+            linger.as_ref(),
+            Box::new(move || waker.close(Box::new(|| {}))),
+        );
         return Err(error);
     }
     let environment = Environment {
         env: cx.0,
-        queue: Arc::new(CompletionQueue::new(signal)),
+        queue: Arc::new(CompletionQueue::new(waker)),
         drain: drain_ref,
         context,
         outstanding: Cell::new(0),
@@ -135,24 +166,30 @@ pub fn init(cx: Cx, drain: Js, pack: Js, join: Js) -> Result<()> {
     Ok(())
 }
 
-/// The signal's callback, on the JS thread.
-unsafe extern "C" fn on_signal(_handle: uv::Handle) {
-    // A panic must not unwind into libuv; the completions it held are lost
-    // with it, which only a bug in this file could cause.
-    let _ = catch_unwind(AssertUnwindSafe(|| {
+/// What the waker runs on the JS thread (under `catch_unwind`: the
+/// completions a panic held are lost with it, which only a bug in this
+/// file could cause).
+struct Delivery;
+
+impl Woken for Delivery {
+    fn woken() {
         if let Some(e) = current() {
             e.deliver();
         }
-    }));
+    }
 }
 
 /// The loop is about to block, on the JS thread.
 unsafe extern "C" fn on_prepare(_handle: uv::Handle) {
-    // As for `on_signal`.
+    // A panic must not unwind into libuv.
     let _ = catch_unwind(AssertUnwindSafe(|| {
         if let Some(e) = current() {
             let due = e.outstanding.get() > 0;
-            if e.linger.wait(due, || !e.queue.is_empty()) {
+            let caught = e
+                .linger
+                .as_ref()
+                .is_some_and(|linger| linger.wait(due, || !e.queue.is_empty()));
+            if caught {
                 e.deliver();
             }
         }
@@ -163,7 +200,9 @@ impl Environment {
     fn deliver(&self) {
         let batch = self.queue.take(SLICE_WEIGHT);
         if !batch.is_empty() {
-            self.linger.delivered();
+            if let Some(linger) = &self.linger {
+                linger.delivered();
+            }
             let replies = batch.iter().filter(|c| c.is_reply()).count();
             self.outstanding
                 .set(self.outstanding.get().saturating_sub(replies));
@@ -174,19 +213,23 @@ impl Environment {
             self.queue.rearm();
         }
         if self.outstanding.get() == 0 && self.referenced.get() {
-            self.queue.signal.set_referenced(false);
+            self.queue.waker.set_referenced(false);
             self.referenced.set(false);
         }
     }
 
-    /// Calls `drain(batch)` inside a handle scope and a callback scope.
+    /// Calls `drain(batch)` inside a handle scope and a callback scope
+    /// (the host's, or one of ours).
     /// Whatever fails, no exception is left pending on the environment: a
     /// pending one would make every later Node-API call of this addon fail,
     /// napi-rs's own teardown included (which then aborts the process).
     fn call_drain(&self, batch: Vec<Completion>) -> Result<()> {
         let cx = Cx(self.env);
         let _handles = HandleScope::open(cx)?;
-        let scope = CallbackScope::open(cx, self.context)?;
+        let scope = match self.context {
+            Some(context) => Some(CallbackScope::open(cx, context)?),
+            None => None,
+        };
         let called = self.call_drain_in_scope(cx, batch);
         report_exception(cx);
         drop(scope);
@@ -296,10 +339,9 @@ impl Drop for CallbackScope {
     }
 }
 
-/// The environment is ending: forget its state, and close the signal's
-/// handle; Node waits (running the loop) until `napi_remove_async_cleanup_hook`
-/// says libuv is done with it.
-unsafe extern "C" fn on_teardown(hook: sys::napi_async_cleanup_hook_handle, _arg: *mut c_void) {
+/// The environment is ending: forget its state, and close the waker's
+/// handle (and the linger's); `done` runs once the host is done with them.
+fn tear_down(done: Box<dyn FnOnce()>) {
     let environment = catch_unwind(|| {
         packer::forget_environment();
         ENVIRONMENT.with(|e| e.borrow_mut().take())
@@ -307,21 +349,46 @@ unsafe extern "C" fn on_teardown(hook: sys::napi_async_cleanup_hook_handle, _arg
     .ok()
     .flatten();
     let Some(environment) = environment else {
-        // SAFETY: the handle Node passed to this hook, removed once.
-        unsafe { sys::napi_remove_async_cleanup_hook(hook) };
-        return;
+        return done();
     };
-    // SAFETY: live env (teardown has not freed it); the context was made by
-    // `init` and is destroyed once, here.
-    unsafe { sys::napi_async_destroy(environment.env, environment.context) };
+    if let Some(context) = environment.context {
+        // SAFETY: live env (teardown has not freed it); the context was
+        // made by `init` and is destroyed once, here.
+        unsafe { sys::napi_async_destroy(environment.env, context) };
+    }
     // SQLite threads may still push (and fire) until their databases close:
-    // they keep the queue, whose signal now does nothing.
+    // they keep the queue, whose waker now does nothing.
     let queue = environment.queue.clone();
-    environment.linger.close(Box::new(move || {
-        queue.signal.close(Box::new(move || {
-            // SAFETY: the handle Node passed to this hook, removed once,
-            // after libuv closed both handles.
-            unsafe { sys::napi_remove_async_cleanup_hook(hook) };
-        }));
+    close_all(
+        environment.linger.as_ref(),
+        Box::new(move || queue.waker.close(done)),
+    );
+}
+
+/// Teardown on the libuv path: Node waits (running the loop) until
+/// `napi_remove_async_cleanup_hook` says libuv is done with the handles.
+unsafe extern "C" fn on_async_teardown(
+    hook: sys::napi_async_cleanup_hook_handle,
+    _arg: *mut c_void,
+) {
+    tear_down(Box::new(move || {
+        // SAFETY: the handle Node passed to this hook, removed once, after
+        // libuv closed both handles.
+        unsafe { sys::napi_remove_async_cleanup_hook(hook) };
     }));
+}
+
+/// Teardown on the thread-safe function's path: releasing it is all, and
+/// the host frees it. (Deno frees an async hook's handle itself once the
+/// hook ran, so removing it there, as Node requires, frees it twice.)
+unsafe extern "C" fn on_teardown(_arg: *mut c_void) {
+    tear_down(Box::new(|| {}));
+}
+
+/// Closes the linger, if any, then runs `then` (once libuv is done with it).
+fn close_all(linger: Option<&Linger>, then: Box<dyn FnOnce()>) {
+    match linger {
+        Some(linger) => linger.close(then),
+        None => then(),
+    }
 }

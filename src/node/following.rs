@@ -42,6 +42,7 @@ pub fn follow_start(db: &NativeDatabase, watch_id: f64) -> Result<()> {
                 total_pages: txid.get(),
                 remaining_pages: pages,
             }),
+            timing: None,
         });
     });
     follower
@@ -122,6 +123,7 @@ pub fn follow_watch_lease(
                 total_pages: 0,
                 remaining_pages: 0,
             }),
+            timing: None,
         })
     });
     let every = std::time::Duration::from_millis(poll_interval_ms.max(1.0) as u64);

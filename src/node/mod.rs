@@ -34,8 +34,10 @@ mod signal;
 mod spread;
 mod stats;
 mod status;
+mod threadsafe_signal;
 mod thrown;
 mod uv;
+mod waker;
 
 use napi::{Env, Result};
 use napi_derive::napi;
@@ -70,13 +72,28 @@ pub use status::in_transaction;
 /// one flat array of records (see `outcome::completions_to_js`) whenever
 /// completions wait. `pack` is `(...v) => v` and `join` is
 /// `(...arrays) => [].concat(...arrays)`: completions are handed over in
-/// arrays they build.
+/// arrays they build. `runtime` (`node`, `bun`, `deno`) and `version` name
+/// the host, which chooses how completions wake the loop (`waker`).
 #[napi(catch_unwind)]
-pub fn init(env: Env, drain: Js, pack: Js, join: Js) -> Result<()> {
+pub fn init(
+    env: Env,
+    drain: Js,
+    pack: Js,
+    join: Js,
+    runtime: String,
+    version: String,
+) -> Result<()> {
     // Read at load, before any database opens: the fault VFS must be
     // registered before a URI can name it.
     faults::read_switch();
-    drain::init(Cx(env.raw()), drain, pack, join)
+    drain::init(Cx(env.raw()), drain, pack, join, &runtime, &version)
+}
+
+/// How completions wake the event loop in this process (`db.stats().waker`):
+/// `libuv` or `threadsafe-function`.
+#[napi(catch_unwind)]
+pub fn waker() -> Option<String> {
+    waker::WakePath::chosen().map(|path| path.name().to_string())
 }
 
 #[napi(catch_unwind)]

@@ -34,6 +34,7 @@ const VALUE: f64 = record::VALUE as f64;
 const RUN: f64 = record::RUN as f64;
 const ROWS: f64 = record::ROWS as f64;
 const PROGRESS: f64 = record::PROGRESS as f64;
+const TIMING: f64 = record::TIMING as f64;
 
 /// Everything taken from the queue, as one flat array of records, each
 /// starting `id, kind`:
@@ -42,7 +43,9 @@ const PROGRESS: f64 = record::PROGRESS as f64;
 /// - `RUN, changes, lastInsertRowid`;
 /// - `PROGRESS, totalPages, remainingPages`: a backup's step (its call
 ///   completes later);
-/// - `ROWS, columns, n, v1 … vn`: the rows' values, row-major.
+/// - `ROWS, columns, n, v1 … vn`: the rows' values, row-major;
+/// - `TIMING, thread, waitMs, runMs`: where and when a TIMED call ran,
+///   followed by the call's own record (with its id again).
 pub fn completions_to_js(cx: Cx, completions: Vec<Completion>) -> Result<Js> {
     let values: usize = completions
         .iter()
@@ -53,6 +56,13 @@ pub fn completions_to_js(cx: Cx, completions: Vec<Completion>) -> Result<Js> {
         .sum();
     let mut out = Packer::new(cx, completions.len() * 4 + values);
     for c in completions {
+        if let Some(timing) = &c.timing {
+            out.number(c.id)?;
+            out.number(TIMING)?;
+            out.push(cx.string(&timing.thread)?);
+            out.number(timing.wait_ms)?;
+            out.number(timing.run_ms)?;
+        }
         out.number(c.id)?;
         let big = c.flags & flag::READ_BIG_INTS != 0;
         match c.result {

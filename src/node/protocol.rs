@@ -54,12 +54,17 @@ wire! {
         /// `totalPages, remainingPages`: a backup's step, before its
         /// own completion (which is a VALUE or FAILED record).
         PROGRESS = 4,
+        /// `thread, waitMs, runMs`: where and when a TIMED call ran, just
+        /// before its own record.
+        TIMING = 5,
     }
     /// Bits of a call's `flags`.
     flag: u32 {
         READ_BIG_INTS = 1,
         ALLOW_BARE_NAMED = 4,
         ALLOW_UNKNOWN_NAMED = 8,
+        /// Report the thread and the times of the call (a TIMING record).
+        TIMED = 16,
     }
     /// What a scope begins with (`NativeDatabase::begin`).
     scope: u32 {

@@ -7,12 +7,13 @@
 //! `uv_handle_set_data` (1.19), which let this code allocate and use a
 //! handle without knowing its layout.
 //!
-//! How they are found differs. On Unix they are declared here and the
-//! dynamic linker resolves them against the `node` executable when the
-//! addon is loaded. A Windows DLL cannot leave a symbol unresolved, so on
-//! Windows [`load`] looks each one up in the process's main module
-//! (`node.exe`) at run time, as napi-sys does for Node-API, and the
-//! functions here call what it found.
+//! They are found at run time, on every OS, never through the dynamic
+//! linker: [`load`] looks each one up among the process's own exports
+//! (`dlsym` on Unix, the main module on Windows, as napi-sys does for
+//! Node-API), and the functions here call what it found. An addon that
+//! left them unresolved would fail to load at all in a host that exports
+//! only part of libuv (Deno has no `uv_prepare_*`); found this way, a
+//! missing one is an error `waker` can act on.
 //!
 //! This file only names the functions; `signal` and `linger` own the
 //! handles.
@@ -59,40 +60,25 @@ pub type AsyncCallback = unsafe extern "C" fn(handle: Handle);
 pub type PrepareCallback = unsafe extern "C" fn(handle: Handle);
 pub type CloseCallback = unsafe extern "C" fn(handle: Handle);
 
-/// The declarations, used as they are on Unix; on Windows the same
-/// signatures become the fields of the table `load` fills.
+/// The declarations become the fields of the table `load` fills, and
+/// functions of the same names that call through it.
 macro_rules! libuv {
     ($($(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)? = $failed:expr;)*) => {
-        #[cfg(not(windows))]
-        extern "C" {
-            $($(#[$doc])* pub fn $name($($arg: $ty),*) $(-> $ret)?;)*
-        }
-
-        /// Finds libuv's functions: nothing to do where the dynamic linker
-        /// did it.
-        #[cfg(not(windows))]
-        pub fn load() -> Result<(), String> {
-            Ok(())
-        }
-
-        #[cfg(windows)]
         #[allow(non_snake_case)]
         struct Functions {
             $($name: unsafe extern "C" fn($($ty),*) $(-> $ret)?,)*
         }
 
-        #[cfg(windows)]
         static FUNCTIONS: std::sync::OnceLock<Result<Functions, String>> = std::sync::OnceLock::new();
 
-        /// Looks every function up in the process's main module, once;
-        /// the error names the first one missing.
-        #[cfg(windows)]
+        /// Looks every function up among the process's exports, once; the
+        /// error names the first one missing.
         pub fn load() -> Result<(), String> {
             let found = FUNCTIONS.get_or_init(|| {
                 Ok(Functions {
                     $($name: {
-                        let address = host::main_module_symbol(concat!(stringify!($name), "\0"))?;
-                        // SAFETY: the executable's export of this name is
+                        let address = host::exported_symbol(concat!(stringify!($name), "\0"))?;
+                        // SAFETY: the process's export of this name is
                         // libuv's function of the signature declared here
                         // (libuv's stable ABI; the C and system calling
                         // conventions are one on x86-64 Windows).
@@ -109,7 +95,6 @@ macro_rules! libuv {
             ///
             /// # Safety
             /// As for the libuv function of this name.
-            #[cfg(windows)]
             pub unsafe fn $name($($arg: $ty),*) $(-> $ret)? {
                 match FUNCTIONS.get() {
                     // SAFETY: per the caller, as the libuv function.
@@ -121,8 +106,11 @@ macro_rules! libuv {
     };
 }
 
-/// `UV_EINVAL` (on Windows libuv's error codes are fixed negative
-/// numbers): what a call made before `load` succeeded returns.
+/// `UV_EINVAL`: what a call made before `load` succeeded returns. Only
+/// its being non-zero matters to the callers; on Unix libuv's codes are
+/// the negated `errno` values, on Windows fixed numbers.
+#[cfg(not(windows))]
+const UV_EINVAL: c_int = -22;
 #[cfg(windows)]
 const UV_EINVAL: c_int = -4071;
 
@@ -149,6 +137,36 @@ libuv! {
     fn uv_handle_set_data(handle: Handle, data: *mut c_void) = ();
 }
 
+/// The process's own exports, through the dynamic loader: the host
+/// executable's and those of the libraries it loaded.
+#[cfg(not(windows))]
+mod host {
+    use std::ffi::c_void;
+    use std::os::raw::c_char;
+
+    /// `RTLD_DEFAULT`: look in the global scope, the executable first.
+    #[cfg(not(any(target_os = "macos", target_os = "ios")))]
+    const RTLD_DEFAULT: *mut c_void = std::ptr::null_mut();
+    #[cfg(any(target_os = "macos", target_os = "ios"))]
+    const RTLD_DEFAULT: *mut c_void = -2isize as *mut c_void;
+
+    extern "C" {
+        fn dlsym(handle: *mut c_void, name: *const c_char) -> *mut c_void;
+    }
+
+    /// The address of the export `name` (NUL-terminated).
+    pub fn exported_symbol(name: &'static str) -> Result<*mut c_void, String> {
+        // SAFETY: `RTLD_DEFAULT` is a pseudo-handle every dynamic loader
+        // accepts, and `name` is NUL-terminated.
+        let address = unsafe { dlsym(RTLD_DEFAULT, name.as_ptr() as *const c_char) };
+        if address.is_null() {
+            let shown = name.trim_end_matches('\0');
+            return Err(format!("the host process exports no {shown} (libuv)"));
+        }
+        Ok(address)
+    }
+}
+
 /// The process's own exports, through kernel32.
 #[cfg(windows)]
 mod host {
@@ -162,8 +180,8 @@ mod host {
     }
 
     /// The address of the export `name` (NUL-terminated) of the process's
-    /// main module.
-    pub fn main_module_symbol(name: &'static str) -> Result<*mut c_void, String> {
+    /// main module (`node.exe`).
+    pub fn exported_symbol(name: &'static str) -> Result<*mut c_void, String> {
         let shown = name.trim_end_matches('\0');
         // SAFETY: a null name asks for the main module, which lives as
         // long as the process; the handle needs no release.

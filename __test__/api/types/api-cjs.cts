@@ -6,6 +6,9 @@ import kysely = require('kysely');
 import offloopKysely = require('offloop/kysely');
 import offloopDrizzle = require('offloop/drizzle');
 import offloopPrisma = require('offloop/prisma');
+import offloopOtel = require('offloop/otel');
+import offloopMetrics = require('offloop/metrics');
+import promClient = require('prom-client');
 import sqliteCore = require('drizzle-orm/sqlite-core');
 
 async function main(): Promise<void> {
@@ -17,6 +20,10 @@ async function main(): Promise<void> {
   const factory = new offloopPrisma.PrismaOffloop(db);
   // @ts-expect-error: a Kysely dialect is not a Database
   offloopDrizzle.drizzle(new offloopKysely.OffloopDialect({ database: db }));
+  const stopSpans: () => void = offloopOtel.instrument();
+  const stopMetrics: () => void = offloopMetrics.register(new promClient.Registry());
+  stopSpans();
+  stopMetrics();
   void ids, rows, factory;
 }
 

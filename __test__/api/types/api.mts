@@ -8,11 +8,17 @@ import { OffloopDialect } from 'offloop/kysely';
 import { drizzle } from 'offloop/drizzle';
 import { migrate } from 'offloop/drizzle/migrator';
 import { PrismaOffloop } from 'offloop/prisma';
+import { instrument } from 'offloop/otel';
+import { register } from 'offloop/metrics';
+import type { OperationTraceContext, QueryTraceContext, TracedOperation } from 'offloop';
 
 import { Kysely, type Generated } from 'kysely';
 import { eq, relations } from 'drizzle-orm';
 import { integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
 import type { SqlDriverAdapterFactory } from '@prisma/driver-adapter-utils';
+import { trace } from '@opentelemetry/api';
+import { Registry } from 'prom-client';
+import diagnosticsChannel from 'node:diagnostics_channel';
 
 // Core.
 const db: Database = await Database.open('app.db', {
@@ -171,7 +177,31 @@ new PrismaOffloop();
 // @ts-expect-error: not a transaction mode
 new PrismaOffloop(db, { transactionMode: 'now' });
 
+// Observability.
+const queryChannel = diagnosticsChannel.tracingChannel<unknown, QueryTraceContext>('offloop:query');
+const onQueryEnd = (ctx: QueryTraceContext) => {
+  const waited: number | undefined = ctx.queueWait;
+  const parentMethod: string | undefined = ctx.parent?.method;
+  const text: string = ctx.sql;
+  void waited, parentMethod, text;
+};
+const ignore = () => {};
+queryChannel.subscribe({ start: ignore, end: ignore, asyncStart: ignore, asyncEnd: onQueryEnd, error: ignore });
+const traced: TracedOperation = 'checkpoint';
+const operationChannel = diagnosticsChannel.tracingChannel<unknown, OperationTraceContext>(`offloop:${traced}`);
+operationChannel.subscribe({ start: (ctx) => void ctx.mode, end: ignore, asyncStart: ignore, asyncEnd: ignore, error: ignore });
+const uninstrument: () => void = instrument({ tracerProvider: trace.getTracerProvider(), parameters: false });
+uninstrument();
+// @ts-expect-error: parameters is a boolean
+instrument({ parameters: 'yes' });
+const unregister: () => void = register(new Registry(), { databases: ['app.db'] });
+unregister();
+// @ts-expect-error: databases are paths
+register(new Registry(), { databases: [db] });
+// @ts-expect-error: not an operation with a channel
+const untraced: TracedOperation = 'get';
+
 export {
   version, options, open, where, image, replaced, ran, id, rows, firstId, columns, changes, meta, sqlText, bounded, total, batch, count,
-  checkpointed, stats, settings, notRows, lazy, emails, client, selected, runResult, titles, inserted, all, names,
+  checkpointed, stats, settings, notRows, lazy, emails, client, selected, runResult, titles, inserted, all, names, untraced,
 };

@@ -35,6 +35,7 @@ backup.step(-1, function (err, completed: boolean) {
 });
 console.log(db.stats().readers.length, db.offloop.isOpen, db.open, sqlite3.VERSION, sqlite3.VERSION_NUMBER, sqlite3.SOURCE_ID, sqlite3.path.length);
 sqlite3.verbose().cached.Database('app.db');
+const cachedWithNew: Database = new sqlite3.cached.Database('app.db', sqlite3.OPEN_READONLY);
 const sourceId: string = OffloopDatabase.sqliteSourceId;
 console.log(sourceId);
 const tuned = sqlite3.withOptions({ readers: 2 });

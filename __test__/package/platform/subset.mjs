@@ -1,7 +1,11 @@
 // The part of the test suite a prebuilt addon must pass on its own platform:
 // open, write, read, a transaction, a checkpoint, close, worker_threads,
-// `:memory:`, and a folder replica with a restore (on Windows through a
-// `file:///C:/…` URL and paths with a drive letter and backslashes).
+// `:memory:`, a folder replica with its lease (the default), a reopen that
+// carries on from the replica, restores, and `offloop/sqlite3` (on Windows
+// through `file:///C:/…` URLs and paths with a drive letter and
+// backslashes). Windows flushes a file only through a handle open for
+// writing: the replica, reopen and restore tests are what fails there when
+// offloop syncs one opened read-only.
 // It never runs from the repository: install.mjs copies it into a folder
 // where offloop and one platform package were installed from their
 // tarballs, and runs it there with the Node of that platform (the host's,
@@ -26,6 +30,26 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 // for an emulated CPU.
 const ROWS = 200;
 const READS = 100;
+// The shortest lease offloop takes, renewed every second.
+const LEASE_TTL_MS = 3000;
+// How long a test waits for a lease renewal (a background thread's) before
+// it fails: far more than one needs, even emulated.
+const PATIENCE_MS = 60_000;
+
+/** Resolves once `check()` is true; rejects, naming `what`, after PATIENCE_MS. */
+async function until(what, check) {
+  const deadline = Date.now() + PATIENCE_MS;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`still waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** The replica's lease object (Litestream's lock.json) in `folder`. */
+function leaseIn(folder) {
+  const lease = JSON.parse(fs.readFileSync(path.join(folder, 'lock.json'), 'utf8'));
+  return { owner: lease.owner, expiresAt: Date.parse(lease.expires_at) };
+}
 
 /** What each worker and the main thread do on a database of their own. */
 async function writeAndRead(Database, file, tag) {
@@ -134,6 +158,25 @@ if (!isMainThread) {
     );
   });
 
+  test('a replica takes its lease by default, renews it while open and releases it at close', async () => {
+    const folder = path.join(tmp, 'leased');
+    const url = pathToFileURL(folder).href;
+    const db = await Database.open(path.join(tmp, 'leased.db'), { replica: { url, leaseTtl: LEASE_TTL_MS } });
+    const { leaseHolder, fenced } = db.stats().replica;
+    assert.equal(typeof leaseHolder, 'string');
+    assert.notEqual(leaseHolder, '');
+    assert.equal(fenced, false);
+    const taken = leaseIn(folder);
+    assert.equal(taken.owner, leaseHolder);
+    await until('a renewal of the lease', () => leaseIn(folder).expiresAt > taken.expiresAt);
+    await db.exec('CREATE TABLE l(x); INSERT INTO l VALUES (1)');
+    assert.ok((await db.syncReplica()).txid >= 1);
+    assert.equal(db.stats().replica.fenced, false);
+    assert.equal(db.stats().replica.lastError, null);
+    await db.close();
+    assert.deepEqual(leaseIn(folder), { owner: leaseHolder, expiresAt: 0 }, 'released: expired at the epoch');
+  });
+
   test('a folder replica gets every commit and a restore gives them back, while the source stays open', async () => {
     // A space in the folder's name: its URL escapes it, the path does not.
     const folder = path.join(tmp, 'replica folder');
@@ -175,12 +218,14 @@ if (!isMainThread) {
     const url = pathToFileURL(folder).href;
     const file = path.join(tmp, 'resumed.db');
     let db = await Database.open(file, { replica: { url } });
+    const holder = db.stats().replica.leaseHolder;
     await db.exec('CREATE TABLE p(pad BLOB)');
     const ins = db.prepare('INSERT INTO p VALUES (randomblob(4000))');
     await Promise.all(Array.from({ length: 100 }, () => ins.run()));
     const before = await db.syncReplica();
     await db.close();
     db = await Database.open(file, { replica: { url } });
+    assert.equal(db.stats().replica.leaseHolder, holder, 'the same database is the same lease holder');
     await db.prepare("INSERT INTO p VALUES (x'01')").run();
     const resumed = await db.syncReplica();
     await db.close();
@@ -188,6 +233,68 @@ if (!isMainThread) {
     const txid = resumed.txid.toString(16).padStart(16, '0');
     const { size } = fs.statSync(path.join(folder, 'ltx', '0', `${txid}-${txid}.ltx`));
     assert.ok(size < 20_000, `the next file holds the change only (${size} bytes), not the 400 kB database`);
+  });
+
+  test('offloop/sqlite3 writes a replicated file, backs it up, and opens a restore by path and by URI', async () => {
+    const sqlite3 = require('offloop/sqlite3');
+    assert.equal((await import('offloop/sqlite3')).default, sqlite3);
+    assert.deepEqual(
+      Object.keys(require.cache).filter((f) => f.endsWith('.node')),
+      [sqlite3.path],
+      "sqlite3.path names the platform package's addon, the one loaded",
+    );
+    const call = (target, method, ...args) =>
+      new Promise((resolve, reject) => {
+        target[method](...args, function (err, result) {
+          if (err) reject(err);
+          else resolve(method === 'run' ? { lastID: this.lastID, changes: this.changes } : result);
+        });
+      });
+    const opened = (module, ...args) =>
+      new Promise((resolve, reject) => {
+        const db = new module.Database(...args, (err) => (err ? reject(err) : resolve(db)));
+      });
+
+    const file = path.join(tmp, 'sqlite3.db');
+    const url = pathToFileURL(path.join(tmp, 'sqlite3 replica')).href;
+    const db = await opened(sqlite3.withOptions({ replica: { url } }), file);
+    await call(db, 'exec', 'CREATE TABLE s(id INTEGER PRIMARY KEY, name TEXT UNIQUE)');
+    const runs = await Promise.all(
+      Array.from({ length: ROWS }, (_, i) => call(db, 'run', 'INSERT INTO s(name) VALUES (?)', `n${i}`)),
+    );
+    assert.deepEqual(
+      runs.map((r) => [r.lastID, r.changes]),
+      Array.from({ length: ROWS }, (_, i) => [i + 1, 1]),
+    );
+    await assert.rejects(call(db, 'run', 'INSERT INTO s(name) VALUES (?)', 'n0'), { code: 'SQLITE_CONSTRAINT' });
+    assert.deepEqual(await call(db, 'get', 'SELECT count(*) AS n FROM s'), { n: ROWS });
+    const copy = path.join(tmp, 'sqlite3-copy.db');
+    const backup = db.backup(copy);
+    await new Promise((resolve, reject) => backup.step(-1, (err) => (err ? reject(err) : resolve())));
+    assert.equal(backup.completed, true);
+    await new Promise((resolve) => backup.finish(resolve));
+    // The close ships every commit to the replica.
+    await call(db, 'close');
+    const restored = path.join(tmp, 'sqlite3-restored.db');
+    await Database.restore(url, restored);
+
+    // Without OPEN_CREATE, sqlite3 opens an existing file only, by path
+    // (offloop's adapter turns it into a file: URI) or by URI.
+    for (const name of [copy, restored]) {
+      const byPath = await opened(sqlite3, name, sqlite3.OPEN_READWRITE);
+      assert.deepEqual(await call(byPath, 'all', 'SELECT name FROM s WHERE id IN (1, ?) ORDER BY id', ROWS), [
+        { name: 'n0' },
+        { name: `n${ROWS - 1}` },
+      ]);
+      await call(byPath, 'close');
+    }
+    const uri = `${pathToFileURL(file).href}?mode=ro`;
+    const byUri = await opened(sqlite3, uri, sqlite3.OPEN_READONLY | sqlite3.OPEN_URI);
+    assert.deepEqual(await call(byUri, 'get', 'SELECT count(*) AS n FROM s'), { n: ROWS });
+    await call(byUri, 'close');
+    await assert.rejects(opened(sqlite3, path.join(tmp, 'missing.db'), sqlite3.OPEN_READWRITE), {
+      code: 'SQLITE_CANTOPEN',
+    });
   });
 
   test('workers and the main thread use the addon at once', async () => {

@@ -16,6 +16,14 @@ export function ratio(value) {
   return `${value.toFixed(2)}×`;
 }
 
+/**
+ * How much lower a latency is than its peer's, given peer / offloop: "4.38×
+ * lower", or, when it is higher, "1.69× higher" (never "0.59× lower").
+ */
+export function lowerBy(factor) {
+  return factor >= 1 ? `${ratio(factor)} lower` : `${ratio(1 / factor)} higher`;
+}
+
 /** Milliseconds: 0.18 ms, 12.0 ms, 256 ms, 2,288 ms. */
 export function ms(value) {
   if (value >= 100) return `${Math.round(value).toLocaleString('en-US')} ms`;

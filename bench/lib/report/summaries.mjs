@@ -8,7 +8,7 @@
 // a results file whose shape it does not know makes its function throw,
 // and the caller reports and skips that file.
 
-import { count, megabytes, median, ms, rate, ratio, seconds, us } from './format.mjs';
+import { count, lowerBy, megabytes, median, ms, rate, ratio, seconds, us } from './format.mjs';
 
 const PERF = 'docs/performance.md';
 
@@ -46,7 +46,7 @@ function checkpoint(r) {
         peer: `better-sqlite3 ${count(peer('constant').syncs.jsThread)}`,
       },
       {
-        measure: `[W1](${why}): of those inserts, calls over ${r.workload.slowCallMs} ms, back to back / in bursts`,
+        measure: `[W1](${why}): of those inserts, calls over ${r.workload.slowCallMs} ms, with inserts back to back / in bursts`,
         offloop: `${on('constant').callsOver5ms} / ${on('bursts').callsOver5ms}`,
         peer: `better-sqlite3 ${peer('constant').callsOver5ms} / ${peer('bursts').callsOver5ms}`,
       },
@@ -102,7 +102,7 @@ function classic(r) {
     const p = pair(task, mode);
     return {
       measure: `[W2](${why}): ${measure}`,
-      offloop: `${rate(p.o20)} (${ratio(p.r20)}) on Node 20; ${rate(p.o24)} (${ratio(p.r24)}) on Node 24`,
+      offloop: `${rate(p.o20)} (${ratio(p.r20)} better-sqlite3's) on Node 20; ${rate(p.o24)} (${ratio(p.r24)} \`node:sqlite\`'s) on Node 24`,
       peer: `better-sqlite3 ${rate(p.p20)}; \`node:sqlite\` ${rate(p.p24)}`,
     };
   };
@@ -134,7 +134,7 @@ function roundtrip(r) {
     rows: [
       {
         measure: `[RT](${why}): one awaited \`get()\`, pinned to one CPU, time per call`,
-        offloop: `${us(get.usPerCall)} (floor ${us(conf('floor/pinned').usPerCall)})`,
+        offloop: `${us(get.usPerCall)} (floor, the same round trip with no SQLite work: ${us(conf('floor/pinned').usPerCall)})`,
         peer: `node-sqlite3 ${us(conf('sqlite3-get/pinned').usPerCall)}; better-sqlite3 ${us(conf('bs3-get/pinned').usPerCall)}`,
       },
       {
@@ -183,12 +183,12 @@ function server(r) {
       },
       {
         measure: `[W3](${why}): under that load, \`/health\` (no database) p99`,
-        offloop: `${ms(n20.o.health.latencyMs.p99)} (${ratio(n20.health)} lower)`,
+        offloop: `${ms(n20.o.health.latencyMs.p99)} (${lowerBy(n20.health)})`,
         peer: `better-sqlite3 ${ms(n20.p.health.latencyMs.p99)}`,
       },
       {
         measure: `[W3](${why}) through Kysely / Drizzle: requests/s; \`/health\` p99`,
-        offloop: `${ratio(kysely.throughput)} / ${ratio(drizzle.throughput)}; ${ratio(kysely.health)} / ${ratio(drizzle.health)} lower`,
+        offloop: `${ratio(kysely.throughput)} / ${ratio(drizzle.throughput)}; ${lowerBy(kysely.health)} / ${lowerBy(drizzle.health)}`,
         peer: 'the same library on better-sqlite3: 1×',
       },
     ],
@@ -354,7 +354,7 @@ function follow(r) {
   return {
     rows: [
       {
-        measure: `[FOLLOW](${why}): a follower of an S3 replica through a 20 ms link at ${count(fast.commitsPerSecond)} commits/s, lag p99 with sync and poll at 100 ms; LISTs a minute while idle`,
+        measure: `[FOLLOW](${why}): a follower of an S3 replica through a 20 ms link at ${count(fast.commitsPerSecond)} commits/s, lag p99 with sync and poll at 100 ms; S3 LIST requests a minute while idle`,
         offloop: `${ms(fast.lagMs.offloop.p99)}; ${count(idle.offloop.list)}`,
         peer: `\`litestream restore -f\` ${ms(fast.lagMs.litestream.p99)}; ${count(idle.litestream.list)}`,
       },
@@ -442,12 +442,56 @@ function sqlite3(r) {
   if (left.length) notes.push(`servers not in the report: ${left.join(', ')}`);
   const leftStarving = unknownNames(r.starvation, 'peer', ['none', 'sqlite3', 'offloop']);
   if (leftStarving.length) notes.push(`starvation peers not in the report: ${leftStarving.join(', ')}`);
+  // Opening, one get and closing, one database at a time (runs since 2026-12-05).
+  const opens = r.open ? { o: one(r.open, (x) => x.peer === 'offloop', 'open offloop'), p: one(r.open, (x) => x.peer === 'sqlite3', 'open sqlite3') } : null;
+  const openRows = opens
+    ? [
+        {
+          measure: `[SQLITE3](${why}): open, one \`get()\` and close, one database at a time: open median / p99; all three`,
+          offloop: `${ms(opens.o.openMs.p50)} / ${ms(opens.o.openMs.p99)}; ${ms(opens.o.totalMs.p50)}`,
+          peer: `\`sqlite3\` ${ms(opens.p.openMs.p50)} / ${ms(opens.p.openMs.p99)}; ${ms(opens.p.totalMs.p50)}`,
+        },
+      ]
+    : [];
+  const openGoals = opens
+    ? [
+        {
+          goal: `opening a database within ${r.goal.openP50FactorOfSqlite3}× of \`sqlite3\`'s (median)`,
+          result: `${ratio(opens.o.openMs.p50 / opens.p.openMs.p50)} (${ms(opens.o.openMs.p50)} against ${ms(opens.p.openMs.p50)})`,
+          met: opens.o.openMs.p50 / opens.p.openMs.p50 <= r.goal.openP50FactorOfSqlite3,
+          why: `${PERF}#opening-a-database`,
+        },
+      ]
+    : [];
+  // node-sqlite3's fixture: queued stmt.run() calls (runs since 2026-12-05).
+  const fixture = r.fixture?.length
+    ? { o: one(r.fixture, (x) => x.peer === 'offloop', 'fixture offloop'), p: one(r.fixture, (x) => x.peer === 'sqlite3', 'fixture sqlite3') }
+    : null;
+  const fixtureRows = fixture
+    ? [
+        {
+          measure: `[SQLITE3](${why}): node-sqlite3's fixture, ${count(fixture.o.calls)} \`stmt.run()\` queued in one \`serialize()\` loop: time; peak RSS`,
+          offloop: `${seconds(fixture.o.seconds)} (${ratio(fixture.o.seconds / fixture.p.seconds)}); ${count(fixture.o.peakRssMB)} MB (${ratio(fixture.o.peakRssMB / fixture.p.peakRssMB)})`,
+          peer: `\`sqlite3\` ${seconds(fixture.p.seconds)}; ${count(fixture.p.peakRssMB)} MB`,
+        },
+      ]
+    : [];
+  const fixtureGoals = fixture
+    ? [
+        {
+          goal: `node-sqlite3's fixture within ${r.goal.fixtureTimeFactor}× of \`sqlite3\`'s time, at most its peak RSS`,
+          result: `${ratio(fixture.o.seconds / fixture.p.seconds)} the time, ${ratio(fixture.o.peakRssMB / fixture.p.peakRssMB)} the peak RSS`,
+          met: fixture.o.seconds / fixture.p.seconds <= r.goal.fixtureTimeFactor && fixture.o.peakRssMB / fixture.p.peakRssMB <= r.goal.fixturePeakRssFactor,
+          why: `${PERF}#node-sqlite3s-fixture`,
+        },
+      ]
+    : [];
   return {
     notes,
     rows: [
       {
         measure: `[SQLITE3](${why}): Knex / Sequelize through \`offloop/sqlite3\` against the same ORM on \`sqlite3\`: requests/s; \`/health\` p99`,
-        offloop: `${ratio(knex.throughput)} / ${ratio(sequelize.throughput)}; ${ratio(knex.health)} / ${ratio(sequelize.health)} lower`,
+        offloop: `${ratio(knex.throughput)} / ${ratio(sequelize.throughput)}; ${lowerBy(knex.health)} / ${lowerBy(sequelize.health)}`,
         peer: '1×',
       },
       {
@@ -455,6 +499,8 @@ function sqlite3(r) {
         offloop: ratio(offloop),
         peer: `\`sqlite3\` ${ratio(peer)}`,
       },
+      ...openRows,
+      ...fixtureRows,
     ],
     goals: [
       {
@@ -475,6 +521,8 @@ function sqlite3(r) {
         met: offloop <= r.goal.fileReadP99FactorOfNone,
         why,
       },
+      ...openGoals,
+      ...fixtureGoals,
     ],
   };
 }

@@ -72,9 +72,12 @@ pub fn start(
     // the caller's thread takes it back and reports that.
     let slot = Arc::new(Mutex::new(Some(done)));
     let thread_slot = slot.clone();
+    // The writer closes after this copy's connection (see `close_order`).
+    let place = settings.close_order.hold();
     let spawned = thread::Builder::new()
         .name("offloop-backup".into())
         .spawn(move || {
+            let _place = place;
             let run = std::panic::AssertUnwindSafe(|| {
                 copy(
                     &source_path,

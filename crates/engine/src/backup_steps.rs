@@ -147,9 +147,12 @@ fn open_with(settings: &Settings, request: SteppedRequest, opened: Done) -> Step
     // slot lets this thread report instead.
     let slot = std::sync::Arc::new(std::sync::Mutex::new(Some(opened)));
     let thread_slot = slot.clone();
+    // The writer closes after this backup's connections (see `close_order`).
+    let place = settings.close_order.hold();
     let spawned = thread::Builder::new()
         .name("offloop-backup".into())
         .spawn(move || {
+            let _place = place;
             let opened = take(&thread_slot);
             let run = std::panic::AssertUnwindSafe(|| serve(ends, opened, &receiver));
             if std::panic::catch_unwind(run).is_err() {

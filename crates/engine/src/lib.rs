@@ -24,6 +24,7 @@ mod cache;
 mod cancel;
 mod changes;
 mod checkpointer;
+mod close_order;
 mod codes;
 mod connection;
 mod cursor;
@@ -58,6 +59,7 @@ mod stats;
 mod steps;
 mod threads;
 mod timers;
+mod timing;
 mod value;
 mod wal;
 mod worker;
@@ -94,6 +96,7 @@ pub use settings::{
 pub use sql::{Route, Sql};
 pub use statement_text::first_statement;
 pub use stats::{RoleStats, Stats};
+pub use timing::{current_job, JobTiming};
 pub use value::{BindOptions, Params, RowSet, Value};
 pub use wal::{CheckpointMode, CheckpointStats};
 

@@ -14,6 +14,7 @@ use crate::pool::{Lane, WeakLane};
 use crate::scope::{begin_sql, ScopeKind, ScopeStart};
 use crate::stats::RoleCounters;
 use crate::timers::notify_at;
+use crate::timing;
 
 pub fn run_job(executor: &mut Executor, job: Job, counters: &RoleCounters) {
     if let Request::Scope(_) = &job.request {
@@ -38,7 +39,8 @@ pub fn run_job_then(
     lane: Option<&Lane>,
     settled: impl FnOnce(&Executor),
 ) -> Option<ActiveScope> {
-    counters.record(job.enqueued.elapsed());
+    let waited = job.enqueued.elapsed();
+    counters.record(waited);
     let token = job.cancel.clone();
     if let Some(token) = &token {
         if !token.start(executor.interrupt_handle()) {
@@ -78,6 +80,7 @@ pub fn run_job_then(
     if let Some(token) = &token {
         executor.watch(Some(token.clone()));
     }
+    timing::started(executor.role(), waited);
     let mut result = catch_unwind(AssertUnwindSafe(|| executor.execute(request)))
         .unwrap_or_else(|panic| Err(panic_error(panic)));
     if let Some(token) = &token {
@@ -88,8 +91,9 @@ pub fn run_job_then(
     }
     settled(executor);
     // A completion that panics must not take the thread (and the connection
-    // every later job needs) with it.
+    // every later job needs) with it. It may read this job's timing.
     complete(done, result);
+    timing::finished();
     None
 }
 

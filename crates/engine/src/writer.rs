@@ -281,8 +281,19 @@ impl Work for WriterLane {
             }
         }
         // The queue is closed and empty. The connection closes last of the
-        // database's: the last to close checkpoints the WAL and removes it.
+        // database's, if it can write: the last to close checkpoints the
+        // WAL and removes it. The readers, the checkpointer and any backup
+        // close theirs first; the last of them notifies this lane.
         if !self.context.lanes.others_finished() {
+            return Ran::Idle;
+        }
+        let writer = self.context.lanes.writer.downgrade();
+        if !self
+            .context
+            .settings
+            .close_order
+            .clear_or_call(move || writer.notify())
+        {
             return Ran::Idle;
         }
         if let State::Serving(serving) = std::mem::replace(&mut self.state, State::Closed) {

@@ -1,5 +1,7 @@
 //! Making a directory's entries durable: after a rename into it or a new
-//! file in it, so that a crash keeps the name. Owns only that call; never
+//! file in it, so that a crash keeps the name. Owns only that call (the one
+//! sync of a handle not open for writing: a directory cannot be opened for
+//! writing, and Windows, which would refuse it, never gets here); never
 //! creates, lists or removes anything.
 
 use std::io;
@@ -23,6 +25,13 @@ pub fn sync_dir(_dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// Makes the entries of the folder holding `path` durable (the current
+/// folder for a bare name): after `path` was created, renamed or removed.
+pub fn sync_parent(path: &Path) -> io::Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
+    sync_dir(dir.unwrap_or(Path::new(".")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -33,6 +42,15 @@ mod tests {
         std::fs::write(dir.path().join("f"), b"x").unwrap();
         sync_dir(dir.path()).unwrap();
         let missing = sync_dir(&dir.path().join("missing"));
+        assert_eq!(missing.is_err(), cfg!(unix));
+    }
+
+    #[test]
+    fn the_parent_of_a_bare_name_is_the_current_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        sync_parent(&dir.path().join("f")).unwrap();
+        sync_parent(Path::new("f")).unwrap();
+        let missing = sync_parent(&dir.path().join("missing").join("f"));
         assert_eq!(missing.is_err(), cfg!(unix));
     }
 }

@@ -34,11 +34,10 @@
 //! of zeros, of older bytes, or cut short) but for a chance of 2^-64.
 
 use std::collections::BTreeMap;
-use std::fs::{File, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
 
-use offloop_file::PositionedIo;
+use offloop_file::{PositionedIo, WritableFile};
 use offloop_ltx::Txid;
 
 use crate::wal::{Transaction, WalPosition};
@@ -69,7 +68,7 @@ pub struct CaptureStart {
 
 pub struct CaptureLog {
     path: PathBuf,
-    file: File,
+    file: WritableFile,
     start: CaptureStart,
     /// Newest image of each captured page: its offset in the file.
     pages: BTreeMap<u32, u64>,
@@ -128,7 +127,7 @@ impl CaptureLog {
     /// Opens the log at `path`, or `None` when there is none or it is not a
     /// log this version wrote (the caller then starts over).
     pub fn open(path: &Path) -> io::Result<Option<CaptureLog>> {
-        let file = match OpenOptions::new().read(true).write(true).open(path) {
+        let file = match WritableFile::open(path) {
             Ok(f) => f,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e),
@@ -175,12 +174,7 @@ impl CaptureLog {
 
     /// Creates (or replaces) the log at `path`, empty from `start`.
     pub fn create(path: &Path, start: CaptureStart) -> io::Result<CaptureLog> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)?;
+        let file = WritableFile::create(path)?;
         let mut log = CaptureLog {
             path: path.to_path_buf(),
             file,
@@ -340,7 +334,7 @@ impl CaptureLog {
     pub fn make_durable(&mut self) -> io::Result<()> {
         self.flush()?;
         if self.unsynced {
-            self.file.sync_data()?;
+            self.file.sync_contents()?;
             self.unsynced = false;
         }
         Ok(())

@@ -184,23 +184,41 @@ fn corrupt(file: &LtxFile) -> impl Fn(offloop_ltx::Error) -> Error + '_ {
     }
 }
 
-/// Deletes what no restore inside the window needs. The window's base is
-/// the newest snapshot taken before the window began (or the oldest
-/// snapshot, when none is that old): older snapshots go, and so do files
-/// of levels 1–8 that end at or before it. L0 files go once an L1 file
-/// covers them and they are older than `l0_retention`, or once the base
-/// covers them.
+/// Deletes what no restore inside the window needs (see [`doomed`]), and
+/// says when (ms since the epoch) the files left will next hold something
+/// to delete as time passes, `None` when they never will: a replica that
+/// nothing new reaches need not be listed again before then.
 pub fn enforce_retention(
     store: &dyn Store,
     now_ms: i64,
     retention: Duration,
     l0_retention: Duration,
-) -> Result<()> {
-    let files: Vec<LtxFile> = store
+) -> Result<Option<i64>> {
+    let mut files: Vec<LtxFile> = store
         .list_all(Timestamps::Listed)?
         .into_iter()
         .flatten()
         .collect();
+    let doomed = doomed(&files, now_ms, retention, l0_retention);
+    if !doomed.is_empty() {
+        store.delete(&doomed)?;
+        files.retain(|f| !doomed.contains(f));
+    }
+    Ok(next_retention(&files, now_ms, retention, l0_retention))
+}
+
+/// What no restore inside the window needs at `now_ms`. The window's base
+/// is the newest snapshot taken before the window began (or the oldest
+/// snapshot, when none is that old): older snapshots go, and so do files
+/// of levels 1–8 that end at or before it. L0 files go once an L1 file
+/// covers them and they are older than `l0_retention`, or once the base
+/// covers them.
+pub fn doomed(
+    files: &[LtxFile],
+    now_ms: i64,
+    retention: Duration,
+    l0_retention: Duration,
+) -> Vec<LtxFile> {
     let window_start = now_ms - retention.as_millis() as i64;
     let mut snapshots: Vec<&LtxFile> = files.iter().filter(|f| f.level == SNAPSHOT_LEVEL).collect();
     snapshots.sort_by_key(|f| f.max_txid);
@@ -216,7 +234,7 @@ pub fn enforce_retention(
         .max();
     let l0_cutoff = now_ms - l0_retention.as_millis() as i64;
     // `None` (no such file) is below every TXID.
-    let doomed: Vec<LtxFile> = files
+    files
         .iter()
         .filter(|f| match f.level {
             SNAPSHOT_LEVEL => Some(f.max_txid) < base,
@@ -227,9 +245,75 @@ pub fn enforce_retention(
             _ => Some(f.max_txid) <= base,
         })
         .copied()
+        .collect()
+}
+
+/// The first moment after `now_ms` at which [`doomed`] finds something in
+/// `files` (what retention left), as the clock alone moves the window:
+/// only an L0 file ageing past `l0_retention` or a snapshot ageing into
+/// the window's base can change the answer, so only those moments are
+/// tried. `None`: nothing here ever goes unless the replica changes.
+pub fn next_retention(
+    files: &[LtxFile],
+    now_ms: i64,
+    retention: Duration,
+    l0_retention: Duration,
+) -> Option<i64> {
+    let l0_ms = l0_retention.as_millis() as i64;
+    let window_ms = retention.as_millis() as i64;
+    let mut moments: Vec<i64> = files
+        .iter()
+        .filter_map(|f| match f.level {
+            // Doomed once strictly older than the cutoff.
+            0 => Some(f.timestamp_ms + l0_ms + 1),
+            SNAPSHOT_LEVEL => Some(f.timestamp_ms + window_ms),
+            _ => None,
+        })
+        .filter(|&t| t > now_ms)
         .collect();
-    if doomed.is_empty() {
-        return Ok(());
+    moments.sort_unstable();
+    moments.dedup();
+    moments
+        .into_iter()
+        .find(|&t| !doomed(files, t, retention, l0_retention).is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(level: u8, min: u64, max: u64, timestamp_ms: i64) -> LtxFile {
+        LtxFile {
+            level,
+            min_txid: Txid::new(min).unwrap(),
+            max_txid: Txid::new(max).unwrap(),
+            size: 1,
+            timestamp_ms,
+        }
     }
-    store.delete(&doomed)
+
+    #[test]
+    fn retention_is_next_due_when_a_file_ages_out_and_never_when_none_will() {
+        let (window, l0) = (Duration::from_millis(10_000), Duration::from_millis(300));
+        // A snapshot, L0 files 2-3 covered by L1, and L0 file 4 not.
+        let files = [
+            file(9, 1, 1, 1_000),
+            file(0, 2, 2, 1_100),
+            file(0, 3, 3, 1_200),
+            file(1, 2, 3, 1_250),
+            file(0, 4, 4, 1_300),
+        ];
+        assert!(doomed(&files, 1_300, window, l0).is_empty());
+        // L0 file 2 is the first to go: once older than l0_retention.
+        assert_eq!(next_retention(&files, 1_300, window, l0), Some(1_401));
+        assert_eq!(doomed(&files, 1_401, window, l0), vec![files[1]]);
+        // With only what is never doomed by age alone (the one snapshot
+        // is the base, and nothing ends before it), nothing is ever due.
+        let kept = [file(9, 1, 4, 1_000), file(0, 5, 5, 1_300)];
+        assert_eq!(next_retention(&kept, 1_300, window, l0), None);
+        // A second snapshot ageing into the window's base dooms the first.
+        let two = [file(9, 1, 4, 1_000), file(9, 1, 6, 5_000)];
+        assert_eq!(next_retention(&two, 5_000, window, l0), Some(15_000));
+        assert_eq!(doomed(&two, 15_000, window, l0), vec![two[0]]);
+    }
 }

@@ -23,9 +23,17 @@ use object_store::client::{
 use object_store::path::Path;
 use object_store::ClientOptions;
 
-/// The keys with a conditional upload under way, shared by the store and
-/// its HTTP client. A key can be registered more than once (two writers of
-/// one process racing for it), so each holds a count.
+/// The keys with a conditional upload under way, shared by the stores of
+/// one S3 client and its HTTP client. A key can be registered more than
+/// once (two writers of one process racing for it), so each holds a count.
+///
+/// The stores sharing a client have different prefixes, and a request is
+/// matched by the key its path ends with: an upload of a registered key
+/// always carries the condition. Another store's upload whose key ends
+/// with a registered one at a `/` (prefix `x/a` beside prefix `a`, the same
+/// level and file name, both uploads under way at once) carries it too;
+/// that can only refuse an overwrite, which its round retries, and never
+/// lets a create overwrite.
 #[derive(Debug, Default)]
 pub(crate) struct CreateOnly {
     keys: Mutex<HashMap<String, usize>>,

@@ -17,7 +17,7 @@
 //! no replica.
 
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use offloop_ltx::Txid;
@@ -120,31 +120,8 @@ impl FollowRecord {
     /// crash leaves this record or a later one.
     pub fn write(&self, db: &Path) -> io::Result<()> {
         let path = record_path(db);
-        let mut temp = path.as_os_str().to_owned();
-        temp.push(".tmp");
-        let temp = PathBuf::from(temp);
-        let mut f = fs::File::create(&temp)?;
-        f.write_all(self.encode().as_bytes())?;
-        f.sync_all()?;
-        drop(f);
-        fs::rename(&temp, &path)?;
-        sync_dir(&path)
-    }
-}
-
-/// Syncs the folder holding `path`, so a rename into it survives a crash.
-fn sync_dir(path: &Path) -> io::Result<()> {
-    #[cfg(unix)]
-    {
-        let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
-        fs::File::open(dir.unwrap_or(Path::new(".")))?.sync_all()
-    }
-    #[cfg(not(unix))]
-    {
-        // Windows cannot open a folder as a file; its renames are
-        // journaled by NTFS.
-        let _ = path;
-        Ok(())
+        offloop_file::replace_file(&path, self.encode().as_bytes())?;
+        offloop_file::sync_parent(&path)
     }
 }
 

@@ -5,8 +5,8 @@
 //! # Design
 //!
 //! Data types sit below threads: [`store`] is the only module that talks to
-//! the replica (its [`Store`] interface; `object_store` on a small tokio
-//! runtime of its own behind it, blocking to its callers), [`plan`] is pure arithmetic over listings,
+//! the replica (its [`Store`] interface; `object_store` on one small tokio
+//! runtime shared by every store of the process, blocking to its callers), [`plan`] is pure arithmetic over listings,
 //! and [`restore`] runs plain threads that decode LTX files (the format
 //! lives in `offloop-ltx`) into a database file. Nothing here is async to
 //! its callers and nothing knows of Node.
@@ -19,6 +19,7 @@
 //! captures what the WAL holds, so no frame is overwritten unseen.
 
 mod adopt;
+mod backlog;
 pub mod capture;
 pub mod compact;
 mod create_only;
@@ -49,6 +50,7 @@ pub mod store;
 mod upload;
 pub mod wal;
 mod worker;
+mod worker_lease;
 
 pub use adopt::{continue_after_restore, LeaseHolder};
 pub use error::{Error, Result};
@@ -64,6 +66,6 @@ pub use restore_at_open::{FillStats, RestoreAtOpen, RestoreMode, RestoreSource};
 pub use settings::{PagedGate, ReplicaSettings};
 pub use shared::Answer;
 pub use store::{
-    Expect, Fault, LtxFile, ReplicaStore, S3Options, Store, StoreError, Timestamps, Versioned,
-    WriteMode, LEVELS, SNAPSHOT_LEVEL,
+    Comparison, Expect, Fault, LtxFile, ReplicaStore, S3Options, Store, StoreError, Timestamps,
+    Versioned, WriteMode, LEVELS, SNAPSHOT_LEVEL,
 };

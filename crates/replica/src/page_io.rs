@@ -10,7 +10,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
-use offloop_file::PositionedIo;
+use offloop_file::{PositionedIo, WritableFile};
 use offloop_ltx::{Crc64, Encoder, Header};
 
 /// A file's size and CRC-64, read in 1 MiB pieces; `None` when it is absent.
@@ -39,7 +39,7 @@ pub(crate) fn write_ltx(
     pages: impl Iterator<Item = u32>,
     mut read: impl FnMut(u32, &mut [u8]) -> io::Result<()>,
 ) -> io::Result<u64> {
-    let file = File::create(path)?;
+    let file = WritableFile::create(path)?;
     let mut encoder =
         Encoder::new(BufWriter::with_capacity(1 << 20, file), header).map_err(ltx_error)?;
     let mut page = vec![0u8; header.page_size as usize];
@@ -51,7 +51,7 @@ pub(crate) fn write_ltx(
     let mut writer = encoded.writer;
     writer.flush()?;
     let file = writer.into_inner().map_err(|e| e.into_error())?;
-    file.sync_all()?;
+    file.sync()?;
     Ok(encoded.size)
 }
 

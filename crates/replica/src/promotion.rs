@@ -18,7 +18,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use offloop_file::PositionedIo;
+use offloop_file::{sync_parent, PositionedIo};
 use offloop_ltx::Txid;
 
 use crate::capture::{CaptureLog, CaptureStart};
@@ -26,7 +26,7 @@ use crate::error::Result;
 use crate::follow_record::record_path;
 use crate::lease::{Lease, LeaseRecord, Refusal, LEASE_OBJECT};
 use crate::page_io::database_page_size;
-use crate::rejoin::{mark_writer, sync_parent};
+use crate::rejoin::mark_writer;
 use crate::renewer::holder_id;
 use crate::stager::{now_ms, BEFORE_WAL};
 use crate::store::{Store, Versioned};

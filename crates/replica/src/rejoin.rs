@@ -13,9 +13,11 @@
 //! It only renames and writes the small records in the replicator's
 //! folder; it never reads a database page and never talks to a replica.
 
-use std::fs::{self, File};
-use std::io::{self, Write};
+use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
+
+use offloop_file::sync_parent;
 
 use crate::follow_record::record_path;
 
@@ -32,9 +34,7 @@ pub(crate) fn mark_writer(dir: &Path, url: &str) -> io::Result<()> {
     if fs::read_to_string(&path).is_ok_and(|u| u == url) {
         return Ok(());
     }
-    write_synced(&dir.join(format!("{URL_FILE}.tmp")), url)?;
-    fs::rename(dir.join(format!("{URL_FILE}.tmp")), &path)?;
-    offloop_file::sync_dir(dir)
+    write_synced(&path, url)
 }
 
 /// Sets the database at `db` aside when it is `url`'s own writer's file
@@ -93,12 +93,6 @@ fn kept_name(db: &Path) -> PathBuf {
     kept
 }
 
-/// Makes a removal or rename beside `path` durable.
-pub(crate) fn sync_parent(path: &Path) -> io::Result<()> {
-    let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
-    offloop_file::sync_dir(parent.unwrap_or(Path::new(".")))
-}
-
 fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     let mut p = path.as_os_str().to_owned();
     p.push(suffix);
@@ -113,11 +107,9 @@ fn rename_if_present(from: &Path, to: &Path) -> io::Result<()> {
     }
 }
 
+/// Replaces the file at `path` with `text`, and its name, durably.
 fn write_synced(path: &Path, text: &str) -> io::Result<()> {
-    let mut f = File::create(path)?;
-    f.write_all(text.as_bytes())?;
-    f.sync_all()?;
-    drop(f);
+    offloop_file::replace_file(path, text.as_bytes())?;
     sync_parent(path)
 }
 

@@ -126,9 +126,6 @@ pub(crate) fn holder_id(dir: &Path) -> io::Result<String> {
         .filter(|h| !h.is_empty())
         .unwrap_or_else(|| "localhost".into());
     let id = format!("{host}:offloop-{:016x}", h.finish());
-    let temp = dir.join(format!("{HOLDER_FILE}.tmp"));
-    fs::write(&temp, &id)?;
-    fs::File::open(&temp)?.sync_all()?;
-    fs::rename(&temp, &path)?;
+    offloop_file::replace_file(&path, id.as_bytes())?;
     Ok(id)
 }

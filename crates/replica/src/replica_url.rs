@@ -3,15 +3,20 @@
 //! files follow: checks of the URL, Litestream's query parameters, the
 //! usual AWS environment variables, and the retry policy.
 //!
-//! It makes no request and keeps no state: a missing bucket or a wrong key
-//! shows at the store's first operation. The blocking store API itself
-//! lives in `store`.
+//! It makes no request: a missing bucket or a wrong key shows at the
+//! store's first operation. Its one piece of state is the process's S3
+//! clients, one per bucket, endpoint, region, credentials and addressing
+//! style, shared by every store that names the same ones (each keeps its
+//! own prefix) and dropped with the last of them: one connection pool and
+//! one set of credentials per bucket, however many databases replicate
+//! there. The blocking store API itself lives in `store`.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
-use object_store::aws::AmazonS3Builder;
+use object_store::aws::{AmazonS3, AmazonS3Builder};
 use object_store::local::LocalFileSystem;
 use object_store::path::Path;
 use object_store::ObjectStore;
@@ -91,9 +96,9 @@ pub(crate) fn backend(url: &str, s3: &S3Options) -> Result<(Arc<dyn ObjectStore>
             (Arc::new(fs), Layout::Folder { root })
         }
         "s3" => {
-            let creates = Arc::new(CreateOnly::default());
-            let (store, prefix) = build_s3(&parsed, s3, &creates)?;
-            (Arc::new(store), Layout::S3 { prefix, creates })
+            let (client, prefix) = resolve_s3(&parsed, s3)?;
+            let (store, creates) = shared_s3(client, &parsed)?;
+            (store, Layout::S3 { prefix, creates })
         }
         other => {
             return Err(Error::Config(format!(
@@ -104,11 +109,45 @@ pub(crate) fn backend(url: &str, s3: &S3Options) -> Result<(Arc<dyn ObjectStore>
     Ok((store, layout))
 }
 
-fn build_s3(
-    url: &url::Url,
-    opts: &S3Options,
-    creates: &Arc<CreateOnly>,
-) -> Result<(object_store::aws::AmazonS3, Path)> {
+/// What tells one S3 client from another: every setting the client is
+/// built from. Stores whose settings are equal share one client.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct S3Client {
+    bucket: String,
+    endpoint: Option<String>,
+    region: String,
+    key_id: String,
+    secret: String,
+    token: Option<String>,
+    path_style: bool,
+}
+
+/// The process's S3 clients while any store holds one, each with the
+/// create-only keys its HTTP layer consults. Entries whose client is gone
+/// are dropped at the next lookup.
+type S3Clients = HashMap<S3Client, (Weak<AmazonS3>, Arc<CreateOnly>)>;
+static S3_CLIENTS: Mutex<Option<S3Clients>> = Mutex::new(None);
+
+/// The client for `client`'s settings: the one a live store already
+/// uses, or a new one.
+fn shared_s3(client: S3Client, url: &url::Url) -> Result<(Arc<dyn ObjectStore>, Arc<CreateOnly>)> {
+    let mut guard = S3_CLIENTS.lock().unwrap_or_else(PoisonError::into_inner);
+    let clients = guard.get_or_insert_with(HashMap::new);
+    clients.retain(|_, (store, _)| store.strong_count() > 0);
+    if let Some((store, creates)) = clients.get(&client) {
+        if let Some(store) = store.upgrade() {
+            return Ok((store, creates.clone()));
+        }
+    }
+    let creates = Arc::new(CreateOnly::default());
+    let store = Arc::new(build_s3(&client, &creates, url)?);
+    clients.insert(client, (Arc::downgrade(&store), creates.clone()));
+    Ok((store, creates))
+}
+
+/// The S3 client's settings and the replica's prefix, from the URL, the
+/// options and the environment.
+fn resolve_s3(url: &url::Url, opts: &S3Options) -> Result<(S3Client, Path)> {
     let env = |names: &[&str]| {
         names
             .iter()
@@ -169,6 +208,28 @@ fn build_s3(
                 .into(),
         ));
     };
+    let client = S3Client {
+        bucket: bucket.to_string(),
+        endpoint,
+        region,
+        key_id,
+        secret,
+        token,
+        path_style,
+    };
+    Ok((client, prefix))
+}
+
+fn build_s3(client: &S3Client, creates: &Arc<CreateOnly>, url: &url::Url) -> Result<AmazonS3> {
+    let S3Client {
+        bucket,
+        endpoint,
+        region,
+        key_id,
+        secret,
+        token,
+        path_style,
+    } = client.clone();
 
     // A few quick retries: the replicator retries a failed upload itself,
     // with its own backoff, and must hear of an outage in seconds (for
@@ -194,8 +255,39 @@ fn build_s3(
             .with_allow_http(endpoint.starts_with("http://"))
             .with_endpoint(endpoint);
     }
-    let store = b
-        .build()
-        .map_err(|e| Error::Config(format!("S3 replica {url}: {e}")))?;
-    Ok((store, prefix))
+    b.build()
+        .map_err(|e| Error::Config(format!("S3 replica {url}: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s3(bucket_and_prefix: &str, key_id: &str) -> (Arc<dyn ObjectStore>, Layout) {
+        let opts = S3Options {
+            endpoint: Some("http://127.0.0.1:9".into()),
+            access_key_id: Some(key_id.into()),
+            secret_access_key: Some("secret".into()),
+            ..S3Options::default()
+        };
+        backend(&format!("s3://{bucket_and_prefix}"), &opts).unwrap()
+    }
+
+    #[test]
+    fn stores_of_one_bucket_and_credentials_share_one_s3_client_while_one_lives() {
+        let (a, _) = s3("shared/tenant-a", "k");
+        let (b, layout) = s3("shared/tenant-b", "k");
+        assert!(Arc::ptr_eq(&a, &b), "one client for the bucket");
+        assert!(matches!(layout, Layout::S3 { prefix, .. } if prefix.as_ref() == "tenant-b"));
+        let (other_bucket, _) = s3("elsewhere/tenant-a", "k");
+        assert!(!Arc::ptr_eq(&a, &other_bucket));
+        let (other_keys, _) = s3("shared/tenant-a", "k2");
+        assert!(!Arc::ptr_eq(&a, &other_keys));
+        let gone = Arc::downgrade(&a);
+        drop((a, b));
+        assert!(
+            gone.upgrade().is_none(),
+            "the client goes with its last store"
+        );
+    }
 }

@@ -29,12 +29,13 @@
 //! Files: this one holds the public handle and the engine's observer
 //! calls; `shared` the state they share with the thread; `worker` the
 //! thread's loop; `upload` its sync round; `housekeeping` compaction,
-//! snapshots and retention.
+//! snapshots and retention, each only when `backlog` says something new
+//! is there; `worker_lease` taking and giving back the lease.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -113,7 +114,6 @@ impl Replicator {
             leased: Mutex::new(None),
             leased_changed: Condvar::new(),
             settings,
-            store: OnceLock::new(),
             local: Mutex::new(Local::Waiting),
             local_changed: Condvar::new(),
             pin: Arc::default(),

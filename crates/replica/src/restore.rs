@@ -46,7 +46,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Mutex;
 
 use bytes::Bytes;
-use offloop_file::PositionedIo;
+use offloop_file::{PositionedIo, WritableFile};
 use offloop_ltx::{decode_frames, verify_file_checksum, Crc64, DatabaseChecksum, Txid};
 
 use crate::error::{Error, Result};
@@ -143,12 +143,7 @@ pub fn restore(
     let tmp = sidecar(output, ".tmp");
     let guard = TempFile(Some(tmp.clone()));
     // Read back too: the post-apply checksum is summed from the file.
-    let file = File::options()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&tmp)
+    let file = WritableFile::create(&tmp)
         .map_err(|e| Error::io(format!("create {}", tmp.display()), e))?;
     let page_size = final_header.page_size;
     let commit = final_header.commit;
@@ -168,7 +163,7 @@ pub fn restore(
         }
     }
 
-    file.sync_all()
+    file.sync()
         .map_err(|e| Error::io(format!("sync {}", tmp.display()), e))?;
     drop(file);
     for stale in [&wal, &shm] {

@@ -11,7 +11,7 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex};
 
 use crossbeam_channel::Sender;
 use offloop_engine::{CheckpointPermit, CheckpointWrites};
@@ -104,7 +104,6 @@ pub struct Handover {
 
 pub(crate) struct Shared {
     pub(crate) settings: ReplicaSettings,
-    pub(crate) store: OnceLock<Arc<dyn Store>>,
     pub(crate) local: Mutex<Local>,
     pub(crate) local_changed: Condvar,
     /// A read-only connection whose open read transaction pins the WAL

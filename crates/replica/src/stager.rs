@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, File};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use offloop_file::PositionedIo;
@@ -151,14 +151,7 @@ impl Stager {
         b.extend_from_slice(&start.page_size.to_be_bytes());
         b.extend_from_slice(&size.to_be_bytes());
         b.extend_from_slice(&crc.to_be_bytes());
-        let temp = dir.join(format!("{CLEAN}.tmp"));
-        // Synced through the handle that wrote it: Windows syncs only a
-        // handle open for writing.
-        let mut file = File::create(&temp)?;
-        file.write_all(&b)?;
-        file.sync_all()?;
-        drop(file);
-        fs::rename(&temp, dir.join(CLEAN))?;
+        offloop_file::replace_file(&dir.join(CLEAN), &b)?;
         Ok(true)
     }
 

@@ -13,11 +13,12 @@ use std::time::{Duration, Instant};
 
 use offloop_ltx::Txid;
 
+use crate::backlog::Backlog;
 use crate::error::{Error, Result};
 use crate::pending::Staged;
 use crate::shared::Answer;
 use crate::stager::{now_ms, Chain, ImageLevels};
-use crate::store::{Fault, LtxFile, Timestamps, WriteMode, SNAPSHOT_LEVEL};
+use crate::store::{Comparison, Fault, LtxFile, Timestamps, WriteMode, SNAPSHOT_LEVEL};
 use crate::worker::{Worker, FIRST_BACKOFF};
 
 /// Retries of a replica that stays down settle at this interval: often
@@ -177,8 +178,15 @@ impl Worker {
     }
 
     /// Uploads one staged file. Under a lease every L0 file (a TXID) is
-    /// created only if its name is free: a name another writer took fences
-    /// this one, whatever its lease says. Without a lease it overwrites.
+    /// created only if its name is free: a name that is taken fences this
+    /// writer, whatever its lease says and whatever holds the name (another
+    /// writer's LTX file, an empty object, bytes that are no LTX file at
+    /// all): the store's answer decides, and the object there is never
+    /// decoded. The one exception is this writer's own earlier create of
+    /// the name, whose answer was lost: the object is then byte for byte
+    /// the file sent. A refusal that finds nothing there fences nothing:
+    /// the round fails and the next one tries again. Without a lease it
+    /// overwrites.
     fn write_staged(&mut self, staged: &Staged) -> Result<()> {
         let store = self.store()?;
         let Some(lease) = self.shared.lease.clone() else {
@@ -192,15 +200,19 @@ impl Worker {
         }
         match store.write(&staged.file, &staged.path, WriteMode::CreateNew) {
             Err(e) if e.fault() == Some(Fault::Conflict) => {
-                // Ours after all when the replica's copy carries this
-                // file's own timestamp: an earlier put whose answer was lost.
-                if store.header_timestamp(&staged.file)? == staged.file.timestamp_ms {
-                    return Ok(());
+                match store.compare(&staged.file, &staged.path)? {
+                    Comparison::Same => return Ok(()),
+                    // Refused, yet nothing there (S3's 409 for a create
+                    // racing another on that key): a later round tries
+                    // again, after listing the replica afresh.
+                    Comparison::Absent => return Err(e),
+                    Comparison::Different => {}
                 }
                 let why = format!(
-                    "TXID {} is already in the replica, written by another writer: \
-                     this database no longer writes to it",
-                    staged.file.max_txid
+                    "TXID {} is already in the replica ({} is taken by an object this \
+                     database did not write): this database no longer writes to it",
+                    staged.file.max_txid,
+                    staged.file.label()
                 );
                 lease.fence(why.clone());
                 Err(Error::State(why))
@@ -216,6 +228,7 @@ impl Worker {
         c.txid
             .fetch_max(staged.file.max_txid.get(), Ordering::Relaxed);
         c.last_sync_at_ms.store(now_ms(), Ordering::Relaxed);
+        self.backlog.uploaded(&staged.file);
         if staged.file.level == SNAPSHOT_LEVEL {
             self.has_snapshot = true;
             self.last_snapshot_ms = staged.file.timestamp_ms;
@@ -226,18 +239,31 @@ impl Worker {
     /// the outbox continues the replica's chain (upload it), or the chain
     /// must start again with a full image at the replica's next TXID.
     pub(crate) fn reconcile(&mut self, files: &[LtxFile]) -> Result<()> {
-        // The newest file's own timestamp tells ours from someone else's,
-        // which matters only for a file staged here: read it only then.
         let newest = files
             .iter()
             .min_by_key(|f| (std::cmp::Reverse(f.max_txid), f.level));
-        let staged_any = self
-            .shared
-            .with_stager(|f| !f.outbox().staged().is_empty())
-            .ok_or_else(unavailable)?;
-        let newest_ms = match newest {
-            Some(newest) if staged_any => Some(self.store()?.header_timestamp(newest)?),
-            _ => None,
+        // A newest file with the TXID of one staged here may be that very
+        // file, put by a round whose answer was lost: it is ours only if it
+        // holds the staged file's bytes exactly. It is never decoded, so an
+        // object that is no LTX file counts as someone else's.
+        let staged_as_newest = match newest {
+            Some(newest) => self
+                .shared
+                .with_stager(|f| {
+                    f.outbox()
+                        .staged()
+                        .iter()
+                        .find(|s| s.file.level == 0 && s.file.max_txid == newest.max_txid)
+                        .cloned()
+                })
+                .ok_or_else(unavailable)?,
+            None => None,
+        };
+        let newest_is_ours = match (newest, staged_as_newest) {
+            (Some(newest), Some(staged)) => {
+                self.store()?.compare(newest, &staged.path)? == Comparison::Same
+            }
+            _ => false,
         };
         // `None`: the replica holds nothing yet.
         let replica_max = newest.map(|f| f.max_txid);
@@ -246,6 +272,7 @@ impl Worker {
         let snapshots = files.iter().filter(|f| f.level == SNAPSHOT_LEVEL);
         self.has_snapshot = snapshots.clone().next().is_some();
         self.last_snapshot_ms = snapshots.map(|f| f.timestamp_ms).max().unwrap_or(0);
+        self.backlog = Backlog::listed(files, &self.shared.settings);
         self.shared
             .counters
             .txid
@@ -263,15 +290,6 @@ impl Worker {
                     .map(|s| s.file.min_txid)
                     .min()
                     .unwrap_or(next);
-                // A staged file the replica already has (a put whose answer
-                // was lost) must be the very same file.
-                let same = |txid: Txid| {
-                    staged
-                        .iter()
-                        .find(|s| s.file.level == 0 && s.file.max_txid == txid)
-                        .zip(newest_ms)
-                        .is_some_and(|(s, ms)| s.file.timestamp_ms == ms)
-                };
                 let ends = replica_max.map_or_else(
                     || "holds nothing".to_string(),
                     |m| format!("ends at TXID {m}"),
@@ -289,7 +307,8 @@ impl Worker {
                         ),
                         newer: true,
                     }
-                } else if let Some(theirs) = replica_max.filter(|&m| m >= first && !same(m)) {
+                } else if let Some(theirs) = replica_max.filter(|&m| m >= first && !newest_is_ours)
+                {
                     Verdict::Diverged {
                         why: format!("the replica's TXID {theirs} was written by someone else"),
                         newer: true,

@@ -19,10 +19,9 @@ use rusqlite::{Connection, OpenFlags};
 
 use offloop_ltx::Txid;
 
+use crate::backlog::Backlog;
 use crate::error::Error;
-use crate::lease::{Lease, Refusal};
-use crate::rejoin::mark_writer;
-use crate::renewer::{holder_id, Renewer};
+use crate::renewer::Renewer;
 use crate::settings::PagedGate;
 use crate::shared::{Answer, Command, Connect, Handover, Local, Reply, Shared};
 use crate::stager::Stager;
@@ -58,6 +57,8 @@ pub(crate) struct Worker {
     pub(crate) has_snapshot: bool,
     pub(crate) last_snapshot_ms: i64,
     pub(crate) last_compaction: Vec<Instant>,
+    /// What reached the replica since housekeeping last looked.
+    pub(crate) backlog: Backlog,
     pub(crate) failures: u32,
     pub(crate) retry_at: Option<Instant>,
     pub(crate) permanent_error: Option<String>,
@@ -66,8 +67,12 @@ pub(crate) struct Worker {
     /// Why the chain started again, to show as `last_error` after the
     /// round that did it succeeds (the open turns it into a warning).
     pub(crate) notice: Option<String>,
+    /// The replica, once connected. Held by this thread alone, so that it
+    /// goes (and with the process's last store, the store's threads) when
+    /// the thread ends, not when the last handle to the replicator does.
+    store: Option<Arc<dyn Store>>,
     /// Renews the lease while it is held.
-    renewer: Option<Renewer>,
+    pub(crate) renewer: Option<Renewer>,
     /// The replica's position was checked once under this holder's lease:
     /// from then on, a TXID this database did not write fences it.
     pub(crate) tenure: bool,
@@ -96,6 +101,7 @@ pub(crate) fn run(
     });
     let mut worker = Worker {
         last_compaction: vec![Instant::now(); shared.settings.levels.len()],
+        backlog: Backlog::unknown(&shared.settings),
         shared,
         verified: false,
         has_snapshot: false,
@@ -105,6 +111,7 @@ pub(crate) fn run(
         permanent_error: None,
         db: None,
         notice: None,
+        store: None,
         renewer: None,
         tenure: false,
         listed: None,
@@ -112,7 +119,7 @@ pub(crate) fn run(
     };
     match connected {
         Ok(store) => {
-            let _ = worker.shared.store.set(store);
+            worker.store = Some(store);
         }
         Err(e) => {
             let why = format!("replica {}: {e}", worker.shared.settings.url);
@@ -304,13 +311,6 @@ impl Drop for Ended {
     }
 }
 
-fn remove_dir_if_present(dir: &Path) -> std::io::Result<()> {
-    match std::fs::remove_dir_all(dir) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-        _ => Ok(()),
-    }
-}
-
 /// Runs one step under `catch_unwind`: a panic becomes an error and the
 /// thread lives on.
 pub(crate) fn guarded(f: impl FnOnce() -> Answer) -> Answer {
@@ -319,6 +319,32 @@ pub(crate) fn guarded(f: impl FnOnce() -> Answer) -> Answer {
 }
 
 impl Worker {
+    /// The database closed, and everything its WAL held is captured and
+    /// shipped. The pin and image connections closed after the writer's, and
+    /// read-only connections cannot checkpoint: the WAL and the `-shm` are
+    /// still there. The last connection to a file that can write checkpoints
+    /// and deletes both as it closes, so one is opened and closed here, as
+    /// SQLite's own last close would have done. A file a paged restore is
+    /// still filling is left as it is, and so is one another connection
+    /// holds (SQLite then checkpoints nothing).
+    fn close_last(&self, db: &Path) {
+        let filling = self
+            .shared
+            .settings
+            .paged
+            .as_ref()
+            .is_some_and(|gate| !gate.is_filled());
+        if filling {
+            return;
+        }
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        if let Ok(conn) = Connection::open_with_flags(db, flags) {
+            // A connection opens the WAL with its first read; only then does
+            // its close checkpoint and delete it.
+            let _ = conn.query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(()));
+        }
+    }
+
     /// The database opened: local state first (so permits can be granted),
     /// then the replica's position.
     pub(crate) fn open(&mut self, db: &Path) -> Answer {
@@ -438,59 +464,6 @@ impl Worker {
         Ok(self.txid())
     }
 
-    /// Takes the replica's lease as the holder this database's local state
-    /// names, and starts renewing it.
-    fn take_lease(&mut self, lease: Arc<Lease>, db: &Path) -> Result<(), String> {
-        let url = &self.shared.settings.url;
-        let dir = state_dir(db);
-        let owner = holder_id(&dir)
-            .and_then(|owner| mark_writer(&dir, url).map(|()| owner))
-            .map_err(|e| format!("cannot keep the lease holder's id next to the database: {e}"))?;
-        lease.set_owner(owner);
-        let store = self.store().map_err(|e| format!("replica {url}: {e}"))?;
-        lease.acquire(&*store).map_err(|refusal| match refusal {
-            Refusal::Held(why) => format!("replica {url}: {why}"),
-            Refusal::Store(e) => format!("replica {url}: cannot take its lease: {e}"),
-        })?;
-        self.renew(lease, store)
-    }
-
-    /// Starts renewing `lease`, which this holder has just taken.
-    fn renew(&mut self, lease: Arc<Lease>, store: Arc<dyn Store>) -> Result<(), String> {
-        let shared = self.shared.clone();
-        let fenced = Box::new(move |why: String| {
-            shared.set_error(why);
-            let _ = shared.wake.try_send(());
-        });
-        let renewer = Renewer::start(lease, store, fenced)
-            .map_err(|e| format!("could not start the lease thread: {e}"))?;
-        self.renewer = Some(renewer);
-        Ok(())
-    }
-
-    /// Takes the lease for a database the open is about to restore, before
-    /// its file exists: the replicator folder is made first, where the
-    /// restored database's replication state will be (a fresh one when the
-    /// file is missing, as the restore would make it, dropping what a
-    /// previous database at that path left), so the holder's id is kept
-    /// with it. A refused lease leaves no fresh folder behind.
-    fn take_lease_first(&mut self, lease: Arc<Lease>, db: &Path) -> Result<(), String> {
-        let dir = state_dir(db);
-        let fresh = !db.exists();
-        let made = (|| {
-            if fresh {
-                remove_dir_if_present(&dir)?;
-            }
-            std::fs::create_dir_all(&dir)
-        })();
-        made.map_err(|e| format!("cannot keep the lease holder's id next to the database: {e}"))?;
-        let taken = self.take_lease(lease, db);
-        if taken.is_err() && fresh {
-            let _ = remove_dir_if_present(&dir);
-        }
-        taken
-    }
-
     /// Lists the replica once the lease is held (kept for the first
     /// contact): its newest TXID, `None` when it holds no file.
     fn list_under_lease(&mut self) -> Answer {
@@ -513,10 +486,8 @@ impl Worker {
     }
 
     pub(crate) fn store(&self) -> crate::Result<Arc<dyn Store>> {
-        self.shared
-            .store
-            .get()
-            .cloned()
+        self.store
+            .clone()
             .ok_or_else(|| Error::State("not connected to the replica".into()))
     }
 
@@ -539,18 +510,6 @@ impl Worker {
         }
     }
 
-    /// Stops renewing the lease and gives it up, when it is still surely
-    /// this holder's; a release that fails leaves it to expire.
-    fn release_lease(&mut self) {
-        self.renewer.take();
-        if let (Some(lease), Ok(store)) = (&self.shared.lease, self.store()) {
-            if let Err(e) = lease.release(&*store) {
-                self.shared
-                    .set_error(format!("could not release the replica's lease: {e}"));
-            }
-        }
-    }
-
     /// The final round: capture, stage and upload, retrying until the
     /// deadline; whatever is left stays in the outbox for the next open.
     pub(crate) fn stop(&mut self, closed: bool) -> Answer {
@@ -559,9 +518,6 @@ impl Worker {
             match self.sync(true) {
                 Ok(txid) => {
                     if closed {
-                        // These connections may be the last ones open:
-                        // closing them checkpoints what is left (captured
-                        // and shipped already) and removes the WAL.
                         self.shared
                             .pin
                             .lock()
@@ -573,6 +529,7 @@ impl Worker {
                             .unwrap_or_else(|e| e.into_inner())
                             .take();
                         if let Some(db) = &self.db {
+                            self.close_last(db);
                             let dir = state_dir(db);
                             self.shared.with_stager(|f| f.mark_clean(&dir));
                         }

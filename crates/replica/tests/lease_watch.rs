@@ -13,7 +13,7 @@ use bytes::Bytes;
 use offloop_replica::lease::{Lease, Refusal};
 use offloop_replica::promotion::{lease_state, take_lease, watch_wait, LeaseState};
 use offloop_replica::store::{
-    Expect, LtxFile, ReplicaStore, S3Options, Store, Timestamps, Versioned, WriteMode,
+    Comparison, Expect, LtxFile, ReplicaStore, S3Options, Store, Timestamps, Versioned, WriteMode,
 };
 use offloop_replica::{Result, Txid};
 
@@ -57,6 +57,9 @@ impl Store for Counting {
     }
     fn write(&self, file: &LtxFile, source: &Path, mode: WriteMode) -> Result<()> {
         self.inner.write(file, source, mode)
+    }
+    fn compare(&self, file: &LtxFile, source: &Path) -> Result<Comparison> {
+        self.inner.compare(file, source)
     }
     fn delete(&self, files: &[LtxFile]) -> Result<()> {
         self.inner.delete(files)

@@ -7,8 +7,8 @@
 //! bytes for it were synced (see `Paged::save`), so a page the map calls
 //! local is never half written. It never reads or writes the database.
 
-use std::fs::{self, File};
-use std::io::{self, Write};
+use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
 
 const MAGIC: &[u8; 8] = b"OFLPAGE1";
@@ -164,13 +164,7 @@ pub fn write_map(path: &Path, record: &MapRecord) -> io::Result<()> {
     b.extend_from_slice(&(record.tag.len() as u32).to_be_bytes());
     b.extend_from_slice(&record.tag);
     b.extend_from_slice(&record.local.to_bytes());
-    let mut temp = path.as_os_str().to_owned();
-    temp.push(".tmp");
-    let temp = PathBuf::from(temp);
-    let mut f = File::create(&temp)?;
-    f.write_all(&b)?;
-    f.sync_all()?;
-    fs::rename(&temp, path)
+    offloop_file::replace_file(path, &b)
 }
 
 #[cfg(test)]

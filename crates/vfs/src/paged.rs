@@ -16,13 +16,13 @@
 //! It never decides where pages come from (the source does) and never
 //! talks to SQLite.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use offloop_file::PositionedIo;
+use offloop_file::{sync_parent, PositionedIo, WritableFile};
 
 use crate::map::{map_path, write_map, MapRecord, PageBits};
 
@@ -53,7 +53,7 @@ pub struct Paged {
     db_path: PathBuf,
     map_path: PathBuf,
     /// The database file, read-write, for pages brought in.
-    file: File,
+    file: WritableFile,
     page_size: u32,
     tag: Vec<u8>,
     local: Mutex<PageBits>,
@@ -111,13 +111,9 @@ impl Paged {
         };
         write_map(&map_path, &record)?;
         sync_parent(db_path)?;
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(db_path)?;
+        let file = WritableFile::create_new(db_path)?;
         file.set_len(u64::from(pages) * u64::from(page_size))?;
-        file.sync_all()?;
+        file.sync()?;
         sync_parent(db_path)?;
         Ok(Self::new(db_path, map_path, file, record, source))
     }
@@ -129,7 +125,7 @@ impl Paged {
         record: MapRecord,
         source: Arc<dyn PageSource>,
     ) -> io::Result<Arc<Paged>> {
-        let file = OpenOptions::new().read(true).write(true).open(db_path)?;
+        let file = WritableFile::open(db_path)?;
         let want = u64::from(record.local.pages()) * u64::from(record.page_size);
         // A checkpoint may have grown the file; a shorter one lost pages.
         if file.metadata()?.len() < want {
@@ -141,7 +137,7 @@ impl Paged {
     fn new(
         db_path: &Path,
         map_path: PathBuf,
-        file: File,
+        file: WritableFile,
         record: MapRecord,
         source: Arc<dyn PageSource>,
     ) -> Arc<Paged> {
@@ -304,7 +300,7 @@ impl Paged {
     /// `save`'s work, with `saving` held.
     fn record_local(&self) -> io::Result<()> {
         let local = lock(&self.local).clone();
-        self.file.sync_data()?;
+        self.file.sync_contents()?;
         write_map(
             &self.map_path,
             &MapRecord {
@@ -340,12 +336,4 @@ impl Paged {
         self.filled.store(true, Ordering::Release);
         Ok(true)
     }
-}
-
-fn sync_parent(path: &Path) -> io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    offloop_file::sync_dir(dir)
 }

@@ -20,6 +20,7 @@ pub use report::{
 };
 
 use crate::changes::Changes;
+use crate::close_order::CloseOrder;
 use crate::functions::Registrations;
 use crate::observer::ObserverSlot;
 use crate::row_changes::RowChanges;
@@ -121,6 +122,9 @@ pub struct Settings {
     /// Rows the writer changed, recorded while a caller wants them (SQLite's
     /// update hook; see `row_changes`).
     pub row_changes: Arc<RowChanges>,
+    /// Which connection closes last: a backup's connection holds a place
+    /// here while open, and the writer closes after it (see `close_order`).
+    pub close_order: Arc<CloseOrder>,
     /// The SQLite VFS every connection opens the file with (`None`: the
     /// default): offloop's paged VFS while a restore fills the file.
     pub vfs: Option<String>,
@@ -170,6 +174,7 @@ impl Settings {
             changes: Arc::default(),
             observer: Arc::default(),
             row_changes: Arc::default(),
+            close_order: Arc::default(),
             vfs: None,
             before_open: None,
         }

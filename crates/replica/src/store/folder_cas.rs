@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
+use offloop_file::WritableFile;
 
 use super::{Expect, Fault, StoreError, Versioned};
 use crate::error::Result;
@@ -98,9 +99,9 @@ pub(crate) fn create_new(dest: &Path, source: &Path) -> Result<()> {
     fs::create_dir_all(dir).map_err(|e| failed("write", dest, e))?;
     let mut input = File::open(source).map_err(|e| StoreError::local("read", source, e))?;
     let temp = temp_path(dir, &name);
-    let copied = File::create(&temp).and_then(|mut out| {
+    let copied = WritableFile::create(&temp).and_then(|mut out| {
         io::copy(&mut input, &mut out)?;
-        out.sync_all()
+        out.sync()
     });
     let linked = copied.and_then(|()| fs::hard_link(&temp, dest));
     let _ = fs::remove_file(&temp);
@@ -131,9 +132,9 @@ fn read_at(path: &Path) -> io::Result<Option<Versioned>> {
 }
 
 fn write_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut f = File::create(path)?;
+    let mut f = WritableFile::create(path)?;
     f.write_all(bytes)?;
-    f.sync_all()
+    f.sync()
 }
 
 /// A name beside `name` that no other write in this process or another

@@ -21,11 +21,12 @@ use std::ops::Range;
 use std::path::Path;
 
 use bytes::Bytes;
-use offloop_ltx::{file_name, parse_file_name, Txid, HEADER_SIZE};
+use offloop_ltx::{file_name, parse_file_name, Txid};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 mod folder_cas;
+mod io_runtime;
 pub mod object;
 mod s3_upload;
 
@@ -125,6 +126,17 @@ pub enum Expect {
     Version(String),
 }
 
+/// A replica's file compared with a local one ([`Store::compare`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Comparison {
+    /// No file of that name.
+    Absent,
+    /// The local file's bytes, all of them and nothing else.
+    Same,
+    /// Anything else: another length, other bytes.
+    Different,
+}
+
 /// The replica as offloop sees it. Every method blocks the calling thread
 /// (a plain thread of the replicator or a restore, never the JS thread)
 /// until the store answers.
@@ -178,16 +190,14 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// old object or the new one, never part of either.
     fn replace_object(&self, name: &str, bytes: Bytes, expect: &Expect) -> Result<String>;
 
-    /// The LTX timestamp in a file's header: one small ranged read, exact
-    /// whatever the listing said.
-    fn header_timestamp(&self, file: &LtxFile) -> Result<i64> {
-        let bytes = self.read_range(file, 0..HEADER_SIZE as u64)?;
-        let header = offloop_ltx::Header::decode(&bytes).map_err(|source| Error::Ltx {
-            file: file.label(),
-            source,
-        })?;
-        Ok(header.timestamp)
-    }
+    /// What the replica's `file` holds, compared with the local file
+    /// `source`. This is how a writer tells its own earlier create of a
+    /// name (a request whose answer was lost, then retried) from another
+    /// party's object there: only a byte-for-byte copy is its own. The
+    /// object is read whole, streamed and compared as it arrives, and never
+    /// decoded, so whatever another party put there (not an LTX file, an
+    /// empty object) is only [`Comparison::Different`].
+    fn compare(&self, file: &LtxFile, source: &Path) -> Result<Comparison>;
 }
 
 #[cfg(test)]

@@ -6,10 +6,10 @@
 //! - S3 (`s3://bucket/prefix`): `<prefix>/<level as %04x>/<name>`; each
 //!   object carries its LTX timestamp as `x-amz-meta-litestream-timestamp`.
 //!
-//! Both go through `object_store`, which is async: the store owns a small
-//! tokio runtime whose threads run every request, and callers (plain
-//! threads of the replicator and restore) block on results and never see
-//! async. Nothing else in offloop runs a runtime. Transfers stream: a write
+//! Both go through `object_store`, which is async: every store of the
+//! process runs its requests on one shared tokio runtime (`io_runtime`),
+//! and callers (plain threads of the replicator and restore) block on
+//! results and never see async. Nothing else in offloop runs a runtime. Transfers stream: a write
 //! reads its source from disk a part at a time, and a stream from
 //! [`Store::open`] holds one network chunk at a time.
 
@@ -29,9 +29,10 @@ use object_store::{
 };
 use offloop_ltx::Txid;
 
+use super::io_runtime::IoRuntime;
 use super::{
-    folder_cas, s3_upload, Expect, Fault, LtxFile, Store, StoreError, Timestamps, Versioned,
-    WriteMode, LEVELS,
+    folder_cas, s3_upload, Comparison, Expect, Fault, LtxFile, Store, StoreError, Timestamps,
+    Versioned, WriteMode, LEVELS,
 };
 use crate::error::{Error, Result};
 use crate::replica_url::{backend, Layout, S3Options};
@@ -50,12 +51,9 @@ const PART_SIZE: u64 = 8 << 20;
 /// two, the part being filled and the read buffer. Two connections at once
 /// already carry a link to S3 at the rates a sync needs.
 const UPLOAD_PARTS_IN_FLIGHT: usize = 2;
-/// Threads of the store's runtime: enough to keep requests and transfers
-/// moving without taking cores from SQLite.
-const RUNTIME_THREADS: usize = 2;
 
 pub struct ReplicaStore {
-    runtime: Arc<tokio::runtime::Runtime>,
+    runtime: Arc<IoRuntime>,
     store: Arc<dyn ObjectStore>,
     layout: Layout,
     url: String,
@@ -75,14 +73,10 @@ impl ReplicaStore {
     /// at the first operation.
     pub fn open(url: &str, s3: &S3Options) -> Result<ReplicaStore> {
         let (store, layout) = backend(url, s3)?;
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(RUNTIME_THREADS)
-            .thread_name("offloop-replica-io")
-            .enable_all()
-            .build()
-            .map_err(|e| Error::io("start the replica store's threads", e))?;
+        let runtime =
+            IoRuntime::shared().map_err(|e| Error::io("start the replica store's threads", e))?;
         Ok(ReplicaStore {
-            runtime: Arc::new(runtime),
+            runtime,
             store,
             layout,
             url: url.to_string(),
@@ -420,6 +414,43 @@ impl Store for ReplicaStore {
         Ok(put.e_tag.unwrap_or_default())
     }
 
+    fn compare(&self, file: &LtxFile, source: &FsPath) -> Result<Comparison> {
+        let path = self.path(file);
+        let backend = |e| StoreError::from_backend("read", path.as_ref(), e);
+        let local_error = |e| StoreError::local("read", source, e);
+        let mut local = std::fs::File::open(source).map_err(local_error)?;
+        let size = local.metadata().map_err(local_error)?.len();
+        // The future runs on this (plain, blocking) thread: reading the
+        // local file inside it blocks no task of the store's runtime.
+        self.runtime.block_on(async {
+            let Some(got) = get_if_present(&*self.store, &path).await.map_err(backend)? else {
+                return Ok(Comparison::Absent);
+            };
+            if got.meta.size != size {
+                return Ok(Comparison::Different);
+            }
+            let mut stream = got.into_stream();
+            let (mut compared, mut ours) = (0u64, Vec::new());
+            while let Some(chunk) = stream.next().await {
+                let chunk = chunk.map_err(backend)?;
+                compared += chunk.len() as u64;
+                if compared > size {
+                    return Ok(Comparison::Different);
+                }
+                ours.resize(chunk.len(), 0);
+                local.read_exact(&mut ours).map_err(local_error)?;
+                if ours != chunk {
+                    return Ok(Comparison::Different);
+                }
+            }
+            Ok(if compared == size {
+                Comparison::Same
+            } else {
+                Comparison::Different
+            })
+        })
+    }
+
     fn delete(&self, files: &[LtxFile]) -> Result<()> {
         self.runtime.block_on(async {
             futures::stream::iter(files.iter().map(|f| {
@@ -443,7 +474,7 @@ impl Store for ReplicaStore {
 /// hand, and only when it is used up waits on the store's runtime for the
 /// next one.
 struct StreamReader {
-    runtime: Arc<tokio::runtime::Runtime>,
+    runtime: Arc<IoRuntime>,
     stream: BoxStream<'static, object_store::Result<Bytes>>,
     chunk: Bytes,
     object: String,

@@ -1,0 +1,107 @@
+// The runtime subset: offloop in Bun and in Deno, each installed from npm
+// at a pinned version by scripts/test-tools.mjs (scripts/runtimes.mjs).
+// scenario.cjs runs the same calls in Node and in each runtime, and every
+// value must equal Node's; keep-alive.cjs checks that an idle database
+// lets the process exit and that a pending call keeps it alive;
+// web-worker.mjs runs Deno's own Web Workers. A runtime
+// that is not installed is skipped with a message (an error under CI).
+
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+import { RUNTIMES, runtimeExecutable, runtimesSupported } from '../../scripts/runtimes.mjs';
+import { ROOT, tempDir } from '../engine-helpers.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const ENTRY = path.join(ROOT, 'index.js');
+const tmp = tempDir('runtimes');
+after(() => tmp.cleanup());
+
+/** Runs `script` (in this folder) with `command`; a hang is killed. */
+function run(command, args, script, scriptArgs) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, [...args, path.join(here, script), ...scriptArgs], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+let folders = 0;
+function folder() {
+  const dir = path.join(tmp.dir, `run-${folders++}`);
+  fs.mkdirSync(dir);
+  return dir;
+}
+
+async function scenario(command, args) {
+  const child = await run(command, args, 'scenario.cjs', [ENTRY, folder()]);
+  assert.equal(child.signal, null, `the scenario did not end by itself: ${child.stderr}`);
+  assert.equal(child.code, 0, child.stderr);
+  return JSON.parse(child.stdout);
+}
+
+let fromNode = null;
+function nodeSeen() {
+  fromNode ??= scenario(process.execPath, []);
+  return fromNode;
+}
+
+test('in Node, the scenario completes on the libuv wake-up', async () => {
+  assert.equal((await nodeSeen()).waker, 'libuv');
+});
+
+for (const runtime of RUNTIMES) {
+  const executable = runtimesSupported() ? runtimeExecutable(runtime) : null;
+  const missing = `${runtime.name} ${runtime.version} is not installed: run node scripts/test-tools.mjs`;
+  if (executable === null && process.env.CI && runtimesSupported()) throw new Error(missing);
+  const skip = executable === null ? missing : false;
+
+  test(`${runtime.name}: every value of the scenario equals Node's, on the thread-safe function's wake-up`, { skip }, async () => {
+    const [seen, node] = await Promise.all([scenario(executable, runtime.args), nodeSeen()]);
+    assert.equal(seen.waker, 'threadsafe-function');
+    for (const key of Object.keys(node)) {
+      if (key !== 'waker') assert.deepEqual(seen[key], node[key], `${key} differs from Node's`);
+    }
+    assert.deepEqual(Object.keys(seen), Object.keys(node));
+  });
+
+  test(`${runtime.name}: an idle open database lets the process exit`, { skip }, async () => {
+    const child = await run(executable, runtime.args, 'keep-alive.cjs', ['idle', ENTRY, path.join(folder(), 'idle.db')]);
+    assert.equal(child.signal, null, `the process did not exit by itself: ${child.stderr}`);
+    assert.equal(child.code, 0, child.stderr);
+    assert.equal(child.stdout, 'idle 1\n');
+  });
+
+  test(`${runtime.name}: a pending call alone keeps the process alive until it settles`, { skip }, async () => {
+    const child = await run(executable, runtime.args, 'keep-alive.cjs', ['pending', ENTRY, path.join(folder(), 'pending.db')]);
+    assert.equal(child.signal, null, `the process did not exit by itself: ${child.stderr}`);
+    assert.equal(child.code, 0, child.stderr);
+    assert.equal(child.stdout, 'settled 2000000\n');
+  });
+}
+
+const deno = RUNTIMES.find((r) => r.name === 'deno');
+const denoExecutable = runtimesSupported() ? runtimeExecutable(deno) : null;
+
+test('deno: two Web Workers and the main thread use offloop at once, each on its own database', { skip: denoExecutable === null && 'deno is not installed' }, async () => {
+  const child = await run(denoExecutable, deno.args, 'web-worker.mjs', [ENTRY, folder()]);
+  assert.equal(child.signal, null, `the workers did not end by themselves: ${child.stderr}`);
+  assert.equal(child.code, 0, child.stderr);
+  const ids = Array.from({ length: 50 }, (_, i) => i + 1);
+  const each = { ids, count: 50, sum: (50 * 49) / 2 };
+  assert.deepEqual(JSON.parse(child.stdout), [each, each, each]);
+});
