@@ -108,6 +108,54 @@ test('transactions on 64 databases at once, each awaiting JavaScript between sta
   assert.deepEqual(JSON.parse(child.stdout), { results: true, committed: true, mostOpenAtOnce: 64, threadsBound: true });
 });
 
+test('one tenant running long scans on every reader holds only its own lanes; the other tenants go on meanwhile', { skip: process.platform !== 'linux' }, async () => {
+  const dir = path.join(tmp.dir, 'slow-tenant');
+  const child = await runChild(
+    tmp.dir,
+    `
+    const { Database } = require(OFFLOOP);
+    ${OFFLOOP_THREADS}
+    fs.mkdirSync(${JSON.stringify(dir)}, { recursive: true });
+    // A scan of a few hundred milliseconds, whatever the build.
+    const SLOW = 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000000) SELECT count(*) AS n FROM c';
+    (async () => {
+      // Three threads: the slow tenant's two readers may hold two.
+      Database.configure({ threads: 3 });
+      const slow = await Database.open(${JSON.stringify(dir)} + '/slow.db', { readers: 2 });
+      const others = await Promise.all(Array.from({ length: 8 }, (_, i) =>
+        Database.open(${JSON.stringify(dir)} + '/tenant-' + i + '.db', { readers: 1 })));
+      await Promise.all(others.map((db) => db.exec('CREATE TABLE t(v)')));
+      await slow.prepare(SLOW).get(); // learns its route (the writer), so the next run on readers
+      let slowSettled = 0;
+      const scans = Array.from({ length: 6 }, () => slow.prepare(SLOW).get().then(() => { slowSettled++; }));
+      await new Promise((r) => setTimeout(r, 20)); // both readers are scanning
+      const started = Date.now();
+      await Promise.all(others.map(async (db, i) => {
+        for (let k = 0; k < 10; k++) {
+          await db.prepare('INSERT INTO t VALUES (?)').run(k);
+          await db.prepare('SELECT count(*) AS n FROM t').get();
+        }
+      }));
+      const othersMs = Date.now() - started;
+      const settledMeanwhile = slowSettled;
+      const peak = offloopThreads();
+      await Promise.all(scans);
+      await Promise.all([slow, ...others].map((db) => db.close()));
+      console.log(JSON.stringify({ othersMs, settledMeanwhile, peak }));
+    })();
+    `,
+    { killAfterMs: 120000 },
+  );
+  assert.equal(child.code, 0, child.stderr);
+  const { othersMs, settledMeanwhile, peak } = JSON.parse(child.stdout);
+  // Six scans on two readers take three rounds; the other tenants' 160
+  // calls ran on the third thread before the first round ended. (Had the
+  // scans taken all three threads, the others would have waited for a
+  // whole round: three scans.)
+  assert.ok(settledMeanwhile < 2, `the other tenants waited for the slow one (${othersMs} ms, ${settledMeanwhile} scans done)`);
+  assert.ok(peak <= 3 + 1, `${peak} offloop threads on a bound of 3`);
+});
+
 test('a tenant whose file is corrupt fails alone; the others go on', async () => {
   const dir = path.join(tmp.dir, 'corrupt');
   const child = await runChild(
