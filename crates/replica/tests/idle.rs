@@ -19,8 +19,8 @@ use bytes::Bytes;
 use common::wait_for;
 use offloop_engine::WalObserver;
 use offloop_replica::{
-    Expect, LtxFile, PagedGate, ReplicaSettings, ReplicaStore, Replicator, S3Options, Store,
-    Timestamps, Txid, Versioned, WriteMode, LEVELS,
+    Comparison, Expect, LtxFile, PagedGate, ReplicaSettings, ReplicaStore, Replicator, S3Options,
+    Store, Timestamps, Txid, Versioned, WriteMode, LEVELS,
 };
 use rusqlite::Connection;
 
@@ -118,6 +118,10 @@ impl Store for Counted {
     ) -> offloop_replica::Result<String> {
         add(&self.counts.lease_writes, 1);
         self.inner.replace_object(name, bytes, expect)
+    }
+    fn compare(&self, file: &LtxFile, source: &Path) -> offloop_replica::Result<Comparison> {
+        add(&self.counts.reads, 1);
+        self.inner.compare(file, source)
     }
 }
 
