@@ -210,10 +210,7 @@ class Database extends EventEmitter {
     return native.compileOptions();
   }
 
-  /**
-   * Resolves once every page is local: at once, unless the database was
-   * opened with `restore: 'paged'` and its fill is still running.
-   */
+  /** Resolves once every page is local: at once, unless opened with `restore: 'paged'` and still filling. */
   get filled() {
     if (this.#filled === null) {
       const core = this.#core;
