@@ -5,8 +5,9 @@
 // lets the process exit and that a pending call keeps it alive;
 // web-worker.mjs runs Deno's own Web Workers; kysely-example.mjs and
 // drizzle-example.mjs run each library's own getting-started example on
-// offloop's adapter, in Bun and in Node. A runtime that is not installed
-// is skipped with a message (an error under CI).
+// offloop's adapter, in Bun and in Node; load.cjs loads offloop where the
+// runtime refuses addons. A runtime that is not installed is skipped with
+// a message (an error under CI).
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -163,3 +164,33 @@ for (const { library, script, adapter, expected } of EXAMPLES) {
     assert.deepEqual(inBun, inNode);
   });
 }
+
+/** Loads offloop with `command args…`: what it printed and how it ended. */
+async function load(command, args) {
+  const child = await run(command, args, 'load.cjs', [ENTRY]);
+  assert.equal(child.signal, null, `loading did not end by itself: ${child.stderr}`);
+  return child;
+}
+
+// Where a runtime refuses the addon itself: Deno without --allow-ffi, Node
+// with --no-addons (Bun has no such switch). The addon's own refusal, when
+// no wake-up can be set up (src/node/waker.rs), is reached in none of the
+// three: each has the thread-safe functions it falls back on.
+test('deno: without --allow-ffi, loading offloop fails at once, naming Deno, its version and the flag it needs', { skip: denoExecutable === null && 'deno is not installed' }, async () => {
+  const args = deno.args.filter((a) => a !== '--allow-ffi');
+  const child = await load(denoExecutable, args);
+  assert.notEqual(child.code, 0);
+  assert.equal(child.stdout, '');
+  assert.match(child.stderr, new RegExp(`offloop could not load its native addon for linux-x64-gnu in Deno ${deno.version.replace(/\./g, '\\.')}:`));
+  assert.match(child.stderr, /--allow-ffi/);
+  assert.equal((await load(denoExecutable, deno.args)).stdout, 'loaded\n');
+});
+
+test('node: with --no-addons, loading offloop fails at once, naming Node.js, its version and that addons are disabled', async () => {
+  const child = await load(process.execPath, ['--no-addons']);
+  assert.notEqual(child.code, 0);
+  assert.equal(child.stdout, '');
+  assert.match(child.stderr, new RegExp(`offloop could not load its native addon for .* in Node\\.js ${process.versions.node.replace(/\./g, '\\.')}:`));
+  assert.match(child.stderr, /loading addons is disabled/);
+  assert.match(child.stderr, /ERR_OFFLOOP_NATIVE_ADDON/);
+});
