@@ -8,7 +8,7 @@
 // glibc 2.17 and the musl builds against musl. On a Linux host, the macOS
 // targets are built with cargo-zigbuild too, and Windows with MinGW-w64
 // (Rust's x86_64-pc-windows-gnu target, see windows-gnu.mjs); on their own
-// machines (the release workflow) they are built natively.
+// machines they can be built natively.
 // A macOS build on Linux needs no SDK: zig ships libSystem's stub, and the
 // two frameworks the addon links are linked against stubs kept in
 // scripts/macos/ (frameworks.mjs says how they are made). SQLite gets the
