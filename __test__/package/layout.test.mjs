@@ -63,6 +63,20 @@ test("the loader's list of prebuilt platforms is the targets'", () => {
   );
 });
 
+// The release workflow publishes what its jobs upload: one addons-<platform>
+// artifact per target (the macOS ones from the linux job, which builds and
+// checks them; the macOS jobs download them to run), all of them packed.
+test('the release workflow uploads, and packs, one addon of every target; its macOS jobs run each macOS one', () => {
+  const workflow = fs.readFileSync(path.join(ROOT, '.github', 'workflows', 'release.yml'), 'utf8');
+  const uploads = [...workflow.matchAll(/upload-artifact@v\d+\n\s+with:\n\s+name: addons-([\w-]+)/g)].map((m) => m[1]);
+  assert.deepEqual(uploads.sort(), ['linux', ...TARGETS.filter((t) => t.os !== 'linux').map((t) => t.platform)].sort());
+  const pack = workflow.match(/node scripts\/pack\.mjs --addons addons --out dist (.*)/)[1].split(' ');
+  assert.deepEqual(pack, TARGETS.map((t) => t.platform));
+  const macos = [...workflow.matchAll(/- \{ platform: (darwin-[\w]+), runner: /g)].map((m) => m[1]);
+  assert.deepEqual(macos.sort(), TARGETS.filter((t) => t.os === 'darwin').map((t) => t.platform).sort());
+  assert.match(workflow, /download-artifact@v\d+\n\s+with:\n\s+name: addons-\$\{\{ matrix\.platform \}\}/);
+});
+
 test('the repository manifest runs no install script', () => {
   for (const name of ['preinstall', 'install', 'postinstall']) assert.equal(rootManifest.scripts[name], undefined);
 });
