@@ -175,21 +175,9 @@ pub struct RequestedCheckpoints {
 }
 
 impl RequestedCheckpoints {
-    /// Runs it, and counts it in the checkpoint stats as the checkpointer
-    /// counts its own passes (runs, frames copied, duration, WAL length).
     pub fn run(&self, conn: &Connection, mode: CheckpointMode) -> crate::error::Result<WalCounts> {
         let _permit = self.observer.before_checkpoint(CheckpointWrites::Excluded);
-        let wal = self.wal.as_deref();
-        let before = match wal {
-            Some(_) => checkpoint_waiting(conn, None, self.busy_timeout, wal)?.checkpointed_frames,
-            None => 0,
-        };
-        let started = Instant::now();
-        let counts = checkpoint_waiting(conn, Some(mode), self.busy_timeout, wal)?;
-        if let Some(wal) = wal {
-            wal.record_run(started.elapsed(), before, counts);
-        }
-        Ok(counts)
+        checkpoint_waiting(conn, Some(mode), self.busy_timeout, self.wal.as_deref())
     }
 }
 
