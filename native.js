@@ -19,6 +19,8 @@
 const fs = require('node:fs');
 const path = require('node:path');
 
+const { hostLabel } = require('./lib/host.js');
+
 // The platforms with a prebuilt package. Kept equal to scripts/targets.mjs
 // by __test__/package/layout.test.mjs.
 const PREBUILT = [
@@ -106,7 +108,9 @@ function load() {
     }
   }
 
-  const err = new Error(`offloop could not load its native addon for ${platform}:\n- ${tried.join('\n- ')}`);
+  // The runtime is named: what refuses an addon (Deno without --allow-ffi,
+  // Node with --no-addons) says so in the first reason, not whose rule it is.
+  const err = new Error(`offloop could not load its native addon for ${platform} in ${hostLabel()}:\n- ${tried.join('\n- ')}`);
   err.code = 'ERR_OFFLOOP_NATIVE_ADDON';
   throw err;
 }

@@ -9,6 +9,7 @@
 
 const native = require('../native.js');
 const { THROWN, errorFromNative } = require('./errors.js');
+const { host } = require('./host.js');
 const { decodeAll, decodeRun } = require('./rows.js');
 const { cancel: CANCEL, error: ERROR, record: RECORD } = require('./protocol.js');
 
@@ -223,17 +224,9 @@ function restackAt(err, fn = restackAt) {
 const pack = (...values) => values;
 const join = (...arrays) => [].concat(...arrays);
 
-/**
- * The runtime this process is, and its version: the addon chooses how
- * completions wake the event loop by it (src/node/waker.rs), and names it
- * when it cannot work there.
- */
-function host() {
-  if (process.versions.bun !== undefined) return ['bun', process.versions.bun];
-  if (process.versions.deno !== undefined) return ['deno', process.versions.deno];
-  return ['node', process.versions.node];
-}
-
+// The runtime and its version: the addon chooses how completions wake the
+// event loop by it (src/node/waker.rs), and names it when it cannot work
+// there.
 native.init(drain, pack, join, ...host());
 
 module.exports = { native, track, forget, armCancel, restackAt };

@@ -206,20 +206,13 @@ class Database extends EventEmitter {
   }
 
   /** What the bundled SQLite was compiled with (`PRAGMA compile_options`). */
-  static compileOptions() {
-    return native.compileOptions();
-  }
+  static compileOptions() { return native.compileOptions(); }
 
-  /** The process-wide view: databases, connections, SQLite threads, work waiting. */
+  /** The process-wide view (databases, connections, SQLite threads, work waiting), and its one setting: `threads`. */
   static stats() { return processStats(); }
-
-  /** Process-wide settings: `threads`, the bound on SQLite threads. */
   static configure(options) { configure(options); }
 
-  /**
-   * Resolves once every page is local: at once, unless the database was
-   * opened with `restore: 'paged'` and its fill is still running.
-   */
+  /** Resolves once every page is local: at once, unless opened with `restore: 'paged'` and still filling. */
   get filled() {
     if (this.#filled === null) {
       const core = this.#core;

@@ -91,7 +91,7 @@ const READ_ON_SCRAPE = {
   offloop_queued_jobs: ['Gauge', 'Jobs waiting in a queue now, by the role of the thread they wait for', ['role']],
   offloop_jobs_total: ['Counter', 'Jobs run by the open databases, by thread role', ['role']],
   offloop_queue_wait_max_seconds: ['Gauge', 'The longest wait of a job in a queue so far, by thread role', ['role']],
-  offloop_checkpoints_total: ['Counter', 'WAL checkpoints run by the open databases', []],
+  offloop_checkpoints_total: ['Counter', 'WAL checkpoints run by the checkpointer threads of the open databases', []],
   offloop_checkpoint_frames_total: ['Counter', 'WAL frames copied into the database files by checkpoints', []],
   offloop_checkpoint_max_seconds: ['Gauge', 'The longest checkpoint so far', []],
   offloop_checkpointer_failed: ['Gauge', 'Databases whose checkpointer thread stopped (the writer checkpoints)', []],

@@ -6,10 +6,12 @@
 // Linux targets are built on any Linux or macOS host with cargo-zigbuild
 // (zig as the C compiler and linker), which links the glibc builds against
 // glibc 2.17 and the musl builds against musl. On a Linux host, the macOS
-// targets are built with cargo-zigbuild too (given a macOS SDK in SDKROOT:
-// the addon links two system frameworks), and Windows with MinGW-w64
+// targets are built with cargo-zigbuild too, and Windows with MinGW-w64
 // (Rust's x86_64-pc-windows-gnu target, see windows-gnu.mjs); on their own
-// machines (the release workflow) they are built natively. SQLite gets the
+// machines they can be built natively.
+// A macOS build on Linux needs no SDK: zig ships libSystem's stub, and the
+// two frameworks the addon links are linked against stubs kept in
+// scripts/macos/ (frameworks.mjs says how they are made). SQLite gets the
 // compile flags of every other build of this repository
 // (.cargo/config.toml), and each result is checked before it is kept: right
 // CPU, no glibc symbol newer than the floor, no library a stock system
@@ -28,6 +30,8 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 import { checkMacAddon, checkWindowsAddon } from './foreign-binaries.mjs';
+import { lookedUpSymbols, writeStubs } from './macos/frameworks.mjs';
+import { MH_NOUNDEFS, clearNoUndefs, readMachO, rehashAdhocSignature } from './macos/macho.mjs';
 import { ROOT, addonName, packagedAddon, targetOf } from './targets.mjs';
 import { WINDOWS_GNU, windowsGnuEnv } from './windows-gnu.mjs';
 
@@ -36,6 +40,11 @@ import { WINDOWS_GNU, windowsGnuEnv } from './windows-gnu.mjs';
 const ZIGLANG = '0.15.2';
 const CARGO_ZIGBUILD = '0.24.1';
 const TOOLS_VENV = path.join(ROOT, '.tools', 'venv');
+// The macOS targets link with a newer zig: 0.15.2's Mach-O linker crashes
+// (a segmentation fault, no message) on the compiler_builtins archive of
+// Rust 1.95. Kept apart so that the Linux builds keep their pinned zig.
+const ZIGLANG_MACOS = '0.17.0';
+const TOOLS_VENV_MACOS = path.join(ROOT, '.tools', 'venv-macos');
 
 // The shared libraries a .node may ask for. Anything else (libstdc++, a
 // newer libc) is a dependency a user's machine may not have.
@@ -52,12 +61,22 @@ const GLIBC_LIBRARIES = new Set([
 // musl's dynamic linker serves every name starting with `libc.` itself.
 const MUSL_LIBRARY = /^libc\.(so|musl-[a-z0-9_]+\.so\.1)$/;
 
-// Why a macOS build on Linux needs SDKROOT: zig brings libSystem's stubs,
-// not the frameworks.
-export const MACOS_SDK_NEEDED =
-  'the addon links Security and CoreFoundation (the S3 client\'s TLS certificate verifier), ' +
-  'which only a macOS SDK holds; zig has none ("unable to find framework \'Security\'"). ' +
-  'Set SDKROOT to a macOS SDK, or build on macOS';
+/**
+ * zig's Mach-O linker has set MH_NOUNDEFS ("no undefined symbols") on a
+ * library that leaves Node-API and libuv to dynamic lookup; dyld then
+ * binds none of them. Clears the flag where symbols are left to the host,
+ * and writes the ad-hoc signature's page hashes again (the header is in
+ * its first page).
+ */
+function mendNoUndefs(file) {
+  const buf = fs.readFileSync(file);
+  const { flags, signature } = readMachO(buf);
+  if ((flags & MH_NOUNDEFS) === 0 || lookedUpSymbols(file).length === 0) return;
+  clearNoUndefs(buf);
+  if (signature) rehashAdhocSignature(buf);
+  fs.writeFileSync(file, buf);
+  console.log(`${path.basename(file)}: MH_NOUNDEFS cleared (symbols are left to the host), signature re-hashed`);
+}
 
 function run(command, args, options = {}) {
   const result = spawnSync(command, args, { stdio: 'inherit', ...options });
@@ -77,21 +96,21 @@ function ensureRustTarget(triple) {
   if (!installed.includes(triple)) run('rustup', ['target', 'add', triple]);
 }
 
-/** Puts zig and cargo-zigbuild in .tools/venv; returns its bin folder. */
-function ensureZigTools() {
-  const bin = path.join(TOOLS_VENV, process.platform === 'win32' ? 'Scripts' : 'bin');
+/** Puts zig `zig` and cargo-zigbuild in the virtual environment `venv`; returns its bin folder. */
+function ensureZigTools(venv = TOOLS_VENV, zig = ZIGLANG) {
+  const bin = path.join(venv, process.platform === 'win32' ? 'Scripts' : 'bin');
   const python = path.join(bin, process.platform === 'win32' ? 'python.exe' : 'python');
-  if (!fs.existsSync(python)) run('python3', ['-m', 'venv', TOOLS_VENV]);
+  if (!fs.existsSync(python)) run('python3', ['-m', 'venv', venv]);
   const have = (module) =>
     spawnSync(python, ['-m', 'pip', 'show', module], { encoding: 'utf8' }).stdout.match(/^Version: (.*)$/m)?.[1];
-  if (have('ziglang') !== ZIGLANG || have('cargo-zigbuild') !== CARGO_ZIGBUILD) {
+  if (have('ziglang') !== zig || have('cargo-zigbuild') !== CARGO_ZIGBUILD) {
     run(python, [
       '-m',
       'pip',
       'install',
       '-q',
       '--disable-pip-version-check',
-      `ziglang==${ZIGLANG}`,
+      `ziglang==${zig}`,
       `cargo-zigbuild==${CARGO_ZIGBUILD}`,
     ]);
   }
@@ -167,6 +186,8 @@ export function buildTarget(platform) {
   // The triple built, and the platform name napi gives its output.
   let triple = target.triple;
   let builtPlatform = platform;
+  // For a macOS build against the stubs: which stubs its link used.
+  let stubsStamp = null;
   if (target.os === 'linux') {
     if (process.platform === 'win32') throw new Error('Linux targets are built on a Linux or macOS host');
     env.PATH = `${ensureZigTools()}${path.delimiter}${env.PATH}`;
@@ -174,10 +195,28 @@ export function buildTarget(platform) {
     // glibc to link against.
     args.push('--cross-compile', '--target', target.glibc ? `${target.triple}.${target.glibc}` : target.triple);
   } else if (process.platform === target.os) {
+    if (target.macos) env.MACOSX_DEPLOYMENT_TARGET = target.macos;
     args.push('--target', target.triple);
   } else if (target.os === 'darwin' && process.platform === 'linux') {
-    if (!env.SDKROOT) throw new Error(`${platform} on Linux: ${MACOS_SDK_NEEDED}`);
-    env.PATH = `${ensureZigTools()}${path.delimiter}${env.PATH}`;
+    env.PATH = `${ensureZigTools(TOOLS_VENV_MACOS, ZIGLANG_MACOS)}${path.delimiter}${env.PATH}`;
+    // rustc, the C compiles and zig's linker all read it; without it zig
+    // links for its own newest macOS.
+    env.MACOSX_DEPLOYMENT_TARGET = target.macos;
+    // With no macOS SDK, the frameworks are linked against the stubs kept
+    // in this repository (scripts/macos/frameworks.mjs).
+    // OFFLOOP_MACOS_STUBS=empty links against stubs that list nothing,
+    // to make the kept lists again (frameworks.mjs).
+    if (!env.SDKROOT) {
+      const symbols = env.OFFLOOP_MACOS_STUBS === 'empty' ? {} : undefined;
+      const stubs = path.join(ROOT, 'target', 'macos-frameworks');
+      const { linkArgs, digest } = writeStubs(stubs, symbols);
+      env.RUSTFLAGS = [env.RUSTFLAGS, ...linkArgs.map((a) => `-C link-arg=${a}`)].filter(Boolean).join(' ');
+      // The stubs are no input cargo tracks: after they change, only the
+      // addon's own crate is built and linked again.
+      stubsStamp = { file: path.join(stubs, `${target.triple}.linked`), digest };
+      const linked = fs.existsSync(stubsStamp.file) ? fs.readFileSync(stubsStamp.file, 'utf8') : null;
+      if (linked !== digest) run('cargo', ['clean', '--quiet', '--release', '--target', target.triple, '-p', 'offloop'], { cwd: ROOT, env });
+    }
     args.push('--cross-compile', '--target', target.triple);
   } else if (target.os === 'win32' && process.platform === 'linux') {
     triple = WINDOWS_GNU;
@@ -189,18 +228,26 @@ export function buildTarget(platform) {
   }
   ensureRustTarget(triple);
   run(process.execPath, args, { cwd: ROOT, env });
+  if (stubsStamp) fs.writeFileSync(stubsStamp.file, stubsStamp.digest);
 
   const built = path.join(outDir, addonName(builtPlatform));
   if (!fs.existsSync(built)) throw new Error(`napi build left no ${built}`);
   let report = {};
   if (target.os === 'linux') report = checkLinuxAddon(target, built);
   else if (process.platform === 'linux' && target.os === 'win32') report = checkWindowsAddon(built);
-  else if (process.platform === 'linux' && target.os === 'darwin') report = checkMacAddon(built, target.cpu);
+  else if (process.platform === 'linux' && target.os === 'darwin') {
+    mendNoUndefs(built);
+    report = checkMacAddon(built, target.cpu);
+  }
   const dest = packagedAddon(platform);
   fs.copyFileSync(built, dest);
   const { size } = fs.statSync(dest);
   const glibc = report.glibc ? `, newest glibc symbol GLIBC_${report.glibc}` : '';
-  console.log(`${platform}: ${path.relative(ROOT, dest)} (${(size / 1024 / 1024).toFixed(1)} MiB${glibc})`);
+  const macos = report.minMacos
+    ? `, macOS ${report.minMacos} and up, ${Object.entries(report.frameworkSymbols).map(([name, n]) => `${n} ${name}`).join(' and ')} symbols` +
+      (report.signedPages ? `, ${report.signedPages} signed pages` : '')
+    : '';
+  console.log(`${platform}: ${path.relative(ROOT, dest)} (${(size / 1024 / 1024).toFixed(1)} MiB${glibc}${macos})`);
   return dest;
 }
 

@@ -1,11 +1,17 @@
 // The checks a Windows or macOS addon built on Linux passes before it is
 // kept (build-target.mjs): the right file format and CPU, the one export
 // Node looks for (napi_register_module_v1), and imports a stock system
-// has. It reads the binaries with MinGW-w64's objdump (Windows) and LLVM's
-// llvm-objdump and llvm-nm (macOS), both from Debian; it never runs them.
+// has. It reads the binaries with MinGW-w64's objdump (Windows), and with
+// LLVM's llvm-nm and its own Mach-O reader (macOS, scripts/macos/); it
+// never runs them.
 
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
+
+import { FRAMEWORKS, importedSymbols, keptSymbols, tbdSymbols } from './macos/frameworks.mjs';
+import { MH_NOUNDEFS, readMachO, verifyAdhocSignature } from './macos/macho.mjs';
+import { ROOT, TARGETS } from './targets.mjs';
 
 function output(command, args) {
   const result = spawnSync(command, args, { encoding: 'utf8', maxBuffer: 64 << 20 });
@@ -56,67 +62,80 @@ export function checkWindowsAddon(file) {
   return { dlls };
 }
 
-// Mach-O (loader.h): the 64-bit magic as read little-endian, the CPU types,
-// and the file types an addon can be.
-const MH_MAGIC_64 = 0xfeedfacf;
+// Mach-O: the CPU types and the file types an addon can be.
 const CPU_TYPES = { x64: 0x01000007, arm64: 0x0100000c };
 const MH_DYLIB = 6;
 const MH_BUNDLE = 8;
 const LIBSYSTEM = '/usr/lib/libSystem.B.dylib';
-// The two system frameworks the S3 client's TLS verifier uses (the
-// keychain), part of every macOS.
-const FRAMEWORKS = new Map([
-  ['/System/Library/Frameworks/Security.framework/Versions/A/Security', 'Security'],
-  ['/System/Library/Frameworks/CoreFoundation.framework/Versions/A/CoreFoundation', 'CoreFoundation'],
-]);
 // What the addon leaves to the host process: Node-API and libuv.
-const FROM_NODE = /^_(napi_|uv_)/;
+const FROM_NODE = /^_(napi_|node_api_|uv_)/;
+
+/** Where zig keeps libSystem's stub (build-target.mjs installs the macOS builds' zig in .tools/venv-macos). */
+export function zigLibSystemStub() {
+  const lib = path.join(ROOT, '.tools', 'venv-macos', 'lib');
+  const python = fs.existsSync(lib) ? fs.readdirSync(lib).find((d) => d.startsWith('python')) : undefined;
+  const stub = python && path.join(lib, python, 'site-packages', 'ziglang', 'lib', 'libc', 'darwin', 'libSystem.tbd');
+  if (!stub || !fs.existsSync(stub)) throw new Error('zig\'s libSystem.tbd is not in .tools/venv-macos (node scripts/build-target.mjs darwin-arm64 installs it)');
+  return stub;
+}
+
+function compareVersions(a, b) {
+  const pa = a.split('.').map(Number);
+  const pb = b.split('.').map(Number);
+  for (let i = 0; i < 3; i++) if ((pa[i] ?? 0) !== (pb[i] ?? 0)) return (pa[i] ?? 0) - (pb[i] ?? 0);
+  return 0;
+}
 
 /**
- * Throws unless `file` is a Mach-O library for `cpu` ('x64' or 'arm64')
- * that exports the module entry, links only libSystem and the two system
- * frameworks above, and leaves to the host nothing but Node-API and libuv.
+ * Throws unless `file` is what a Mac's loader takes from Node 20 up: a
+ * Mach-O library for `cpu` ('x64' or 'arm64') whose minimum macOS is no
+ * newer than Node 20's, linking only libSystem and the two frameworks at
+ * their system paths; every undefined symbol either served by one of them
+ * (as their stubs say: zig's libSystem.tbd, and `frameworks`, the
+ * frameworks' kept symbols) or left to the host and one of Node-API's or
+ * libuv's; MH_NOUNDEFS clear while any is left to the host; exporting the
+ * module entry; and, on arm64 (where macOS refuses an unsigned library),
+ * an ad-hoc signature whose every page hash matches.
  */
-export function checkMacAddon(file, cpu) {
-  const header = Buffer.alloc(16);
-  const fd = fs.openSync(file, 'r');
+export function checkMacAddon(file, cpu, { frameworks, libSystemStub } = {}) {
+  const buf = fs.readFileSync(file);
+  let macho;
   try {
-    fs.readSync(fd, header, 0, header.length, 0);
-  } finally {
-    fs.closeSync(fd);
+    macho = readMachO(buf);
+  } catch (error) {
+    throw new Error(`${file}: ${error.message}`);
   }
-  if (header.readUInt32LE(0) !== MH_MAGIC_64) throw new Error(`${file} is not a 64-bit Mach-O file`);
-  const cpuType = header.readUInt32LE(4);
-  if (cpuType !== CPU_TYPES[cpu]) throw new Error(`${file} is for CPU type 0x${cpuType.toString(16)}, not ${cpu}`);
-  const fileType = header.readUInt32LE(12);
-  if (fileType !== MH_DYLIB && fileType !== MH_BUNDLE) throw new Error(`${file} is Mach-O file type ${fileType}, not a library`);
+  if (macho.cpuType !== CPU_TYPES[cpu]) throw new Error(`${file} is for CPU type 0x${macho.cpuType.toString(16)}, not ${cpu}`);
+  if (macho.fileType !== MH_DYLIB && macho.fileType !== MH_BUNDLE) throw new Error(`${file} is Mach-O file type ${macho.fileType}, not a library`);
+  if (macho.minMacos === null) throw new Error(`${file} names no minimum macOS version`);
+  const oldest = TARGETS.find((t) => t.os === 'darwin' && t.cpu === cpu).macos;
+  if (compareVersions(macho.minMacos, oldest) > 0) {
+    throw new Error(`${file} needs macOS ${macho.minMacos}, newer than Node 20's ${oldest}`);
+  }
+  const linked = macho.dylibs.filter((lib) => lib !== LIBSYSTEM && !Object.values(FRAMEWORKS).includes(lib));
+  if (linked.length) throw new Error(`${file} links libraries beyond libSystem and the frameworks: ${linked.join(', ')}`);
 
   const exported = output('llvm-nm', ['--extern-only', '--defined-only', file]);
   if (!/ _napi_register_module_v1$/m.test(exported)) throw new Error(`${file} does not export napi_register_module_v1`);
 
-  // The first line names the file itself.
-  const dylibs = output('llvm-objdump', ['--macho', '--dylibs-used', file])
-    .split('\n')
-    .slice(1)
-    .map((line) => line.trim().replace(/ \(compatibility version.*$/, ''))
-    .filter(Boolean);
-  const linked = dylibs.filter((lib) => lib !== LIBSYSTEM && !FRAMEWORKS.has(lib));
-  if (linked.length) throw new Error(`${file} links libraries beyond libSystem: ${linked.join(', ')}`);
-  const fromSystem = new Set(['from libSystem', ...[...FRAMEWORKS.values()].map((name) => `from ${name}`)]);
-
-  // `llvm-nm -m` says where each undefined symbol is bound: "(from
-  // libSystem)" or, for what the host provides, "(dynamically looked up)".
-  const undefinedSymbols = output('llvm-nm', ['-m', '--undefined-only', file])
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => line.match(/external (\S+)(?: \((.*)\))?$/))
-    .filter(Boolean)
-    .map(([, name, from]) => ({ name, from: from ?? '' }));
-  const stray = undefinedSymbols.filter(
-    ({ name, from }) => !fromSystem.has(from) && !(from === 'dynamically looked up' && FROM_NODE.test(name)),
-  );
+  // Where each undefined symbol is bound: a library (two-level), or the
+  // host process (null: flat namespace, what Node-API and libuv need).
+  const served = new Map([['libSystem', tbdSymbols(fs.readFileSync(libSystemStub ?? zigLibSystemStub(), 'utf8'))]]);
+  const kept = frameworks ?? keptSymbols();
+  for (const name of Object.keys(FRAMEWORKS)) served.set(name, new Set(kept[name] ?? []));
+  const undefinedSymbols = importedSymbols(file);
+  const stray = undefinedSymbols.filter(({ name, from }) => (from === null ? !FROM_NODE.test(name) : !served.get(from)?.has(name)));
   if (stray.length) {
-    throw new Error(`${file} needs symbols from outside Node-API, libuv and libSystem: ${stray.map((s) => `${s.name} (${s.from})`).join(', ')}`);
+    throw new Error(
+      `${file} needs symbols that neither Node nor libSystem's or the frameworks' stubs serve: ${stray.map((s) => `${s.name} (from ${s.from ?? 'the host'})`).join(', ')}`,
+    );
   }
-  return { dylibs, fromHost: undefinedSymbols.filter(({ from }) => from === 'dynamically looked up').length };
+  const fromHost = undefinedSymbols.filter(({ from }) => from === null).length;
+  if (fromHost > 0 && (macho.flags & MH_NOUNDEFS) !== 0) {
+    throw new Error(`${file} has MH_NOUNDEFS set but leaves ${fromHost} symbols to the host: dyld would not look them up`);
+  }
+  let signedPages = null;
+  if (cpu === 'arm64' || macho.signature) signedPages = verifyAdhocSignature(buf).pages;
+  const frameworkSymbols = Object.fromEntries(Object.keys(FRAMEWORKS).map((name) => [name, undefinedSymbols.filter(({ from }) => from === name).length]));
+  return { dylibs: macho.dylibs, fromHost, frameworkSymbols, minMacos: macho.minMacos, signedPages, flags: macho.flags };
 }

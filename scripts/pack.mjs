@@ -25,8 +25,16 @@ import { pathToFileURL } from 'node:url';
 
 import { ROOT, TARGETS, addonName, packagedAddon, targetOf } from './targets.mjs';
 
-// The bound on what every user downloads for the JavaScript side.
-export const MAIN_PACKAGE_LIMIT = 100 * 1024;
+// A bound on what every user downloads for the JavaScript side, set at
+// 100 KiB when the package was 47 kB and raised to 128 KiB when it reached
+// 107 kB packed (367 kB unpacked): offloop/sqlite3 (28 kB packed), the ORM
+// adapters (17 kB) and offloop/otel and offloop/metrics (8 kB) joined it,
+// each an entry point of its own, all source as written with its comments.
+// The platform package every install also downloads is about 6 MB packed
+// (linux-x64-gnu).
+// The bound is there to catch what does not belong (a docs/ or bench/
+// folder alone is several times the headroom), not to squeeze the source.
+export const MAIN_PACKAGE_LIMIT = 128 * 1024;
 
 // Paths that belong to the repository and never to the published package.
 const NOT_PUBLISHED = [/\.rs$/, /^(src|crates|__test__|bench|scripts|npm|docs|target)\//, /^Cargo\./, /\.node$/];

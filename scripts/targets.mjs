@@ -22,11 +22,18 @@ const GLIBC_FLOOR = '2.17';
 const EM_X86_64 = 62;
 const EM_AARCH64 = 183;
 
+// The oldest macOS Node 20 runs on, for each CPU: the macOS builds are
+// linked for it (MACOSX_DEPLOYMENT_TARGET), so that they load wherever
+// Node does, and the check of each build (foreign-binaries.mjs) fails when
+// one asks for a newer macOS.
+const NODE20_MACOS = { x64: '10.15', arm64: '11.0' };
+
 /**
  * Each target: `platform` (the npm/ folder and the package suffix),
  * `triple` (Rust's target), `os` and `cpu` (Node's process.platform and
  * process.arch), `libc` for Linux, `glibc` (the newest symbol version the
- * .node may need) for glibc builds, and `elfMachine` for Linux builds.
+ * .node may need) for glibc builds, `elfMachine` for Linux builds, and
+ * `macos` (the oldest macOS the build must load on) for macOS builds.
  */
 export const TARGETS = [
   {
@@ -63,8 +70,8 @@ export const TARGETS = [
     libc: 'musl',
     elfMachine: EM_AARCH64,
   },
-  { platform: 'darwin-x64', triple: 'x86_64-apple-darwin', os: 'darwin', cpu: 'x64' },
-  { platform: 'darwin-arm64', triple: 'aarch64-apple-darwin', os: 'darwin', cpu: 'arm64' },
+  { platform: 'darwin-x64', triple: 'x86_64-apple-darwin', os: 'darwin', cpu: 'x64', macos: NODE20_MACOS.x64 },
+  { platform: 'darwin-arm64', triple: 'aarch64-apple-darwin', os: 'darwin', cpu: 'arm64', macos: NODE20_MACOS.arm64 },
   { platform: 'win32-x64-msvc', triple: 'x86_64-pc-windows-msvc', os: 'win32', cpu: 'x64' },
 ];
 

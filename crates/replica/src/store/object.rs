@@ -13,14 +13,13 @@
 //! reads its source from disk a part at a time, and a stream from
 //! [`Store::open`] holds one network chunk at a time.
 
-use std::io::{self, Read};
+use std::io::Read;
 use std::ops::Range;
 use std::path::Path as FsPath;
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
-use bytes::{Bytes, BytesMut};
-use futures::stream::BoxStream;
+use bytes::Bytes;
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
 use object_store::{
@@ -30,6 +29,7 @@ use object_store::{
 use offloop_ltx::Txid;
 
 use super::io_runtime::IoRuntime;
+use super::object_io::{fetch, joined, StreamReader, CONCURRENT_REQUESTS, PART_SIZE};
 use super::{
     folder_cas, s3_upload, Comparison, Expect, Fault, LtxFile, Store, StoreError, Timestamps,
     Versioned, WriteMode, LEVELS,
@@ -40,12 +40,6 @@ use crate::replica_url::{backend, Layout, S3Options};
 /// The S3 metadata key Litestream keeps an object's LTX timestamp under.
 pub const TIMESTAMP_METADATA_KEY: &str = "litestream-timestamp";
 
-/// Requests in flight at once for a listing's metadata or a file's parts.
-const CONCURRENT_REQUESTS: usize = 16;
-/// Files larger than this are fetched as several ranged reads at once (one
-/// request stream rarely fills a link to S3) and written as a multipart
-/// upload; smaller ones go in one request. S3's smallest part is 5 MiB.
-const PART_SIZE: u64 = 8 << 20;
 /// Parts of one upload in flight at once. With `PART_SIZE`, an upload holds
 /// at most 32 MiB of its file in memory whatever the file's size: these
 /// two, the part being filled and the read buffer. Two connections at once
@@ -470,37 +464,6 @@ impl Store for ReplicaStore {
     }
 }
 
-/// A ranged read as a blocking `Read`: each `read` takes from the chunk in
-/// hand, and only when it is used up waits on the store's runtime for the
-/// next one.
-struct StreamReader {
-    runtime: Arc<IoRuntime>,
-    stream: BoxStream<'static, object_store::Result<Bytes>>,
-    chunk: Bytes,
-    object: String,
-}
-
-impl Read for StreamReader {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        while self.chunk.is_empty() {
-            match self.runtime.block_on(self.stream.next()) {
-                None => return Ok(0),
-                Some(Ok(chunk)) => self.chunk = chunk,
-                Some(Err(e)) => {
-                    return Err(io::Error::other(StoreError::from_backend(
-                        "read",
-                        &self.object,
-                        e,
-                    )))
-                }
-            }
-        }
-        let n = buf.len().min(self.chunk.len());
-        buf[..n].copy_from_slice(&self.chunk.split_to(n));
-        Ok(n)
-    }
-}
-
 /// The LTX timestamp an S3 object carries, if it carries one.
 /// The object at `path`, or `None` when there is none.
 async fn get_if_present(
@@ -525,54 +488,6 @@ async fn metadata_timestamp(store: &dyn ObjectStore, path: &Path) -> Result<Opti
         .get(&key)
         .and_then(|v| chrono::DateTime::parse_from_rfc3339(v).ok())
         .map(|t| t.timestamp_millis()))
-}
-
-/// A whole object, in parallel parts when it is large.
-async fn fetch(
-    handle: tokio::runtime::Handle,
-    store: Arc<dyn ObjectStore>,
-    path: Path,
-    size: u64,
-) -> Result<Bytes> {
-    fn backend(path: &Path) -> impl Fn(object_store::Error) -> StoreError + '_ {
-        move |e| StoreError::from_backend("read", path.as_ref(), e)
-    }
-    if size <= PART_SIZE {
-        let got = store.get(&path).await.map_err(backend(&path))?;
-        return Ok(got.bytes().await.map_err(backend(&path))?);
-    }
-    let parts = (0..size).step_by(PART_SIZE as usize).map(|start| {
-        let (store, path) = (store.clone(), path.clone());
-        let range = start..(start + PART_SIZE).min(size);
-        let running = handle.spawn(async move {
-            let got = store.get_range(&path, range).await;
-            Ok(got.map_err(backend(&path))?)
-        });
-        async move { joined(running.await) }
-    });
-    let parts: Vec<Bytes> = futures::stream::iter(parts)
-        .buffered(CONCURRENT_REQUESTS)
-        .try_collect()
-        .await?;
-    let mut whole = BytesMut::with_capacity(size as usize);
-    for part in parts {
-        whole.extend_from_slice(&part);
-    }
-    if whole.len() as u64 != size {
-        return Err(StoreError::new(
-            Fault::Corrupt,
-            "read",
-            path.as_ref(),
-            "the object changed size while it was read",
-        )
-        .into());
-    }
-    Ok(whole.freeze())
-}
-
-/// A spawned task's result, with a panic in it turned into an error.
-fn joined<T>(r: std::result::Result<Result<T>, tokio::task::JoinError>) -> Result<T> {
-    r.map_err(|e| Error::Panic(e.to_string()))?
 }
 
 /// A timestamp as Go's `time.RFC3339Nano` writes it in UTC, which is how
