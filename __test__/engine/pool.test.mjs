@@ -156,6 +156,47 @@ test('one tenant running long scans on every reader holds only its own lanes; th
   assert.ok(peak <= 3 + 1, `${peak} offloop threads on a bound of 3`);
 });
 
+test('a write lock held by one database of the process, while more of its databases than pool threads wait for it, does not stall them until their busy timeout', async () => {
+  const file = path.join(tmp.dir, 'one-file-many-handles.db');
+  const child = await runChild(
+    tmp.dir,
+    `
+    const { Database } = require(OFFLOOP);
+    const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+    (async () => {
+      Database.configure({ threads: 2 });
+      const options = { readers: 1, timeout: 20000 };
+      const holder = await Database.open(${JSON.stringify(file)}, options);
+      await holder.exec('CREATE TABLE t(who TEXT)');
+      const waiters = await Promise.all(Array.from({ length: 6 }, () => Database.open(${JSON.stringify(file)}, options)));
+      const started = Date.now();
+      let waiting;
+      await holder.transaction(async (tx) => {
+        await tx.prepare('INSERT INTO t VALUES (?)').run('holder');
+        // Six BEGIN IMMEDIATEs wait for this lock, on threads of their own:
+        // more than the pool's bound.
+        waiting = waiters.map((db, i) => db.transaction(async (w) => w.prepare('INSERT INTO t VALUES (?)').run('waiter ' + i)));
+        await sleep(100);
+        // This statement needs a thread while every one of the two waits.
+        await tx.prepare('INSERT INTO t VALUES (?)').run('holder again');
+      });
+      await Promise.all(waiting);
+      const ms = Date.now() - started;
+      const { n } = await holder.prepare('SELECT count(*) AS n FROM t').get();
+      await Promise.all([holder, ...waiters].map((db) => db.close()));
+      console.log(JSON.stringify({ n, ms }));
+    })();
+    `,
+    { killAfterMs: 60000 },
+  );
+  assert.equal(child.code, 0, child.stderr);
+  const { n, ms } = JSON.parse(child.stdout);
+  assert.equal(n, 8);
+  // Without a thread started past the stall, the holder's second statement
+  // waits for a waiter's busy timeout (20 s).
+  assert.ok(ms < 10000, `${ms} ms for seven transactions`);
+});
+
 test('a tenant whose file is corrupt fails alone; the others go on', async () => {
   const dir = path.join(tmp.dir, 'corrupt');
   const child = await runChild(

@@ -30,6 +30,7 @@ use crate::settings::Settings;
 use crate::settings::SettingsReport;
 use crate::sql::{Sql, SqlRegistry};
 use crate::stats::{RoleCounters, Stats};
+use crate::timers;
 use crate::wal::{nudge_channel, WalControl};
 use crate::writer::{WriterContext, WriterLane};
 
@@ -74,6 +75,9 @@ impl Database {
     /// error: no pool thread runs and none can start.
     pub fn open(settings: Settings, opened: Done) -> Result<Database> {
         let settings = Arc::new(settings);
+        // A pool whose threads all wait (a lock another database of this
+        // process holds) asks the timer to look for a stall.
+        pool::on_starved(timers::watch_pools);
         let pool = pool::pool(settings.thread_nice);
         pool.ensure_thread()?;
         let reader_count = settings.reader_count();

@@ -8,11 +8,17 @@
 //!
 //! Threads start on demand, up to a bound set by the machine (`configure`),
 //! one pool per nice value databases ask for; a thread leaves after being
-//! idle for `THREAD_LINGER`, or at once when no database is open. This file
-//! knows nothing of SQLite: it runs `Work` and never looks inside.
+//! idle for `THREAD_LINGER`, or at once when no database is open. A thread
+//! may still wait inside a lane's job: for a lock that a connection of
+//! another database of this process holds (the same file opened twice), a
+//! lock whose holder's lane waits in this run queue for a thread. So when
+//! work has waited `STALL` with no thread taking any, the pool starts one
+//! more, beyond the bound, up to `STALLED_THREADS_MAX` (the timer looks,
+//! see `rescue_stalled`). This file knows nothing of SQLite: it runs `Work`
+//! and never looks inside.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{fence, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::thread::{self, Thread};
 use std::time::{Duration, Instant};
@@ -37,6 +43,27 @@ const SPIN: Duration = Duration::from_micros(50);
 
 /// A wait up to this long is short: worth spinning through next time.
 const SHORT: Duration = Duration::from_micros(100);
+
+/// How long lanes may wait in the run queue, with every thread busy and
+/// none taking from it, before the pool starts a thread beyond its bound:
+/// far longer than a job's usual run (or than a thread waits for a CPU on a
+/// busy machine, which would start threads for nothing), far shorter than a
+/// busy timeout (5 s by default).
+pub const STALL: Duration = Duration::from_millis(100);
+
+/// The most threads one pool runs, those started past a stall included: a
+/// lock wait holds a thread, and as many lanes may wait for one lock as
+/// there are connections of this process to that file.
+const STALLED_THREADS_MAX: usize = 256;
+
+/// Called when a push finds every thread busy: arranges a `rescue_stalled`
+/// call after `STALL` (the timer's; set at the first open, so that this
+/// file does not depend on the timer, which depends on it).
+static ON_STARVED: OnceLock<fn()> = OnceLock::new();
+
+pub fn on_starved(hook: fn()) {
+    let _ = ON_STARVED.set(hook);
+}
 
 /// What a lane's run ended with.
 pub enum Ran {
@@ -200,6 +227,12 @@ pub struct Pool {
     /// sleeper registers, then looks at the queue once more, then parks: a
     /// push either is seen by that look or finds the sleeper here.
     sleepers: Mutex<Vec<Thread>>,
+    /// Tasks taken from the run queue so far, and their count when a stall
+    /// was last looked for: no change while tasks wait is a stall.
+    taken: AtomicU64,
+    checked: AtomicU64,
+    /// Set while a look for a stall is arranged.
+    watched: AtomicBool,
     /// Held while a thread starts or decides to leave.
     membership: Mutex<()>,
     next_name: AtomicUsize,
@@ -279,6 +312,9 @@ pub fn pool(nice: i32) -> Arc<Pool> {
         live: AtomicUsize::new(0),
         spinning: AtomicUsize::new(0),
         sleepers: Mutex::new(Vec::new()),
+        taken: AtomicU64::new(0),
+        checked: AtomicU64::new(0),
+        watched: AtomicBool::new(false),
         membership: Mutex::new(()),
         next_name: AtomicUsize::new(0),
     });
@@ -316,6 +352,21 @@ pub fn database_closed() -> bool {
     true
 }
 
+/// The timer's look for a stall in every pool (see `Pool::rescue`);
+/// whether to look again after another `STALL`.
+pub fn rescue_stalled() -> bool {
+    let pools = global()
+        .pools
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    let mut again = false;
+    for pool in &pools {
+        again |= pool.rescue();
+    }
+    again
+}
+
 /// SQLite connections open now.
 pub fn connections_open() -> usize {
     global().connections.load(Ordering::Acquire)
@@ -336,7 +387,7 @@ impl Pool {
         if self.live.load(Ordering::Acquire) > 0 {
             return Ok(());
         }
-        self.start_thread(true).map(|_| ())
+        self.start_thread(true, thread_limit()).map(|_| ())
     }
 
     fn push(self: Arc<Self>, lane: Lane) {
@@ -357,10 +408,37 @@ impl Pool {
             None if self.live.load(Ordering::Acquire) < thread_limit() => {
                 // Best effort: a thread that cannot start leaves the lane
                 // to the threads that run.
-                let _ = self.start_thread(false);
+                let _ = self.start_thread(false, thread_limit());
             }
-            None => {}
+            None => {
+                if !self.watched.swap(true, Ordering::SeqCst) {
+                    self.checked
+                        .store(self.taken.load(Ordering::Acquire), Ordering::Release);
+                    if let Some(hook) = ON_STARVED.get() {
+                        hook();
+                    }
+                }
+            }
         }
+    }
+
+    /// A look for a stall, `STALL` after a push found every thread busy:
+    /// if tasks wait and no thread took one since the last look, one more
+    /// thread starts. Whether tasks still wait (look again then).
+    fn rescue(self: &Arc<Self>) -> bool {
+        // Cleared first: a push from here on arranges the next look.
+        self.watched.store(false, Ordering::SeqCst);
+        if self.receiver.is_empty() {
+            return false;
+        }
+        let taken = self.taken.load(Ordering::Acquire);
+        let stalled = self.checked.swap(taken, Ordering::AcqRel) == taken
+            && self.spinning.load(Ordering::SeqCst) == 0;
+        if stalled {
+            let bound = thread_limit().max(STALLED_THREADS_MAX);
+            let _ = self.start_thread(false, bound);
+        }
+        !self.watched.swap(true, Ordering::SeqCst)
     }
 
     /// Sleeps until a push unparks this thread or `linger` passes; whether
@@ -393,12 +471,12 @@ impl Pool {
         !self.receiver.is_empty()
     }
 
-    /// Starts a thread unless the bound is reached (or, with `first`,
+    /// Starts a thread unless `bound` threads run (or, with `first`,
     /// unless one runs already). Whether one started.
-    fn start_thread(self: &Arc<Self>, first: bool) -> Result<bool> {
+    fn start_thread(self: &Arc<Self>, first: bool, bound: usize) -> Result<bool> {
         let _member = self.membership.lock().unwrap_or_else(|e| e.into_inner());
         let live = self.live.load(Ordering::Acquire);
-        if (first && live > 0) || (!first && live >= thread_limit()) {
+        if (first && live > 0) || (!first && live >= bound) {
             return Ok(false);
         }
         self.live.fetch_add(1, Ordering::AcqRel);
@@ -426,7 +504,10 @@ impl Pool {
         let mut pace = Pace::new();
         loop {
             let task = match self.receiver.try_recv() {
-                Ok(task) => task,
+                Ok(task) => {
+                    self.taken.fetch_add(1, Ordering::Relaxed);
+                    task
+                }
                 Err(TryRecvError::Disconnected) => return self.leave_now(),
                 Err(TryRecvError::Empty) => {
                     let since = Instant::now();

@@ -1,9 +1,11 @@
 //! The process-wide timer: one thread that notifies lanes at deadlines (a
-//! scope's idle timeout, the checkpointer's idle pass). It starts with the
-//! first deadline and leaves soon after the last one passed, or was
-//! dropped because no database is open (every lane is gone then). A timer only
-//! notifies: the lane decides, when it runs, whether its deadline still
-//! stands. It never runs a job or touches a connection.
+//! scope's idle timeout, the checkpointer's idle pass), and looks for a
+//! stalled pool `STALL` after a push found every pool thread busy (see
+//! `pool::rescue_stalled`). It starts with the first deadline and leaves
+//! soon after the last one passed, or was dropped because no database is
+//! open (every lane is gone then). A timer only notifies: the lane decides,
+//! when it runs, whether its deadline still stands. It never runs a job or
+//! touches a connection.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -11,7 +13,7 @@ use std::sync::{Condvar, Mutex, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::pool::{Lane, WeakLane};
+use crate::pool::{self, Lane, WeakLane, STALL};
 
 /// How long the timer thread waits with nothing to wait for before leaving.
 const LINGER: Duration = Duration::from_millis(100);
@@ -44,6 +46,8 @@ struct State {
     heap: BinaryHeap<Reverse<Entry>>,
     order: u64,
     running: bool,
+    /// When to look for a stalled pool, if a push asked.
+    pool_check: Option<Instant>,
 }
 
 struct Timers {
@@ -75,16 +79,34 @@ pub fn notify_at(at: Instant, lane: WeakLane) {
     state.order += 1;
     let order = state.order;
     state.heap.push(Reverse(Entry { at, order, lane }));
+    start(&mut state);
+    drop(state);
+    timers.changed.notify_one();
+}
+
+/// A push found every pool thread busy: look for a stall in `STALL`
+/// (`pool::on_starved` calls this).
+pub fn watch_pools() {
+    let timers = timers();
+    let mut state = timers.state.lock().unwrap_or_else(|e| e.into_inner());
+    if state.pool_check.is_some() {
+        return;
+    }
+    state.pool_check = Some(Instant::now() + STALL);
+    start(&mut state);
+    drop(state);
+    timers.changed.notify_one();
+}
+
+fn start(state: &mut State) {
     if !state.running {
         let started = thread::Builder::new()
             .name("offloop-timer".into())
             .spawn(serve);
         // Without a thread the deadline passes unheard: the lane runs at
-        // its next job instead.
+        // its next job instead (and a stalled pool at its next free thread).
         state.running = started.is_ok();
     }
-    drop(state);
-    timers.changed.notify_one();
 }
 
 /// The last database closed (its writer, `closing`, is finishing): the
@@ -104,34 +126,50 @@ pub fn clear(closing: &Lane) {
 
 fn serve() {
     let timers = timers();
-    let mut state = timers.state.lock().unwrap_or_else(|e| e.into_inner());
+    let lock = || timers.state.lock().unwrap_or_else(|e| e.into_inner());
+    let mut state = lock();
     loop {
         let now = Instant::now();
-        match state.heap.peek() {
+        if state.pool_check.is_some_and(|at| at <= now) {
+            state.pool_check = None;
+            drop(state);
+            let again = pool::rescue_stalled();
+            state = lock();
+            if again && state.pool_check.is_none() {
+                state.pool_check = Some(Instant::now() + STALL);
+            }
+            continue;
+        }
+        if state
+            .heap
+            .peek()
+            .is_some_and(|Reverse(entry)| entry.at <= now)
+        {
+            let Some(Reverse(entry)) = state.heap.pop() else {
+                continue;
+            };
+            drop(state);
+            entry.lane.notify();
+            state = lock();
+            continue;
+        }
+        let deadline = state.heap.peek().map(|Reverse(entry)| entry.at);
+        match deadline.into_iter().chain(state.pool_check).min() {
             None => {
                 let (next, waited) = timers
                     .changed
                     .wait_timeout(state, LINGER)
                     .unwrap_or_else(|e| e.into_inner());
                 state = next;
-                if waited.timed_out() && state.heap.is_empty() {
+                if waited.timed_out() && state.heap.is_empty() && state.pool_check.is_none() {
                     state.running = false;
                     return;
                 }
             }
-            Some(Reverse(entry)) if entry.at <= now => {
-                let Some(Reverse(entry)) = state.heap.pop() else {
-                    continue;
-                };
-                drop(state);
-                entry.lane.notify();
-                state = timers.state.lock().unwrap_or_else(|e| e.into_inner());
-            }
-            Some(Reverse(entry)) => {
-                let wait = entry.at - now;
+            Some(at) => {
                 state = timers
                     .changed
-                    .wait_timeout(state, wait)
+                    .wait_timeout(state, at - now)
                     .unwrap_or_else(|e| e.into_inner())
                     .0;
             }
