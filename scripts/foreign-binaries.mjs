@@ -94,7 +94,7 @@ function compareVersions(a, b) {
  * (as their stubs say: zig's libSystem.tbd, and `frameworks`, the
  * frameworks' kept symbols) or left to the host and one of Node-API's or
  * libuv's; MH_NOUNDEFS clear while any is left to the host; exporting the
- * module entry; and, on arm64 (where macOS refuses an unsigned library),
+ * module entry; named `@rpath/…`, not by the path it was built at; and, on arm64 (where macOS refuses an unsigned library),
  * an ad-hoc signature whose every page hash matches.
  */
 export function checkMacAddon(file, cpu, { frameworks, libSystemStub } = {}) {
@@ -112,6 +112,8 @@ export function checkMacAddon(file, cpu, { frameworks, libSystemStub } = {}) {
   if (compareVersions(macho.minMacos, oldest) > 0) {
     throw new Error(`${file} needs macOS ${macho.minMacos}, newer than Node 20's ${oldest}`);
   }
+  // Its own install name: a path of the build machine when none was given (build.rs gives one).
+  if (macho.id !== null && macho.id.startsWith('/')) throw new Error(`${file} is named by the path it was built at: ${macho.id}`);
   const linked = macho.dylibs.filter((lib) => lib !== LIBSYSTEM && !Object.values(FRAMEWORKS).includes(lib));
   if (linked.length) throw new Error(`${file} links libraries beyond libSystem and the frameworks: ${linked.join(', ')}`);
 

@@ -115,6 +115,15 @@ for (const { platform, cpu, os: targetOs } of TARGETS.filter((t) => t.os === 'da
     assert.throws(() => checkMacAddon(unsigned, cpu), /no embedded signature/);
   });
 
+  test(`the ${platform} build is named @rpath/offloop.node, and the check fails on a build named by a path`, { skip }, () => {
+    assert.equal(readMachO(fs.readFileSync(addon)).id, '@rpath/offloop.node');
+    const named = brokenCopy(addon, `${platform}-named.node`, (buf) => {
+      const at = buf.indexOf('@rpath/offloop.node');
+      buf.write('/build/offloop.node', at);
+    });
+    assert.throws(() => checkMacAddon(named, cpu), /is named by the path it was built at: \/build\/offloop\.node/);
+  });
+
   test(`the ${platform} check fails when a framework stub lacks a symbol the build imports`, { skip }, () => {
     const kept = keptSymbols();
     for (const framework of Object.keys(kept)) {

@@ -14,6 +14,7 @@ export const MH_MAGIC_64 = 0xfeedfacf;
 export const MH_NOUNDEFS = 0x1;
 const LC_REQ_DYLD = 0x80000000;
 const LC_LOAD_DYLIB = 0xc;
+const LC_ID_DYLIB = 0xd;
 const LC_LOAD_WEAK_DYLIB = 0x18 | LC_REQ_DYLD;
 const LC_REEXPORT_DYLIB = 0x1f | LC_REQ_DYLD;
 const LC_CODE_SIGNATURE = 0x1d;
@@ -44,6 +45,7 @@ export function readMachO(buf) {
   const count = buf.readUInt32LE(16);
   const flags = buf.readUInt32LE(24);
   const dylibs = [];
+  let id = null;
   let minMacos = null;
   let signature = null;
   let at = 32;
@@ -51,10 +53,12 @@ export function readMachO(buf) {
     const cmd = buf.readUInt32LE(at);
     const size = buf.readUInt32LE(at + 4);
     if (size < 8 || at + size > buf.length) throw new Error(`load command ${i} runs past the file`);
-    if (cmd === LC_LOAD_DYLIB || cmd === LC_LOAD_WEAK_DYLIB || cmd === LC_REEXPORT_DYLIB) {
+    if (cmd === LC_LOAD_DYLIB || cmd === LC_LOAD_WEAK_DYLIB || cmd === LC_REEXPORT_DYLIB || cmd === LC_ID_DYLIB) {
       const nameAt = at + buf.readUInt32LE(at + 8);
       const end = buf.indexOf(0, nameAt);
-      dylibs.push(buf.toString('utf8', nameAt, end < 0 || end > at + size ? at + size : end));
+      const name = buf.toString('utf8', nameAt, end < 0 || end > at + size ? at + size : end);
+      if (cmd === LC_ID_DYLIB) id = name;
+      else dylibs.push(name);
     } else if (cmd === LC_BUILD_VERSION && buf.readUInt32LE(at + 8) === PLATFORM_MACOS) {
       minMacos = version(buf.readUInt32LE(at + 12));
     } else if (cmd === LC_VERSION_MIN_MACOSX && minMacos === null) {
@@ -64,7 +68,7 @@ export function readMachO(buf) {
     }
     at += size;
   }
-  return { cpuType, fileType, flags, dylibs, minMacos, signature };
+  return { cpuType, fileType, flags, id, dylibs, minMacos, signature };
 }
 
 /** The code directory of the embedded signature, with where its hashes lie. */
