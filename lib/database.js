@@ -26,6 +26,7 @@ const {
   whyNotReplicable,
 } = require('./options.js');
 const { decodeBatch } = require('./rows.js');
+const { closeInTurn } = require('./file-closes.js');
 const { defineAggregate, defineFunction } = require('./functions.js');
 const { createLimits, limitValues } = require('./limits.js');
 const { SQLTagStore } = require('./tag-store.js');
@@ -563,12 +564,11 @@ class Database extends EventEmitter {
     if (this.#closed === null) {
       const core = this.#core;
       core.state = CLOSING;
-      this.#closed = core
-        .endScopes(core.options.closeTimeout)
-        .then(() => this.#shutdown())
-        .then(() => {
-          core.state = CLOSED;
-        });
+      const ended = core.endScopes(core.options.closeTimeout);
+      // The connections close after this file's earlier closes (lib/file-closes.js).
+      this.#closed = closeInTurn(absolutePath(this.#path), () => ended.then(() => this.#shutdown())).then(() => {
+        core.state = CLOSED;
+      });
     }
     return this.#closed;
   }
