@@ -555,9 +555,9 @@ class Database extends EventEmitter {
 
   /**
    * Lets queued work finish, and open transactions and snapshots end (up to
-   * `closeTimeout` ms, then rolls them back); closes every connection on its
-   * own thread and joins the threads. Calls made after it reject with
-   * ERR_INVALID_STATE. Calling it again returns the same promise.
+   * `closeTimeout` ms, then rolls them back); after the file's earlier closes
+   * (lib/file-closes.js), closes each connection on its thread, joins them.
+   * Later calls reject (ERR_INVALID_STATE); calling it again returns the same promise.
    */
   close() {
     if (this.#core === UNOPENED) return Promise.reject(notOpen());
@@ -565,7 +565,6 @@ class Database extends EventEmitter {
       const core = this.#core;
       core.state = CLOSING;
       const ended = core.endScopes(core.options.closeTimeout);
-      // The connections close after this file's earlier closes (lib/file-closes.js).
       this.#closed = closeInTurn(absolutePath(this.#path), () => ended.then(() => this.#shutdown())).then(() => {
         core.state = CLOSED;
       });
