@@ -26,6 +26,7 @@ const {
   whyNotReplicable,
 } = require('./options.js');
 const { decodeBatch } = require('./rows.js');
+const { closeInTurn } = require('./file-closes.js');
 const { defineAggregate, defineFunction } = require('./functions.js');
 const { createLimits, limitValues } = require('./limits.js');
 const { SQLTagStore } = require('./tag-store.js');
@@ -553,21 +554,19 @@ class Database extends EventEmitter {
 
   /**
    * Lets queued work finish, and open transactions and snapshots end (up to
-   * `closeTimeout` ms, then rolls them back); closes every connection on its
-   * own thread and joins the threads. Calls made after it reject with
-   * ERR_INVALID_STATE. Calling it again returns the same promise.
+   * `closeTimeout` ms, then rolls them back); after the file's earlier closes
+   * (lib/file-closes.js), closes each connection on its thread, joins them.
+   * Later calls reject (ERR_INVALID_STATE); calling it again returns the same promise.
    */
   close() {
     if (this.#core === UNOPENED) return Promise.reject(notOpen());
     if (this.#closed === null) {
       const core = this.#core;
       core.state = CLOSING;
-      this.#closed = core
-        .endScopes(core.options.closeTimeout)
-        .then(() => this.#shutdown())
-        .then(() => {
-          core.state = CLOSED;
-        });
+      const ended = core.endScopes(core.options.closeTimeout);
+      this.#closed = closeInTurn(absolutePath(this.#path), () => ended.then(() => this.#shutdown())).then(() => {
+        core.state = CLOSED;
+      });
     }
     return this.#closed;
   }

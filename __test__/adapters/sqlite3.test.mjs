@@ -383,3 +383,27 @@ test('after a session that only read, close() leaves no -wal or -shm file beside
   }
   assert.deepEqual(left, []);
 });
+
+test("a database closed without waiting, then another on the same file closed: no -wal or -shm is left (Sequelize's transaction databases)", async () => {
+  const fs = require('node:fs');
+  const run = (db, sql) => step((cb) => db.run(sql, cb));
+  const left = [];
+  for (let round = 0; round < 20; round += 1) {
+    const file = tmp.file();
+    const main = new Database(file);
+    await run(main, 'CREATE TABLE t(x)');
+    await run(main, 'INSERT INTO t VALUES (1)');
+    const transaction = new Database(file);
+    await run(transaction, 'BEGIN DEFERRED');
+    await run(transaction, 'INSERT INTO t VALUES (2)');
+    await run(transaction, 'COMMIT');
+    const released = step((cb) => transaction.on('close', cb));
+    transaction.close();
+    await run(main, 'PRAGMA wal_checkpoint');
+    await close(main);
+    const remaining = [`${file}-wal`, `${file}-shm`].filter((f) => fs.existsSync(f));
+    if (remaining.length > 0) left.push({ round, remaining });
+    await released;
+  }
+  assert.deepEqual(left, []);
+});
