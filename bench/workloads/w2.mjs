@@ -67,6 +67,25 @@ function packageVersion(name) {
 // A task takes no argument and returns the number of rows it returned (a
 // promise for the asynchronous peers); `tasks[name]` may be missing
 // where a peer has no such call.
+/**
+ * The W2 tasks every synchronous driver runs alike, given its prepared
+ * statements (better-sqlite3's, libsql's, node:sqlite's and bun:sqlite's
+ * have the same get/all/iterate/run): get one row, all() and iterate 100,
+ * insert one. Each returns the rows it read.
+ */
+function readAndInsertTasks(get, all, insert) {
+  return {
+    get: () => (get.get(nextId()) ? 1 : 0),
+    all: () => all.all(nextPage()).length,
+    iterate: () => {
+      let n = 0;
+      for (const row of all.iterate(nextPage())) if (row) n += 1;
+      return n;
+    },
+    insert: () => (insert.run(...ROW), 0),
+  };
+}
+
 const adapters = {
   'better-sqlite3': () => betterSqlite3Like(benchRequire('better-sqlite3'), packageVersion('better-sqlite3')),
   libsql: () => betterSqlite3Like(benchRequire('libsql'), packageVersion('libsql')),
@@ -85,14 +104,7 @@ const adapters = {
       settings: { journal_mode: pragma('journal_mode'), synchronous: pragma('synchronous'), cache_size: pragma('cache_size') },
       sync: true,
       tasks: {
-        get: () => (get.get(nextId()) ? 1 : 0),
-        all: () => all.all(nextPage()).length,
-        iterate: () => {
-          let n = 0;
-          for (const row of all.iterate(nextPage())) if (row) n += 1;
-          return n;
-        },
-        insert: () => (insert.run(...ROW), 0),
+        ...readAndInsertTasks(get, all, insert),
         'insert100-transaction': () => {
           db.exec('BEGIN');
           try {
@@ -125,17 +137,7 @@ const adapters = {
       sqliteVersion: db.prepare('SELECT sqlite_version() AS v').get().v,
       settings: { journal_mode: pragma('journal_mode'), synchronous: pragma('synchronous'), cache_size: pragma('cache_size') },
       sync: true,
-      tasks: {
-        get: () => (get.get(nextId()) ? 1 : 0),
-        all: () => all.all(nextPage()).length,
-        iterate: () => {
-          let n = 0;
-          for (const row of all.iterate(nextPage())) if (row) n += 1;
-          return n;
-        },
-        insert: () => (insert.run(...ROW), 0),
-        'insert100-transaction': () => (insert100(ROWS_100), 0),
-      },
+      tasks: { ...readAndInsertTasks(get, all, insert), 'insert100-transaction': () => (insert100(ROWS_100), 0) },
       close: () => db.close(),
     };
   },
@@ -259,17 +261,7 @@ async function betterSqlite3Like(Database, version) {
     sqliteVersion: db.prepare('SELECT sqlite_version() AS v').get().v,
     settings: { journal_mode: pragma('journal_mode'), synchronous: pragma('synchronous'), cache_size: pragma('cache_size') },
     sync: true,
-    tasks: {
-      get: () => (get.get(nextId()) ? 1 : 0),
-      all: () => all.all(nextPage()).length,
-      iterate: () => {
-        let n = 0;
-        for (const row of all.iterate(nextPage())) if (row) n += 1;
-        return n;
-      },
-      insert: () => (insert.run(...ROW), 0),
-      'insert100-transaction': () => (insert100(ROWS_100), 0),
-    },
+    tasks: { ...readAndInsertTasks(get, all, insert), 'insert100-transaction': () => (insert100(ROWS_100), 0) },
     close: () => db.close(),
   };
 }
