@@ -19,21 +19,19 @@
 // than --max-load make a quick partial run: it writes the same files with a
 // .tmp suffix (ignored by git).
 
-import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 
-import { runChild } from './lib/child.mjs';
 import { startBenchmark } from './lib/harness.mjs';
 import { describeMachine, runUndisturbed } from './lib/machine.mjs';
-import { BENCH, nodes } from './lib/paths.mjs';
+import { nodes } from './lib/paths.mjs';
 import { nodeMajor } from './lib/quiet.mjs';
 import { markdownTable, publish } from './lib/results.mjs';
 import { percentile, round, sorted } from './lib/stats.mjs';
+import { runW2Round } from './lib/w2-round.mjs';
 import { W2_ROWS, buildW2Seed } from './lib/w2-seed.mjs';
 
 const COMMAND = 'npm run bench -- classic';
-const WORKLOAD = path.join(BENCH, 'workloads', 'w2.mjs');
 const RUN_TIMEOUT_MS = 300_000;
 // A round during which other processes used more than this share of the
 // machine's CPU is run again, up to MAX_ATTEMPTS times in all.
@@ -122,24 +120,9 @@ async function runConfig(config, seed, dir, round) {
   return runUndisturbed(() => runOnce(config, seed, dir, round), { attempts: MAX_ATTEMPTS, maxOtherLoad: OTHER_LOAD_PERCENT });
 }
 
-async function runOnce(config, seed, dir, round) {
-  const file = path.join(dir, `${config.id}-${round}.db`);
-  fs.copyFileSync(seed, file);
-  const args = [WORKLOAD, '--peer', config.peer, '--file', file, '--cells', CELLS[config.kind].join(',')];
-  args.push('--ms', String(CELL_MS), '--in-flight', String(IN_FLIGHT));
-  if (config.peer === 'offloop') args.push('--offloop', offloop.dir);
-  process.stderr.write(`  round ${round + 1}: ${config.id} ... `);
-  try {
-    const { result } = await runChild(config.bin, args, { timeoutMs: RUN_TIMEOUT_MS });
-    const get = result.cells.find((c) => c.task === 'get');
-    process.stderr.write(`get ${Math.round((get.ops / get.wallMs) * 1000).toLocaleString('en-US')}/s (${get.mode})\n`);
-    return result;
-  } catch (err) {
-    process.stderr.write(`FAILED: ${err.message}\n`);
-    return { error: err.message };
-  } finally {
-    for (const f of fs.readdirSync(dir)) if (f.startsWith(`${config.id}-${round}.db`)) fs.rmSync(path.join(dir, f));
-  }
+function runOnce(config, seed, dir, round) {
+  const cells = CELLS[config.kind];
+  return runW2Round({ config, bin: config.bin, seed, dir, round, label: '', cells, cellMs: CELL_MS, inFlight: IN_FLIGHT, offloopDir: offloop.dir, timeoutMs: RUN_TIMEOUT_MS });
 }
 
 // ---------------------------------------------------------------------------

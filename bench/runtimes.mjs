@@ -38,10 +38,10 @@ import { describeMachine, runUndisturbed } from './lib/machine.mjs';
 import { BENCH, nodes } from './lib/paths.mjs';
 import { markdownTable, publish } from './lib/results.mjs';
 import { percentile, round, sorted } from './lib/stats.mjs';
+import { runW2Round } from './lib/w2-round.mjs';
 import { W2_ROWS, W3_READ, buildW2Seed } from './lib/w2-seed.mjs';
 
 const COMMAND = 'npm run bench -- runtimes';
-const W2 = path.join(BENCH, 'workloads', 'w2.mjs');
 const SERVER = path.join(BENCH, 'workloads', 'w3-server.mjs');
 const LOAD = path.join(BENCH, 'workloads', 'w3-load.mjs');
 const RUN_TIMEOUT_MS = 300_000;
@@ -121,24 +121,10 @@ function configurations(list) {
 // ---------------------------------------------------------------------------
 // W2
 
-async function w2Once(config, seed, dir, round) {
-  const file = path.join(dir, `${config.id}-${round}.db`);
-  fs.copyFileSync(seed, file);
-  const args = [...config.runtime.args, W2, '--peer', config.peer, '--file', file, '--cells', CELLS[config.kind].join(',')];
-  args.push('--ms', String(CELL_MS), '--in-flight', String(IN_FLIGHT));
-  if (config.peer === 'offloop') args.push('--offloop', offloop.dir);
-  process.stderr.write(`  W2 round ${round + 1}: ${config.id} ... `);
-  try {
-    const { result } = await runChild(config.runtime.bin, args, { timeoutMs: RUN_TIMEOUT_MS });
-    const get = result.cells.find((c) => c.task === 'get');
-    process.stderr.write(`get ${Math.round((get.ops / get.wallMs) * 1000).toLocaleString('en-US')}/s (${get.mode})\n`);
-    return result;
-  } catch (err) {
-    process.stderr.write(`FAILED: ${err.message}\n`);
-    return { error: err.message };
-  } finally {
-    for (const f of fs.readdirSync(dir)) if (f.startsWith(`${config.id}-${round}.db`)) fs.rmSync(path.join(dir, f));
-  }
+function w2Once(config, seed, dir, round) {
+  const { bin, args: binArgs } = config.runtime;
+  const cells = CELLS[config.kind];
+  return runW2Round({ config, bin, binArgs, seed, dir, round, label: 'W2 ', cells, cellMs: CELL_MS, inFlight: IN_FLIGHT, offloopDir: offloop.dir, timeoutMs: RUN_TIMEOUT_MS });
 }
 
 const median = (xs) => (xs.length === 0 ? NaN : percentile(sorted(xs), 0.5));
