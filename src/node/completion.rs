@@ -29,9 +29,7 @@ pub struct Completion {
     pub timing: Option<Box<CallTiming>>,
 }
 
-/// The lane that ran a call (its connection: `offloop-writer`,
-/// `offloop-reader-N`; whichever pool thread ran it), its wait in the queue
-/// and its run.
+/// The thread that ran a call, its wait in the queue and its run.
 pub struct CallTiming {
     pub thread: String,
     pub wait_ms: f64,
@@ -43,7 +41,7 @@ impl CallTiming {
     fn of_current_job() -> Option<Box<CallTiming>> {
         let job = engine::current_job()?;
         Some(Box::new(CallTiming {
-            thread: job.role.lane_name(),
+            thread: std::thread::current().name().unwrap_or("").to_string(),
             wait_ms: job.waited.as_secs_f64() * 1000.0,
             run_ms: job.started.elapsed().as_secs_f64() * 1000.0,
         }))

@@ -6,12 +6,12 @@
 //! not part of the public API (lib/ never uses it).
 
 use std::sync::Arc;
-use std::thread;
+use std::thread::{self, Thread};
 
 use crossbeam_channel::{unbounded, Sender};
 use napi::{Error, Result, Status};
 use napi_derive::napi;
-use offloop_engine::Outcome;
+use offloop_engine::{recv_parked, Outcome};
 
 use super::completion::{CompletionQueue, Reply};
 use super::dispatch::queue;
@@ -21,20 +21,21 @@ use super::drain::expect_reply;
 pub struct NativeEcho {
     queue: Arc<CompletionQueue>,
     requests: Option<Sender<Reply>>,
+    thread: Thread,
 }
 
 #[napi]
 impl NativeEcho {
-    /// Starts the answering thread, which sleeps in the channel's receive
-    /// while it has nothing to do, as the pool's threads do.
+    /// Starts the answering thread, which parks while it has nothing to do
+    /// and is unparked by each request, as the writer and readers are.
     #[napi(constructor, catch_unwind)]
     pub fn new() -> Result<Self> {
         let queue = queue()?;
         let (requests, pending) = unbounded::<Reply>();
-        thread::Builder::new()
+        let handle = thread::Builder::new()
             .name("offloop-echo".into())
             .spawn(move || {
-                while let Ok(reply) = pending.recv() {
+                while let Some(reply) = recv_parked(&pending) {
                     reply.send(Ok(Outcome::Done));
                 }
             })
@@ -42,6 +43,7 @@ impl NativeEcho {
         Ok(NativeEcho {
             queue,
             requests: Some(requests),
+            thread: handle.thread().clone(),
         })
     }
 
@@ -51,6 +53,7 @@ impl NativeEcho {
         if let Some(requests) = &self.requests {
             // The thread outlives its sender, so the send cannot fail.
             let _ = requests.send(expect_reply(&self.queue, id, 0));
+            self.thread.unpark();
         }
     }
 
@@ -58,6 +61,7 @@ impl NativeEcho {
     #[napi(catch_unwind)]
     pub fn close(&mut self) {
         self.requests = None;
+        self.thread.unpark();
     }
 }
 

@@ -14,7 +14,6 @@ use crossbeam_channel::{Receiver, Sender, TrySendError};
 use rusqlite::{ffi, Connection};
 
 use crate::error::{Error, Result};
-use crate::pool::Lane;
 
 /// SQLite's checkpoint modes, as `db.checkpoint(mode)` names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -280,20 +279,18 @@ impl WalControl {
 
 /// The writer's side: tells the checkpointer a commit happened.
 #[derive(Clone)]
-pub struct Nudge(Sender<()>, Lane);
+pub struct Nudge(Sender<()>);
 
 impl Nudge {
     pub fn send(&self) {
         // Full means a nudge already waits; that one covers this commit.
         match self.0.try_send(()) {
-            Ok(()) => self.1.notify(),
-            Err(TrySendError::Full(())) | Err(TrySendError::Disconnected(())) => {}
+            Ok(()) | Err(TrySendError::Full(())) | Err(TrySendError::Disconnected(())) => {}
         }
     }
 }
 
-/// The nudges for the checkpointer running on `lane`.
-pub fn nudge_channel(lane: Lane) -> (Nudge, Receiver<()>) {
+pub fn nudge_channel() -> (Nudge, Receiver<()>) {
     let (tx, rx) = crossbeam_channel::bounded(1);
-    (Nudge(tx, lane), rx)
+    (Nudge(tx), rx)
 }
