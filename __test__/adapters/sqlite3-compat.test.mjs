@@ -14,19 +14,11 @@ import { after, test } from 'node:test';
 import sqlite3, { Database } from 'offloop/sqlite3';
 
 import { runChild, tempDir } from '../engine-helpers.mjs';
+import { close, step } from './sqlite3-steps.mjs';
 
 const tmp = tempDir('sqlite3-compat');
 after(() => tmp.cleanup());
 
-/** `fn(cb)` as a promise of the callback's `{ self, args }`. */
-const step = (fn) =>
-  new Promise((resolve) =>
-    fn(function (...args) {
-      resolve({ self: this, args });
-    }),
-  );
-
-const close = (db) => step((cb) => db.close(cb));
 const opened = (db) => step((cb) => db.wait(cb));
 
 test('new sqlite3.cached.Database(file) gives the one database of that file, as a call without new does', async () => {

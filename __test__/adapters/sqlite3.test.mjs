@@ -11,20 +11,11 @@ import { after, test } from 'node:test';
 import sqlite3, { Database } from 'offloop/sqlite3';
 
 import { COUNT_TO, ROOT, readerExecuted, tempDir } from '../engine-helpers.mjs';
+import { close, step } from './sqlite3-steps.mjs';
 
 const require = createRequire(import.meta.url);
 const tmp = tempDir('sqlite3');
 after(() => tmp.cleanup());
-
-/** `fn(cb)` as a promise of the callback's `{ self, args }`. */
-const step = (fn) =>
-  new Promise((resolve) =>
-    fn(function (...args) {
-      resolve({ self: this, args });
-    }),
-  );
-
-const close = (db) => step((cb) => db.close(cb));
 
 test('reads run on the reader threads and writes on the writer', async () => {
   const db = new Database(tmp.file());
