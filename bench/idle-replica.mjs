@@ -14,13 +14,13 @@
 // something new, not idle cost.
 
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { ROOT, requireOffloop } from './lib/paths.mjs';
+import { forwardingProxy, requestKind } from './lib/s3-proxy.mjs';
 import { S3_KEYS, S3_REGION, startMoto } from './lib/s3-servers.mjs';
 
 const { Database } = requireOffloop(ROOT);
@@ -67,34 +67,20 @@ function perDatabase(before, after, n) {
   return out;
 }
 
-/** A proxy to moto that counts requests by kind (LIST, GET, PUT, HEAD, …). */
+/** A proxy to moto that counts requests by kind (LIST, GET lease, PUT ltx, …). */
 async function countingProxy(port) {
   const counts = {};
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url, 'http://x');
-    const kind = url.searchParams.has('list-type')
-      ? 'LIST'
-      : `${req.method} ${url.pathname.endsWith('/lock.json') ? 'lease' : 'ltx'}`;
+  const proxy = await forwardingProxy(port, (req, url) => {
+    const kind = requestKind(req, url);
     counts[kind] = (counts[kind] ?? 0) + 1;
-    const upstream = http.request(
-      { host: '127.0.0.1', port, method: req.method, path: req.url, headers: req.headers },
-      (up) => {
-        res.writeHead(up.statusCode, up.headers);
-        up.pipe(res);
-      },
-    );
-    upstream.on('error', () => res.destroy());
-    req.pipe(upstream);
   });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    endpoint: `http://127.0.0.1:${server.address().port}`,
+    ...proxy,
     take() {
       const taken = { ...counts };
       for (const k of Object.keys(counts)) delete counts[k];
       return taken;
     },
-    stop: () => new Promise((resolve) => server.close(resolve)),
   };
 }
 

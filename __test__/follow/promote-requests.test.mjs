@@ -12,6 +12,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 
 import { Database, S3_KEYS, skipWithout, s3ForFile, tempDir, waitFor } from '../replication/helpers.mjs';
+import { requestKind } from '../../bench/lib/s3-proxy.mjs';
 
 const skip = skipWithout('s3_test_server');
 // Every level a replica may hold, L0 to L9: one listing lists each once.
@@ -33,9 +34,7 @@ async function countingProxy() {
   const requests = [];
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://x');
-    const kind = url.searchParams.has('list-type')
-      ? 'LIST'
-      : `${req.method} ${url.pathname.endsWith('/lock.json') ? 'lease' : 'ltx'}`;
+    const kind = requestKind(req, url);
     const entry = { kind, start: performance.now(), end: null };
     requests.push(entry);
     const upstream = http.request(

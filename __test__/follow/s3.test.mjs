@@ -5,12 +5,12 @@
 // within maxStaleness plus one poll, and they work again once it answers.
 
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
 
 import { Database, S3_KEYS, mixedWorkload, skipWithout, startRelay, s3ForFile, tables, tempDir } from '../replication/helpers.mjs';
+import { forwardingProxy } from '../../bench/lib/s3-proxy.mjs';
 
 const skip = skipWithout('s3_test_server');
 const s3 = s3ForFile(skip);
@@ -22,26 +22,11 @@ function options(prefix, endpoint = s3.endpoint, extra = {}) {
 /** An HTTP proxy to moto that counts LISTs and other requests. */
 async function countingProxy() {
   const counts = { list: 0, other: 0 };
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url, 'http://x');
+  const proxy = await forwardingProxy(s3.port, (req, url) => {
     if (req.method === 'GET' && url.searchParams.has('list-type')) counts.list++;
     else counts.other++;
-    const upstream = http.request(
-      { host: '127.0.0.1', port: s3.port, method: req.method, path: req.url, headers: req.headers },
-      (up) => {
-        res.writeHead(up.statusCode, up.headers);
-        up.pipe(res);
-      },
-    );
-    upstream.on('error', () => res.destroy());
-    req.pipe(upstream);
   });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    endpoint: `http://127.0.0.1:${server.address().port}`,
-    counts,
-    stop: () => new Promise((resolve) => server.close(resolve)),
-  };
+  return { ...proxy, counts };
 }
 
 async function primaryOn(prefix) {

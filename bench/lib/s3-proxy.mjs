@@ -1,0 +1,35 @@
+// An HTTP proxy in front of an S3 server on loopback (moto), for counting
+// what offloop asks of the store: the idle-replica benchmark and the
+// follow tests.
+
+import http from 'node:http';
+
+/** What a request to the replica is: 'LIST', or its method and 'lease' (lock.json) or 'ltx'. */
+export function requestKind(req, url) {
+  if (url.searchParams.has('list-type')) return 'LIST';
+  return `${req.method} ${url.pathname.endsWith('/lock.json') ? 'lease' : 'ltx'}`;
+}
+
+/**
+ * Listens on 127.0.0.1 and forwards every request to `port` as it is,
+ * after `onRequest(req, url)` has seen it. Resolves to `{ endpoint, stop }`.
+ */
+export async function forwardingProxy(port, onRequest) {
+  const server = http.createServer((req, res) => {
+    onRequest(req, new URL(req.url, 'http://x'));
+    const upstream = http.request(
+      { host: '127.0.0.1', port, method: req.method, path: req.url, headers: req.headers },
+      (up) => {
+        res.writeHead(up.statusCode, up.headers);
+        up.pipe(res);
+      },
+    );
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    endpoint: `http://127.0.0.1:${server.address().port}`,
+    stop: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
