@@ -362,6 +362,26 @@ export interface OffloopSettingWarning extends Error {
   connections: string[];
 }
 
+/** `Database.stats()`: the process-wide view. */
+export interface ProcessStats {
+  /** Databases open now. */
+  databases: number;
+  /** SQLite connections open, every database together. */
+  connections: number;
+  /** offloop's SQLite threads alive (the pool's and its timer's). */
+  threads: number;
+  /** Writers, readers and checkpointers with work waiting for a pool thread. */
+  queued: number;
+  /** The most pool threads (`Database.configure({ threads })`). */
+  threadLimit: number;
+}
+
+/** `Database.configure()`: process-wide settings. */
+export interface ConfigureOptions {
+  /** The most SQLite threads, 1 to 1024; `null`: four per core, from 8 to 64. */
+  threads?: number | null;
+}
+
 export interface DatabaseStats {
   writer: RoleStats;
   readers: RoleStats[];
@@ -534,6 +554,10 @@ export declare class Database extends EventEmitter {
   static restore(url: string, path: string | Uint8Array | URL, options?: RestoreOptions): Promise<ReplicaResult>;
   /** What the bundled SQLite was compiled with (PRAGMA compile_options). */
   static compileOptions(): string[];
+  /** The process-wide view: open databases and connections, SQLite threads, work waiting for a thread. */
+  static stats(): ProcessStats;
+  /** Process-wide settings (the bound on SQLite threads). */
+  static configure(options: ConfigureOptions): void;
   readonly ready: Promise<Database>;
   /** Resolves once every page is local (at once unless a paged restore's fill runs). */
   readonly filled: Promise<void>;

@@ -15,7 +15,7 @@ const { readAuthorizer } = require('./authorizer.js');
 const { wrapTxid, restoreInto, startFill, waitFilled, warnReplica } = require('./restore.js');
 const { catchUp, staleness, stopFollowing } = require('./follow.js');
 const { follow, promote, stopWatching } = require('./promote.js');
-const { databaseStats } = require('./stats.js');
+const { configure, databaseStats, processStats } = require('./stats.js');
 const {
   nativeOptions,
   readCallOptions,
@@ -207,9 +207,11 @@ class Database extends EventEmitter {
   }
 
   /** What the bundled SQLite was compiled with (`PRAGMA compile_options`). */
-  static compileOptions() {
-    return native.compileOptions();
-  }
+  static compileOptions() { return native.compileOptions(); }
+
+  /** The process-wide view (databases, connections, SQLite threads, work waiting), and its one setting: `threads`. */
+  static stats() { return processStats(); }
+  static configure(options) { configure(options); }
 
   /** Resolves once every page is local: at once, unless opened with `restore: 'paged'` and still filling. */
   get filled() {

@@ -2,16 +2,16 @@
 
 // offloop/metrics: offloop's Prometheus metrics on a prom-client Registry.
 // Calls are counted and timed from the `offloop:<operation>` tracing
-// channels as they settle; everything else (threads, queues, checkpoints,
-// WAL, replica, follower) is read from the open databases' stats when the
-// registry is scraped. Labels are bounded: a database gets series of its
+// channels as they settle; everything else (queues, checkpoints, WAL,
+// replica, follower) is read from the open databases' stats when the
+// registry is scraped, and the SQLite threads from the process's. Labels are bounded: a database gets series of its
 // own only when `options.databases` lists it. This file only subscribes and
 // reads counters; it never starts work on a database.
 
 const diagnosticsChannel = require('node:diagnostics_channel');
 
 const { CLOSED } = require('./core.js');
-const { databaseStats } = require('./stats.js');
+const { databaseStats, processStats } = require('./stats.js');
 const { openCores } = require('./open-databases.js');
 const { OPERATIONS, absolutePath, databasePath } = require('./tracing.js');
 
@@ -50,10 +50,9 @@ function* readings(s) {
     ['writer', [s.writer]],
     ['reader', s.readers],
   ];
-  for (const [role, threads] of roles) {
-    yield ['offloop_connections', { role }, threads.length, add];
-    yield ['offloop_threads', { role }, threads.length, add];
-    for (const t of threads) {
+  for (const [role, lanes] of roles) {
+    yield ['offloop_connections', { role }, lanes.length, add];
+    for (const t of lanes) {
       yield ['offloop_queued_jobs', { role }, t.queued, add];
       yield ['offloop_jobs_total', { role }, t.executed, add];
       yield ['offloop_queue_wait_max_seconds', { role }, t.waitMaxMs / 1000, keepMax];
@@ -61,7 +60,6 @@ function* readings(s) {
   }
   const c = s.checkpoint;
   yield ['offloop_connections', { role: 'checkpointer' }, c.active ? 1 : 0, add];
-  yield ['offloop_threads', { role: 'checkpointer' }, c.active ? 1 : 0, add];
   yield ['offloop_checkpoints_total', {}, c.runs, add];
   yield ['offloop_checkpoint_frames_total', {}, c.framesCopied, add];
   yield ['offloop_checkpoint_max_seconds', {}, c.maxMs / 1000, keepMax];
@@ -89,7 +87,7 @@ function* readings(s) {
 const READ_ON_SCRAPE = {
   offloop_open_databases: ['Gauge', 'Databases open in this process', []],
   offloop_connections: ['Gauge', 'SQLite connections open, by the role of their thread', ['role']],
-  offloop_threads: ['Gauge', "offloop's threads, by role", ['role']],
+  offloop_threads: ['Gauge', "offloop's threads, by role: sql (the process's pool of SQLite threads, shared by every database), replicator", ['role']],
   offloop_queued_jobs: ['Gauge', 'Jobs waiting in a queue now, by the role of the thread they wait for', ['role']],
   offloop_jobs_total: ['Counter', 'Jobs run by the open databases, by thread role', ['role']],
   offloop_queue_wait_max_seconds: ['Gauge', 'The longest wait of a job in a queue so far, by thread role', ['role']],
@@ -197,6 +195,10 @@ function createMetrics(client) {
         const database = databasePath(core);
         for (const [name, labels, value, merge] of readings(stats)) merge(sums[name], seriesOf(database, labels), value);
       }
+      // The pool runs every database's connections: its threads belong to
+      // none of them.
+      const { threads } = processStats();
+      if (threads > 0) add(sums.offloop_threads, { role: 'sql' }, threads);
       reading = sums;
       setImmediate(() => {
         reading = null;

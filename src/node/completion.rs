@@ -29,7 +29,9 @@ pub struct Completion {
     pub timing: Option<Box<CallTiming>>,
 }
 
-/// The thread that ran a call, its wait in the queue and its run.
+/// The lane that ran a call (its connection: `offloop-writer`,
+/// `offloop-reader-N`; whichever pool thread ran it), its wait in the queue
+/// and its run.
 pub struct CallTiming {
     pub thread: String,
     pub wait_ms: f64,
@@ -41,7 +43,7 @@ impl CallTiming {
     fn of_current_job() -> Option<Box<CallTiming>> {
         let job = engine::current_job()?;
         Some(Box::new(CallTiming {
-            thread: std::thread::current().name().unwrap_or("").to_string(),
+            thread: job.role.lane_name(),
             wait_ms: job.waited.as_secs_f64() * 1000.0,
             run_ms: job.started.elapsed().as_secs_f64() * 1000.0,
         }))

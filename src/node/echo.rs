@@ -6,12 +6,12 @@
 //! not part of the public API (lib/ never uses it).
 
 use std::sync::Arc;
-use std::thread::{self, Thread};
+use std::thread;
 
 use crossbeam_channel::{unbounded, Sender};
 use napi::{Error, Result, Status};
 use napi_derive::napi;
-use offloop_engine::{recv_parked, Outcome};
+use offloop_engine::Outcome;
 
 use super::completion::{CompletionQueue, Reply};
 use super::dispatch::queue;
@@ -21,21 +21,20 @@ use super::drain::expect_reply;
 pub struct NativeEcho {
     queue: Arc<CompletionQueue>,
     requests: Option<Sender<Reply>>,
-    thread: Thread,
 }
 
 #[napi]
 impl NativeEcho {
-    /// Starts the answering thread, which parks while it has nothing to do
-    /// and is unparked by each request, as the writer and readers are.
+    /// Starts the answering thread, which sleeps in the channel's receive
+    /// while it has nothing to do, as the pool's threads do.
     #[napi(constructor, catch_unwind)]
     pub fn new() -> Result<Self> {
         let queue = queue()?;
         let (requests, pending) = unbounded::<Reply>();
-        let handle = thread::Builder::new()
+        thread::Builder::new()
             .name("offloop-echo".into())
             .spawn(move || {
-                while let Some(reply) = recv_parked(&pending) {
+                while let Ok(reply) = pending.recv() {
                     reply.send(Ok(Outcome::Done));
                 }
             })
@@ -43,7 +42,6 @@ impl NativeEcho {
         Ok(NativeEcho {
             queue,
             requests: Some(requests),
-            thread: handle.thread().clone(),
         })
     }
 
@@ -53,7 +51,6 @@ impl NativeEcho {
         if let Some(requests) = &self.requests {
             // The thread outlives its sender, so the send cannot fail.
             let _ = requests.send(expect_reply(&self.queue, id, 0));
-            self.thread.unpark();
         }
     }
 
@@ -61,7 +58,6 @@ impl NativeEcho {
     #[napi(catch_unwind)]
     pub fn close(&mut self) {
         self.requests = None;
-        self.thread.unpark();
     }
 }
 

@@ -1,4 +1,5 @@
-//! What `db.stats()` returns: the engine's counters as plain JS objects.
+//! What `db.stats()` and `Database.stats()` return: the engine's counters
+//! as plain JS objects; and `Database.configure()`'s way in.
 
 use napi_derive::napi;
 use offloop_engine as engine;
@@ -82,4 +83,34 @@ impl From<engine::Stats> for DatabaseStats {
             checkpoint: stats.checkpoint.into(),
         }
     }
+}
+
+/// What `Database.stats()` (static) returns: the process-wide view.
+#[napi(object)]
+pub struct ProcessStats {
+    pub databases: u32,
+    pub connections: u32,
+    pub threads: u32,
+    pub queued: u32,
+    pub thread_limit: u32,
+}
+
+#[napi(catch_unwind)]
+pub fn process_stats() -> ProcessStats {
+    let s = engine::process_stats();
+    let clamp = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
+    ProcessStats {
+        databases: clamp(s.databases),
+        connections: clamp(s.connections),
+        threads: clamp(s.threads),
+        queued: clamp(s.queued),
+        thread_limit: clamp(s.thread_limit),
+    }
+}
+
+/// Sets the bound on SQLite threads (`None`: the default); lib/database.js
+/// validated it.
+#[napi(catch_unwind)]
+pub fn configure_threads(threads: Option<u32>) {
+    engine::configure_threads(threads.map(|n| n as usize));
 }

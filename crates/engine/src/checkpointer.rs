@@ -1,4 +1,4 @@
-//! The checkpointer: WAL checkpoints on a thread and connection of their
+//! The checkpointer: WAL checkpoints on a lane and connection of their
 //! own, so neither the event loop nor the writer's callers wait for pages to
 //! be copied into the database file and synced.
 //!
@@ -8,7 +8,7 @@
 //! every `idle / 4`, which is all the idle timer needs. The
 //! checkpointer counts WAL frames with a NOOP checkpoint and copies them with
 //! a PASSIVE one once `threshold` frames wait, and again when writes pause
-//! for `idle`. SQLite restarts the WAL from its start only when a write
+//! for `idle` (a timer notifies its lane then). SQLite restarts the WAL from its start only when a write
 //! begins with every frame copied; under constant writes new frames always
 //! arrive during a pass, so the WAL would grow without end. So after a pass
 //! that leaves the WAL longer than `threshold`, the checkpointer asks the
@@ -24,18 +24,22 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{select, Receiver};
+use crossbeam_channel::{Receiver, TryRecvError};
 use rusqlite::{ffi, Connection};
 
 use crate::connection::open_checkpointer;
 use crate::error::{Error, Result};
 use crate::faults::{self, Site};
 use crate::job::{complete, Job, Outcome, Request};
+use crate::lanes::Departure;
 use crate::latch::{OpenLatch, WriterGate};
 use crate::observer::CheckpointWrites;
+use crate::pool::{Counted, Ran, WeakLane, Work};
 use crate::role::Role;
 use crate::settings::{self, Settings};
+use crate::timers::notify_at;
 use crate::wal::{checkpoint, checkpoint_waiting, CheckpointMode, WalControl, WalCounts};
+use crate::writer::RUN_BUDGET;
 
 /// Passes one round may run before giving up on a short tail (writes
 /// outrun the copy); the next nudge starts a new round.
@@ -51,125 +55,216 @@ pub struct Checkpointer {
     /// `Request::Checkpoint` jobs from `db.checkpoint(mode)`.
     pub requests: Receiver<Job>,
     pub gate: Arc<WriterGate>,
-    pub latch: Arc<OpenLatch>,
+    /// Until the connection opened.
+    pub latch: Option<Arc<OpenLatch>>,
+    /// This lane, for the idle timer.
+    pub lane: WeakLane,
+    pub state: CheckpointerState,
+    pub _departure: Departure,
+}
+
+pub enum CheckpointerState {
+    Unopened,
+    Serving(Box<Open>),
+    /// Stopped (on request, after an error or a panic): the connection
+    /// still answers requests routed here before the stop became visible.
+    Answering(Box<Open>),
+    /// Could not open, or the writer could not: requests fail with this.
+    Refusing(Error),
+}
+
+pub struct Open {
+    conn: Connection,
+    _counted: Counted,
+    wal_path: Option<String>,
+    /// Frames arrived since the last pass that copied everything.
+    pending: bool,
+    /// When writes will have paused for `idle`, as of the last nudge.
+    due: Instant,
+    /// The deadline a timer will notify the lane at, if one is pending.
+    armed: Option<Instant>,
+}
+
+/// What one run of a serving checkpointer ended with.
+enum Served {
+    Ran(Ran),
+    /// Stopped on request.
+    Stopped,
+    /// The database is closing.
+    Closing,
+}
+
+impl Work for Checkpointer {
+    fn run(&mut self) -> Ran {
+        loop {
+            match std::mem::replace(&mut self.state, CheckpointerState::Unopened) {
+                CheckpointerState::Unopened => match self.open() {
+                    Some(state) => self.state = state,
+                    None => return Ran::Idle,
+                },
+                CheckpointerState::Serving(mut open) => {
+                    let result = catch_unwind(AssertUnwindSafe(|| self.serve(&mut open)));
+                    // However serving ended (the database closing, an
+                    // error, a panic, or a stop on request, which marked it
+                    // already), the lane is inactive from then on.
+                    let why = match result {
+                        Ok(Ok(Served::Ran(ran))) => {
+                            self.state = CheckpointerState::Serving(open);
+                            return ran;
+                        }
+                        Ok(Ok(Served::Closing)) => {
+                            self.close(&open);
+                            "the checkpointer thread stopped".to_string()
+                        }
+                        Ok(Ok(Served::Stopped)) => "stopped by request".to_string(),
+                        Ok(Err(error)) => format!("checkpoint failed: {error}"),
+                        Err(_) => "the checkpointer thread panicked".to_string(),
+                    };
+                    if self.control.is_active() {
+                        self.control.fail(why);
+                    }
+                    self.state = CheckpointerState::Answering(open);
+                }
+                CheckpointerState::Answering(open) => loop {
+                    match self.requests.try_recv() {
+                        Ok(job) => {
+                            self.answer(&open.conn, open.wal_path.as_deref(), job);
+                        }
+                        Err(TryRecvError::Empty) => {
+                            self.state = CheckpointerState::Answering(open);
+                            return Ran::Idle;
+                        }
+                        Err(TryRecvError::Disconnected) => return Ran::Finished,
+                    }
+                },
+                CheckpointerState::Refusing(error) => loop {
+                    match self.requests.try_recv() {
+                        Ok(job) => job.fail(error.clone()),
+                        Err(TryRecvError::Empty) => {
+                            self.state = CheckpointerState::Refusing(error);
+                            return Ran::Idle;
+                        }
+                        Err(TryRecvError::Disconnected) => return Ran::Finished,
+                    }
+                },
+            }
+        }
+    }
 }
 
 impl Checkpointer {
-    pub fn run(self) {
-        if let Err(error) = self.gate.wait() {
-            for job in self.requests.iter() {
-                job.fail(error.clone());
-            }
-            return;
+    /// Opens the connection once the writer has; `None` before.
+    fn open(&mut self) -> Option<CheckpointerState> {
+        if let Err(error) = self.gate.get()? {
+            return Some(CheckpointerState::Refusing(error));
         }
-        let conn = match open_checkpointer(&self.settings) {
+        let latch = self.latch.take();
+        let not_running = || Error::invalid_state("the checkpointer is not running");
+        let (conn, counted) = match open_checkpointer(&self.settings) {
             Ok((conn, settings)) => {
-                self.latch.record(settings);
-                conn
+                if let Some(latch) = &latch {
+                    latch.record(settings);
+                }
+                // Counted from the open, before anyone hears of it.
+                (conn, Counted::new())
             }
             // A setting that is not what was asked, under strictSettings:
             // the open fails as it would for any other connection.
             Err(error) if settings::is_strict_error(&error) => {
                 self.control
                     .fail(format!("the checkpointer could not open: {error}"));
-                self.latch.arrive(Err(error));
-                self.fail_requests();
-                return;
+                if let Some(latch) = latch {
+                    latch.arrive(Err(error));
+                }
+                return Some(CheckpointerState::Refusing(not_running()));
             }
             Err(error) => {
                 // Not fatal for the database: the writer takes over.
                 self.control
                     .fail(format!("the checkpointer could not open: {error}"));
-                self.latch.arrive(Ok(()));
-                self.fail_requests();
-                return;
+                if let Some(latch) = latch {
+                    latch.arrive(Ok(()));
+                }
+                return Some(CheckpointerState::Refusing(not_running()));
             }
         };
         self.control.mark_active();
-        self.latch.arrive(Ok(()));
+        if let Some(latch) = latch {
+            latch.arrive(Ok(()));
+        }
         let wal_path = wal_path(&conn);
-        let result = catch_unwind(AssertUnwindSafe(|| self.serve(&conn, wal_path.as_deref())));
-        // However serving ended (the database closing, an error, a panic,
-        // or a stop on request, which marked it already), the thread is
-        // inactive from here on.
-        let why = match result {
-            Ok(Ok(())) => "the checkpointer thread stopped".to_string(),
-            Ok(Err(error)) => format!("checkpoint failed: {error}"),
-            Err(_) => "the checkpointer thread panicked".to_string(),
-        };
-        if self.control.is_active() {
-            self.control.fail(why);
-        }
-        // Requests routed here before the stop became visible: this
-        // connection can still answer them.
-        for job in self.requests.try_iter() {
-            self.answer(&conn, wal_path.as_deref(), job);
-        }
+        Some(CheckpointerState::Serving(Box::new(Open {
+            conn,
+            _counted: counted,
+            wal_path,
+            pending: false,
+            due: Instant::now(),
+            armed: None,
+        })))
     }
 
-    /// Requests that arrive after the thread stopped serving.
-    fn fail_requests(&self) {
-        for job in self.requests.try_iter() {
-            job.fail(Error::invalid_state("the checkpointer is not running"));
-        }
-    }
-
-    fn serve(&self, conn: &Connection, wal_path: Option<&str>) -> Result<()> {
+    /// Runs what is queued (nudges, requests, the idle pass when due), up
+    /// to the budget.
+    fn serve(&self, open: &mut Open) -> Result<Served> {
         let threshold = self.settings.checkpoint.threshold_frames;
         let idle = self.settings.checkpoint.idle;
-        // Frames arrived since the last pass that copied everything.
-        let mut pending = false;
-        loop {
-            // Nothing to do until the next nudge or request.
-            let timeout = if pending {
-                idle
-            } else {
-                Duration::from_secs(3600)
-            };
-            select! {
-                recv(self.nudges) -> msg => {
-                    if msg.is_err() {
-                        break;
-                    }
-                    faults::panic_point(Site::Checkpointer);
-                    self.control.record_nudge();
-                    pending = true;
-                    // Enough new frames to copy, or a long WAL that only a
-                    // copy down to a short tail lets restart.
-                    self.automatic(conn, wal_path, |c| {
-                        let waiting = c.log_frames.saturating_sub(c.checkpointed_frames);
-                        waiting >= threshold || (c.log_frames >= threshold && waiting > 0)
-                    })?;
-                }
-                recv(self.requests) -> msg => {
-                    let Ok(job) = msg else { break };
-                    if !self.answer(conn, wal_path, job) {
-                        // Stopped on request; whatever else was queued for
-                        // this thread is still answered here.
-                        for job in self.requests.try_iter() {
-                            self.answer(conn, wal_path, job);
-                        }
-                        return Ok(());
-                    }
-                }
-                default(timeout) => {
-                    self.automatic(conn, wal_path, |c| c.checkpointed_frames < c.log_frames)?;
-                    self.shrink(conn, wal_path)?;
-                    pending = false;
-                }
+        let (conn, wal_path) = (&open.conn, open.wal_path.as_deref());
+        for _ in 0..RUN_BUDGET {
+            if self.nudges.try_recv().is_ok() {
+                faults::panic_point(Site::Checkpointer);
+                self.control.record_nudge();
+                open.pending = true;
+                open.due = Instant::now() + idle;
+                // Enough new frames to copy, or a long WAL that only a
+                // copy down to a short tail lets restart.
+                self.automatic(conn, wal_path, |c| {
+                    let waiting = c.log_frames.saturating_sub(c.checkpointed_frames);
+                    waiting >= threshold || (c.log_frames >= threshold && waiting > 0)
+                })?;
+                continue;
             }
+            match self.requests.try_recv() {
+                Ok(job) => {
+                    if !self.answer(conn, wal_path, job) {
+                        return Ok(Served::Stopped);
+                    }
+                    continue;
+                }
+                Err(TryRecvError::Disconnected) => return Ok(Served::Closing),
+                Err(TryRecvError::Empty) => {}
+            }
+            if !open.pending {
+                return Ok(Served::Ran(Ran::Idle));
+            }
+            let now = Instant::now();
+            if now >= open.due {
+                self.automatic(conn, wal_path, |c| c.checkpointed_frames < c.log_frames)?;
+                self.shrink(conn, wal_path)?;
+                open.pending = false;
+                return Ok(Served::Ran(Ran::Idle));
+            }
+            if open.armed.is_none_or(|at| at <= now) {
+                open.armed = Some(open.due);
+                notify_at(open.due, self.lane.clone());
+            }
+            return Ok(Served::Ran(Ran::Idle));
         }
-        // The database is closing and the writer is gone: leave an empty WAL.
-        tolerate_busy(
+        Ok(Served::Ran(Ran::More))
+    }
+
+    /// The database is closing and the writer runs no more jobs: leave an
+    /// empty WAL.
+    fn close(&self, open: &Open) {
+        let _ = tolerate_busy(
             self.pass(
-                conn,
-                wal_path,
+                &open.conn,
+                open.wal_path.as_deref(),
                 CheckpointMode::Truncate,
                 CheckpointWrites::Excluded,
                 Duration::ZERO,
             )
             .map(|_| ()),
-        )
+        );
     }
 
     /// Answers one request from the database. False for StopCheckpointer,

@@ -48,7 +48,7 @@ pub(crate) fn read_only_uri(path: &str) -> String {
 }
 
 pub(crate) fn base_flags() -> OpenFlags {
-    // NO_MUTEX: each connection is used by exactly one thread.
+    // NO_MUTEX: each connection is used by one thread at a time (its lane's).
     OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX
 }
 

@@ -1,27 +1,28 @@
-//! `Database`: the handle a caller holds. It starts the threads, routes each
-//! job to the writer, the shared reader queue or a reader's private queue,
-//! wakes the thread that is to run it, and shuts the threads down. It never
-//! touches a connection itself, so every method is safe to call from an
-//! event loop.
+//! `Database`: the handle a caller holds. It sets up the database's lanes
+//! on the process's pool, routes each job to the writer, the shared reader
+//! queue or a reader's private queue, notifies the lane that is to run it,
+//! and closes the lanes. It never touches a connection itself, so every
+//! method is safe to call from an event loop.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
 use crossbeam_channel::unbounded;
 
 use crate::backup::{self, BackupRequest, Progress};
 use crate::changes::Change;
-use crate::checkpointer::Checkpointer;
+use crate::checkpointer::{Checkpointer, CheckpointerState};
 use crate::error::{Error, Result};
 use crate::failure::Failure;
 use crate::functions::FunctionDefinition;
 use crate::job::{complete, Done, Job, Outcome, Request};
+use crate::lanes::{Departure, Lanes};
 use crate::latch::{OpenLatch, WriterGate};
 use crate::observer::WalObserver;
-use crate::queues::{deliver, route, Queues, Sleepers, Target, Wakes};
-use crate::reader::ReaderThread;
+use crate::pool::{self, Lane};
+use crate::queues::{deliver, route, Queues, Target, Wakes};
+use crate::reader::{ReaderLane, ReaderState};
 use crate::role::Role;
 use crate::schemas::Schemas;
 use crate::scope::{Scope, ScopeKind};
@@ -29,23 +30,22 @@ use crate::settings::Settings;
 use crate::settings::SettingsReport;
 use crate::sql::{Sql, SqlRegistry};
 use crate::stats::{RoleCounters, Stats};
-use crate::threads::spawn;
-use crate::wake::IdleReaders;
+use crate::timers;
 use crate::wal::{nudge_channel, WalControl};
-use crate::writer::WriterThread;
+use crate::writer::{WriterContext, WriterLane};
 
 /// The writer's queue, held by a thread of offloop's that is not the
 /// caller's (see [`Database::writer_handle`]).
 pub struct WriterHandle {
     sender: crossbeam_channel::Sender<Job>,
-    writer: std::thread::Thread,
+    writer: Lane,
 }
 
 impl WriterHandle {
     /// Queues `job` for the writer; a closed database fails it at once.
     pub fn submit(&self, job: Job) {
         match self.sender.send(job) {
-            Ok(()) => self.writer.unpark(),
+            Ok(()) => self.writer.notify(),
             Err(unsent) => unsent.0.fail(Error::closed()),
         }
     }
@@ -55,8 +55,9 @@ pub struct Database {
     settings: Arc<Settings>,
     sqls: SqlRegistry,
     queues: Mutex<Option<Queues>>,
-    sleepers: Sleepers,
-    threads: Mutex<Vec<JoinHandle<()>>>,
+    lanes: Arc<Lanes>,
+    /// Set by the first `close`: a second one completes at once.
+    closing: AtomicBool,
     writer_counters: Arc<RoleCounters>,
     reader_counters: Vec<Arc<RoleCounters>>,
     schemas: Arc<Schemas>,
@@ -68,11 +69,17 @@ pub struct Database {
 }
 
 impl Database {
-    /// Starts the threads and returns at once; `opened` is called when every
-    /// connection is open, or with the first error. Jobs submitted before
-    /// then wait in their queues.
+    /// Sets up the database's lanes on the process's pool and returns at
+    /// once; `opened` is called when every connection is open, or with the
+    /// first error. Jobs submitted before then wait in their queues. The
+    /// error: no pool thread runs and none can start.
     pub fn open(settings: Settings, opened: Done) -> Result<Database> {
         let settings = Arc::new(settings);
+        // A pool whose threads all wait (a lock another database of this
+        // process holds) asks the timer to look for a stall.
+        pool::on_starved(timers::watch_pools);
+        let pool = pool::pool(settings.thread_nice);
+        pool.ensure_thread()?;
         let reader_count = settings.reader_count();
         let gate = Arc::new(WriterGate::default());
         let checkpointer = settings.runs_checkpointer();
@@ -81,7 +88,6 @@ impl Database {
             opened,
         ));
         let wal = Arc::new(WalControl::default());
-        let (nudge, nudges) = nudge_channel();
         let (checkpoint_tx, checkpoint_rx) = unbounded();
         let writer_counters = Arc::new(RoleCounters::default());
         let reader_counters: Vec<_> = (0..reader_count)
@@ -101,96 +107,67 @@ impl Database {
         };
         let writer_in_transaction = Arc::new(AtomicBool::new(false));
         let failure = Arc::new(Failure::default());
-        let idle = Arc::new(IdleReaders::new(reader_count));
-        let mut threads = Vec::with_capacity(2 + reader_count);
-        let started = (|| {
-            threads.push(spawn(
-                "offloop-writer".to_string(),
-                settings.thread_nice,
-                {
-                    let thread = WriterThread {
-                        settings: settings.clone(),
-                        queue: writer_rx,
-                        gate: gate.clone(),
-                        latch: latch.clone(),
-                        counters: writer_counters.clone(),
-                        schemas: schemas.clone(),
-                        wal: checkpointer.then(|| (nudge, wal.clone())),
-                        in_transaction: writer_in_transaction.clone(),
-                        failure: failure.clone(),
-                    };
-                    move || thread.run()
-                },
-            )?);
-            let pinned = Arc::new(AtomicUsize::new(0));
-            for (index, (counters, rx)) in reader_counters.iter().zip(private_rx).enumerate() {
-                let thread = ReaderThread {
-                    index,
-                    settings: settings.clone(),
-                    shared: readers_rx.clone(),
-                    private: rx,
-                    gate: gate.clone(),
-                    latch: latch.clone(),
-                    counters: counters.clone(),
-                    pinned: pinned.clone(),
-                    idle: idle.clone(),
-                    failure: failure.clone(),
-                };
-                let place = settings.close_order.hold();
-                threads.push(spawn(
-                    format!("offloop-reader-{index}"),
-                    settings.thread_nice,
-                    move || {
-                        thread.run();
-                        drop(place);
-                    },
-                )?);
-            }
-            if checkpointer {
-                let thread = Checkpointer {
-                    settings: settings.clone(),
-                    control: wal.clone(),
-                    nudges,
-                    requests: checkpoint_rx,
-                    gate: gate.clone(),
-                    latch: latch.clone(),
-                };
-                let place = settings.close_order.hold();
-                threads.push(spawn(
-                    "offloop-checkpointer".to_string(),
-                    settings.thread_nice,
-                    move || {
-                        thread.run();
-                        drop(place);
-                    },
-                )?);
-            }
-            Ok(())
-        })();
-        if let Err(error) = started {
-            // The threads already started park on queues whose senders go
-            // now: wake them, and they find the queues closed and exit.
-            drop(queues);
-            for thread in &threads {
-                thread.thread().unpark();
-            }
-            return Err(error);
+        let lanes = Arc::new(Lanes::new(
+            Lane::new(pool.clone()),
+            (0..reader_count).map(|_| Lane::new(pool.clone())).collect(),
+            checkpointer.then(|| Lane::new(pool.clone())),
+        ));
+        let nudge = lanes.checkpointer.as_ref().map(|lane| {
+            let (nudge, nudges) = nudge_channel(lane.clone());
+            lane.start(Box::new(Checkpointer {
+                settings: settings.clone(),
+                control: wal.clone(),
+                nudges,
+                requests: checkpoint_rx,
+                gate: gate.clone(),
+                latch: Some(latch.clone()),
+                lane: lane.downgrade(),
+                state: CheckpointerState::Unopened,
+                _departure: Departure(lanes.clone()),
+            }));
+            (nudge, wal.clone())
+        });
+        let pinned = Arc::new(AtomicUsize::new(0));
+        for (index, (counters, rx)) in reader_counters.iter().zip(private_rx).enumerate() {
+            lanes.readers[index].start(Box::new(ReaderLane {
+                index,
+                settings: settings.clone(),
+                shared: readers_rx.clone(),
+                private: rx,
+                gate: gate.clone(),
+                latch: Some(latch.clone()),
+                counters: counters.clone(),
+                pinned: pinned.clone(),
+                failure: failure.clone(),
+                lanes: lanes.clone(),
+                state: ReaderState::Unopened,
+                held: false,
+                _departure: Departure(lanes.clone()),
+            }));
         }
-        let sleepers = Sleepers {
-            writer: threads[0].thread().clone(),
-            readers: threads[1..=reader_count]
-                .iter()
-                .map(|t| t.thread().clone())
-                .collect(),
-            idle,
-        };
+        lanes.writer.start(Box::new(WriterLane::new(
+            WriterContext {
+                settings: settings.clone(),
+                queue: writer_rx,
+                gate,
+                counters: writer_counters.clone(),
+                schemas: schemas.clone(),
+                in_transaction: writer_in_transaction.clone(),
+                failure: failure.clone(),
+                lanes: lanes.clone(),
+            },
+            latch,
+            nudge,
+        )));
+        // The writer opens its connection on a pool thread now.
+        lanes.writer.notify();
 
         Ok(Database {
             settings,
             sqls: SqlRegistry::default(),
             queues: Mutex::new(Some(queues)),
-            sleepers,
-            threads: Mutex::new(threads),
+            lanes,
+            closing: AtomicBool::new(false),
             writer_counters,
             reader_counters,
             schemas,
@@ -279,7 +256,7 @@ impl Database {
         let queues = self.lock_queues();
         Some(WriterHandle {
             sender: queues.as_ref()?.writer.clone(),
-            writer: self.sleepers.writer.clone(),
+            writer: self.lanes.writer.clone(),
         })
     }
 
@@ -320,7 +297,7 @@ impl Database {
             }
         }
         drop(guard);
-        wakes.wake(&self.sleepers);
+        wakes.wake(&self.lanes);
     }
 
     fn route_job(&self, queues: &Queues, job: &Job) -> Target {
@@ -406,7 +383,7 @@ impl Database {
             }
         }
         drop(guard);
-        wakes.wake(&self.sleepers);
+        wakes.wake(&self.lanes);
     }
 
     /// Opens a scope: a write transaction (its BEGIN is queued on
@@ -439,52 +416,23 @@ impl Database {
         }
     }
 
-    /// Stops taking jobs, lets queued ones finish, closes every connection on
-    /// its own thread, joins the threads, then calls `done`. A second call
-    /// finds nothing to stop and completes at once.
+    /// Stops taking jobs, lets queued ones finish, closes every connection
+    /// (the writer's last), then calls `done`. A second call finds nothing
+    /// to stop and completes at once. Nothing waits on the caller's thread.
     pub fn close(&self, done: Done) {
-        self.stop_taking_jobs();
-        let threads = std::mem::take(&mut *self.threads.lock().unwrap_or_else(|e| e.into_inner()));
-        if threads.is_empty() {
+        if self.closing.swap(true, Ordering::AcqRel) {
             done(Ok(Outcome::Done));
             return;
         }
-        let slot = Arc::new(Mutex::new(Some(done)));
-        let joiner_slot = slot.clone();
-        let joiner = move || {
-            let mut result = Ok(Outcome::Done);
-            for thread in threads {
-                if thread.join().is_err() {
-                    result = Err(Error::Panic {
-                        message: "offloop internal error: a database thread panicked".into(),
-                    });
-                }
-            }
-            if let Some(done) = take_done(&joiner_slot) {
-                done(result);
-            }
-        };
-        // Joining must not block the caller (an event loop); a thread of its
-        // own does it. If even that cannot start, the threads still end on
-        // their own, unjoined.
-        let spawned = thread::Builder::new()
-            .name("offloop-close".into())
-            .spawn(joiner);
-        if spawned.is_err() {
-            if let Some(done) = take_done(&slot) {
-                done(Ok(Outcome::Done));
-            }
-        }
+        self.lanes.on_closed(done);
+        self.stop_taking_jobs();
     }
 
-    /// Drops the queues' senders and wakes every parked thread, which finds
-    /// its queues closed once they are empty, and exits.
+    /// Drops the queues' senders and notifies every lane, which finds its
+    /// queues closed once they are empty, and finishes.
     fn stop_taking_jobs(&self) {
         drop(self.lock_queues().take());
-        self.sleepers.writer.unpark();
-        for reader in &self.sleepers.readers {
-            reader.unpark();
-        }
+        self.lanes.wake_all();
     }
 
     pub fn stats(&self) -> Stats {
@@ -537,14 +485,10 @@ impl SettingsGather {
     }
 }
 
-fn take_done(slot: &Mutex<Option<Done>>) -> Option<Done> {
-    slot.lock().unwrap_or_else(|e| e.into_inner()).take()
-}
-
 impl Drop for Database {
     /// Dropping without `close` (a garbage-collected handle): the queues'
-    /// senders go, each thread finishes its queue, closes its connection and
-    /// exits on its own. Nothing here waits or touches a file.
+    /// senders go, each lane finishes its queue and closes its connection
+    /// on its own. Nothing here waits or touches a file.
     fn drop(&mut self) {
         self.stop_taking_jobs();
     }

@@ -137,6 +137,11 @@ impl Executor {
         self
     }
 
+    /// Which of its database's connections this is.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
     pub fn connection(&self) -> &Connection {
         &self.conn
     }

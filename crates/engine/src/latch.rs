@@ -1,19 +1,19 @@
-//! Start-up ordering: readers wait until the writer has opened (and set WAL),
+//! Start-up ordering: readers open after the writer has opened (and set WAL),
 //! and the caller hears once when every connection is open, with the
 //! settings each one has in force, or the first failure.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex};
+use std::sync::Mutex;
 
 use crate::error::{Error, Result};
 use crate::job::{complete, Done, Outcome};
 use crate::settings::{ConnectionSettings, SettingsReport};
 
-/// Opened once by the writer; readers block on it before opening.
+/// Opened once by the writer; readers and the checkpointer run only after
+/// (see `Lanes::writer_opened`) and read it before opening.
 #[derive(Default)]
 pub struct WriterGate {
     state: Mutex<Option<Result<()>>>,
-    changed: Condvar,
 }
 
 impl WriterGate {
@@ -21,17 +21,11 @@ impl WriterGate {
     /// and what to fail their queued jobs with.
     pub fn open(&self, writer_opened: Result<()>) {
         *self.state.lock().unwrap_or_else(|e| e.into_inner()) = Some(writer_opened);
-        self.changed.notify_all();
     }
 
-    pub fn wait(&self) -> Result<()> {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        loop {
-            if let Some(opened) = state.as_ref() {
-                return opened.clone();
-            }
-            state = self.changed.wait(state).unwrap_or_else(|e| e.into_inner());
-        }
+    /// The writer's open result, once it is known.
+    pub fn get(&self) -> Option<Result<()>> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 }
 

@@ -4,19 +4,18 @@
 //!
 //! # Design
 //!
-//! Each open [`Database`] owns one writer thread with the read-write
-//! connection, which runs writes in arrival order, and N reader threads with
+//! Each open [`Database`] has one writer lane with the read-write
+//! connection, which runs writes in arrival order, and N reader lanes with
 //! read-only `query_only` connections that take read-only queries from one
-//! shared queue (first free reader wins). A SQL text is routed by what
+//! shared queue (first free reader wins). A lane is state, not a thread:
+//! the threads of one process-wide pool (`pool`) run whichever lanes have
+//! work, so the threads are bounded by the machine, not by the databases. A SQL text is routed by what
 //! `sqlite3_stmt_readonly` said the first time any connection prepared it;
 //! until then it goes to the writer. Every job carries its completion
 //! callback, called exactly once on the thread that ran it; a job dropped
 //! unrun (its database closed) completes with `ERR_INVALID_STATE`. Nothing in
-//! this crate blocks the caller's thread: `close` joins on a thread of its
-//! own. The writer and the readers park while their queues are empty and the
-//! caller unparks the thread a job is for after sending it, holding no lock
-//! (see `wake`), so handing over a job costs the sleeping thread's one
-//! wake-up and nothing more.
+//! this crate blocks the caller's thread. A transaction holds its lane, not
+//! a thread: between two of its statements the lane returns its thread.
 
 mod authorizer;
 mod backup;
@@ -38,9 +37,12 @@ pub mod faults;
 mod functions;
 mod image;
 mod job;
+mod lanes;
 mod latch;
 mod observer;
 mod pace;
+mod pool;
+mod process;
 mod queues;
 mod reader;
 mod role;
@@ -56,9 +58,9 @@ mod statement_text;
 mod stats;
 mod steps;
 mod threads;
+mod timers;
 mod timing;
 mod value;
-mod wake;
 mod wal;
 mod worker;
 mod writer;
@@ -80,6 +82,8 @@ pub use functions::{
 pub use job::{Call, ColumnInfo, CursorRef, Done, Job, Outcome, Privileged, Request};
 pub use observer::{CheckpointPermit, CheckpointWrites, ObserverSlot, WalObserver};
 pub use pace::Pace;
+pub use pool::{configure_threads, default_threads};
+pub use process::{process_stats, ProcessStats};
 pub use role::Role;
 pub use row_changes::{RowChange, RowChanges, RowOp};
 pub use scope::{Scope, ScopeKind, TransactionMode};
@@ -94,7 +98,6 @@ pub use statement_text::first_statement;
 pub use stats::{RoleStats, Stats};
 pub use timing::{current_job, JobTiming};
 pub use value::{BindOptions, Params, RowSet, Value};
-pub use wake::recv_parked;
 pub use wal::{CheckpointMode, CheckpointStats};
 
 /// The version of the bundled SQLite.

@@ -1,19 +1,16 @@
-//! The queues of one database and how a job reaches its thread: the
-//! senders (`Queues`), the queue a job goes to (`Target`), and the wake-up
-//! a burst of sends calls for (`Wakes`), made after the queues' lock is
-//! released. Plain data and sends; it starts no thread and runs no job.
-
-use std::sync::Arc;
-use std::thread::Thread;
+//! The queues of one database and how a job reaches its lane: the
+//! senders (`Queues`), the queue a job goes to (`Target`), and the
+//! notifications a burst of sends calls for (`Wakes`), made after the
+//! queues' lock is released. Plain data and sends; it runs no job.
 
 use crossbeam_channel::Sender;
 
 use crate::job::{Job, Request};
+use crate::lanes::Lanes;
 use crate::sql::Route;
-use crate::wake::{wake_idle, IdleReaders};
 
 /// The senders of a database's queues (dropped at close, which ends the
-/// threads once they have run what is queued).
+/// lanes once they have run what is queued).
 pub struct Queues {
     pub writer: Sender<Job>,
     /// The queue every reader takes from; `None` when there are no readers.
@@ -33,21 +30,14 @@ pub enum Target {
     Checkpointer,
 }
 
-/// The threads that park while their queues are empty (the writer and the
-/// readers; the checkpointer blocks on its channels), to unpark after a send.
-pub struct Sleepers {
-    pub writer: Thread,
-    pub readers: Vec<Thread>,
-    pub idle: Arc<IdleReaders>,
-}
-
-/// The wake-ups a burst of sends calls for, made once the queues' lock is
-/// released: no thread is woken while that lock is held.
+/// The notifications a burst of sends calls for, made once the queues'
+/// lock is released.
 #[derive(Default)]
 pub struct Wakes {
     writer: bool,
     shared: usize,
     private: Vec<usize>,
+    checkpointer: bool,
 }
 
 impl Wakes {
@@ -56,19 +46,23 @@ impl Wakes {
             Target::Writer => self.writer = true,
             Target::Shared => self.shared += 1,
             Target::Private(i) if !self.private.contains(&i) => self.private.push(i),
-            Target::Private(_) | Target::Checkpointer => {}
+            Target::Private(_) => {}
+            Target::Checkpointer => self.checkpointer = true,
         }
     }
 
-    pub fn wake(self, sleepers: &Sleepers) {
+    pub fn wake(self, lanes: &Lanes) {
         if self.writer {
-            sleepers.writer.unpark();
+            lanes.writer.notify();
         }
         for i in self.private {
-            sleepers.readers[i].unpark();
+            lanes.wake_reader(i);
         }
         if self.shared > 0 {
-            wake_idle(&sleepers.idle, &sleepers.readers, self.shared);
+            lanes.wake_shared(self.shared);
+        }
+        if self.checkpointer {
+            lanes.wake_checkpointer();
         }
     }
 }

@@ -1,37 +1,29 @@
-//! A reader thread: one read-only connection serving the shared reader queue,
-//! plus a private queue for the cursors it holds open. It sleeps parked
-//! (see `wake`) while both are empty. If its loop dies, a fresh connection
-//! takes its place on the same queues.
+//! A reader lane: one read-only connection serving the shared reader queue,
+//! plus a private queue for the cursors it holds open, and a read snapshot's
+//! queue while it serves one. It opens its connection at its first run
+//! after the writer opened. If its run dies, a fresh connection takes its
+//! place on the same queues.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
-use crossbeam_channel::{Receiver, RecvTimeoutError};
+use crossbeam_channel::{Receiver, TryRecvError};
 
 use crate::connection::open_reader;
+use crate::error::Error;
 use crate::executor::Executor;
 use crate::failure::Failure;
 use crate::faults::{self, Site};
 use crate::job::{Job, Request};
+use crate::lanes::{Departure, Lanes};
 use crate::latch::{OpenLatch, WriterGate};
+use crate::pool::{Counted, Ran, Work};
 use crate::role::Role;
 use crate::settings::Settings;
 use crate::stats::RoleCounters;
-use crate::wake::{recv_or_idle, recv_parked_timeout, IdleReaders, Taken};
-use crate::worker::run_job_then;
-
-/// How long a reader pinned by an open cursor waits on its own queue before
-/// checking whether the shared queue is starving: work waits there and
-/// every reader is pinned (by cursors, or serving a read snapshot), so no
-/// reader would take it until a caller moves. Then it buffers
-/// its cursors and helps out, which turns a caller holding more half-read
-/// iterators than there are readers from a deadlock into memory use. While
-/// any reader is not pinned (busy, descheduled or parked), that reader takes
-/// the work in time, and the cursor stays live and streams: the decision
-/// depends on what the readers hold, never on how fast they run.
-const PINNED_POLL: Duration = Duration::from_millis(20);
+use crate::worker::{run_job_then, ActiveScope, ScopeStep};
+use crate::writer::RUN_BUDGET;
 
 /// The most jobs one read transaction serves. It holds its snapshot until
 /// the last of them ran, which keeps the checkpointer from passing it; 64
@@ -49,13 +41,14 @@ fn shares_snapshot(job: &Job) -> bool {
     )
 }
 
-pub struct ReaderThread {
+pub struct ReaderLane {
     pub index: usize,
     pub settings: Arc<Settings>,
     pub shared: Receiver<Job>,
     pub private: Receiver<Job>,
     pub gate: Arc<WriterGate>,
-    pub latch: Arc<OpenLatch>,
+    /// Until the connection opened.
+    pub latch: Option<Arc<OpenLatch>>,
     pub counters: Arc<RoleCounters>,
     /// Readers pinned by open cursors or a read snapshot (or gone for
     /// good): when it counts every reader, the shared queue has nobody to
@@ -63,121 +56,156 @@ pub struct ReaderThread {
     pub pinned: Arc<AtomicUsize>,
     /// Set when the writer dies: every job is refused from then on.
     pub failure: Arc<Failure>,
-    /// Where this reader says it is parked with nothing to do.
-    pub idle: Arc<IdleReaders>,
+    pub lanes: Arc<Lanes>,
+    pub state: ReaderState,
+    /// Whether this reader counts in `pinned` now.
+    pub held: bool,
+    pub _departure: Departure,
 }
 
-impl ReaderThread {
-    pub fn run(self) {
-        if let Err(error) = self.gate.wait() {
-            // The writer could not open: every job this reader would have
-            // run reports why, until the database is closed.
-            while let Some(Taken::Private(job) | Taken::Shared(job)) = self.next_idle() {
-                job.fail(error.clone());
+pub enum ReaderState {
+    Unopened,
+    Serving(Box<Serving>),
+    /// The writer could not open: every job this reader would have run
+    /// reports why, until the database is closed.
+    Refusing(Error),
+    /// Its connection could not open (again): the other readers take the
+    /// shared queue; this one's own jobs (its cursors') report why. It
+    /// counts as pinned for good.
+    Gone(Error),
+}
+
+pub struct Serving {
+    executor: Executor,
+    _counted: Counted,
+    scope: Option<ActiveScope>,
+}
+
+impl ReaderLane {
+    fn pin(&mut self, held: bool) {
+        if held != self.held {
+            if held {
+                self.pinned.fetch_add(1, Ordering::AcqRel);
+            } else {
+                self.pinned.fetch_sub(1, Ordering::AcqRel);
             }
-            return;
-        }
-        let mut conn = match open_reader(&self.settings, self.index) {
-            Ok((conn, settings)) => {
-                self.latch.record(settings);
-                conn
-            }
-            Err(error) => {
-                self.latch.arrive(Err(error));
-                return;
-            }
-        };
-        self.latch.arrive(Ok(()));
-        loop {
-            let executor = Executor::new(
-                conn,
-                Role::Reader(self.index),
-                self.settings.registrations.clone(),
-                self.settings.changes.clone(),
-            );
-            // Each job runs under its own catch_unwind; this one catches a
-            // panic that escapes them (in the loop itself). The executor,
-            // its connection and its cursors went down with it; the job it
-            // held rejected as it dropped.
-            if catch_unwind(AssertUnwindSafe(|| self.serve(executor))).is_ok() {
-                return;
-            }
-            // Replace the dead reader: a fresh connection serves the same
-            // queues. The iterators it held reject their next chunk.
-            conn = match open_reader(&self.settings, self.index) {
-                Ok((conn, _)) => conn,
-                Err(error) => {
-                    // Other readers take the shared queue; this one's own
-                    // jobs (its cursors') report why it is gone. It will
-                    // never take a shared job again: counted as pinned.
-                    self.pinned.fetch_add(1, Ordering::AcqRel);
-                    for job in self.private.iter() {
-                        job.fail(error.clone());
-                    }
-                    return;
-                }
-            };
+            self.held = held;
+            self.lanes.set_pinned(self.index, held);
         }
     }
 
-    /// Serves the queues on `executor` until the database closes.
-    fn serve(&self, mut executor: Executor) {
-        // Counts this reader in `pinned` while it holds cursors; let go
-        // however serving ends (a panic included).
-        let mut pin = Pin {
-            pinned: &self.pinned,
-            held: false,
-        };
+    fn executor(&self, conn: rusqlite::Connection) -> Executor {
+        Executor::new(
+            conn,
+            Role::Reader(self.index),
+            self.settings.registrations.clone(),
+            self.settings.changes.clone(),
+        )
+    }
+
+    fn open(&mut self) -> Option<ReaderState> {
+        match self.gate.get()? {
+            Err(error) => Some(ReaderState::Refusing(error)),
+            Ok(()) => Some(match open_reader(&self.settings, self.index) {
+                Ok((conn, settings)) => {
+                    // Counted from the open, before anyone hears of it.
+                    let serving = ReaderState::Serving(Box::new(Serving {
+                        executor: self.executor(conn),
+                        _counted: Counted::new(),
+                        scope: None,
+                    }));
+                    if let Some(latch) = self.latch.take() {
+                        latch.record(settings);
+                        latch.arrive(Ok(()));
+                    }
+                    serving
+                }
+                Err(error) => {
+                    if let Some(latch) = self.latch.take() {
+                        latch.arrive(Err(error.clone()));
+                    }
+                    self.pin(true);
+                    ReaderState::Gone(error)
+                }
+            }),
+        }
+    }
+
+    /// Runs what is queued, up to the budget; `None` once the shared
+    /// queue is empty and closed (the database is closing).
+    fn serve(&mut self, serving: &mut Serving) -> Option<Ran> {
         let readers = self.settings.reader_count();
-        loop {
-            pin.set(executor.has_live_cursors());
-            let next = if pin.held {
-                // A connection with an open statement keeps its snapshot, and
-                // a new query would read that old snapshot: serve only the
-                // cursors' own queue while any is open.
-                match recv_parked_timeout(&self.private, PINNED_POLL) {
-                    Ok(job) => Some(job),
-                    Err(RecvTimeoutError::Timeout) => {
+        for _ in 0..RUN_BUDGET {
+            if let Some(scope) = &mut serving.scope {
+                match scope.step(&mut serving.executor, &self.counters) {
+                    ScopeStep::Ran => continue,
+                    ScopeStep::Waiting => return Some(self.idle()),
+                    ScopeStep::Ended => {
+                        serving.scope = None;
+                        self.counters
+                            .record_open_cursors(serving.executor.open_cursors());
+                        continue;
+                    }
+                }
+            }
+            let executor = &mut serving.executor;
+            self.pin(executor.has_live_cursors());
+            let next = if self.held {
+                // A connection with an open statement keeps its snapshot,
+                // and a new query would read that old snapshot: serve only
+                // the cursors' own queue while any is open.
+                match self.private.try_recv() {
+                    Ok(job) => job,
+                    Err(TryRecvError::Disconnected) => {
+                        // Closing: the cursors go, then the shared reads run.
+                        executor.finish();
+                        continue;
+                    }
+                    Err(TryRecvError::Empty) => {
+                        // Work waits and every reader is pinned: buffer the
+                        // cursors and help out, which turns a caller holding
+                        // more half-read iterators than there are readers
+                        // from a deadlock into memory use.
                         let stalled = !self.shared.is_empty()
                             && self.pinned.load(Ordering::Acquire) >= readers;
                         if stalled {
                             executor.park_cursors();
                             self.counters.record_buffered();
+                            continue;
                         }
-                        continue;
+                        return Some(self.idle());
                     }
-                    Err(RecvTimeoutError::Disconnected) => None,
                 }
             } else {
-                match self.next_idle() {
-                    Some(Taken::Private(job) | Taken::Shared(job)) => Some(job),
-                    None => None,
+                match self.private.try_recv() {
+                    Ok(job) => job,
+                    Err(_) => match self.shared.try_recv() {
+                        Ok(job) => job,
+                        Err(TryRecvError::Empty) => return Some(Ran::Idle),
+                        Err(TryRecvError::Disconnected) => return None,
+                    },
                 }
             };
-            match next {
-                Some(job) => {
-                    faults::panic_point(Site::Reader);
-                    if shares_snapshot(&job) {
-                        self.run_batch(&mut executor, job);
-                    } else {
-                        self.run_one(&mut executor, job);
-                    }
-                }
-                None => break,
+            faults::panic_point(Site::Reader);
+            serving.scope = if shares_snapshot(&next) {
+                self.run_batch(executor, next)
+            } else {
+                self.run_one(executor, next)
+            };
+            if serving.scope.is_some() {
+                self.pin(true);
             }
         }
-        // The database is closing. Queued work still runs (close lets queued
-        // work finish); the senders are gone, so this ends when it is empty.
-        // First the cursors' own jobs, then, with the cursors gone (they
-        // would pin an old snapshot), the shared reads.
-        for job in self.private.try_iter() {
-            self.run_one(&mut executor, job);
+        Some(Ran::More)
+    }
+
+    /// Going idle while pinned: if work waits on the shared queue, the
+    /// readers that can take it hear of it.
+    fn idle(&self) -> Ran {
+        if !self.shared.is_empty() {
+            self.lanes.wake_unpinned();
         }
-        executor.finish();
-        for job in self.shared.iter() {
-            self.run_one(&mut executor, job);
-        }
-        executor.finish();
+        Ran::Idle
     }
 
     /// Runs `first` and the statement jobs queued behind it inside one
@@ -192,13 +220,12 @@ impl ReaderThread {
     /// run on (if the failure ended the transaction, they run in their own).
     ///
     /// A reader takes its share of the queue, not all of it, so the other
-    /// readers (woken for the same burst) run the rest in parallel.
-    fn run_batch(&self, executor: &mut Executor, first: Job) {
+    /// readers (notified for the same burst) run the rest in parallel.
+    fn run_batch(&self, executor: &mut Executor, first: Job) -> Option<ActiveScope> {
         let waiting = self.shared.len();
         if waiting == 0 {
             // A lone call: nothing to share a transaction with.
-            self.run_one(executor, first);
-            return;
+            return self.run_one(executor, first);
         }
         let share = 1 + waiting / self.settings.reader_count().max(1);
         let mut batch = Vec::with_capacity(share.min(READ_BATCH_MAX));
@@ -227,56 +254,118 @@ impl ReaderThread {
         if shared {
             executor.end_shared_read();
         }
-        if let Some(job) = after {
-            self.run_one(executor, job);
-        }
+        after.and_then(|job| self.run_one(executor, job))
     }
 
     /// Runs one job, unless the database has failed closed. A read
-    /// snapshot's job serves only that snapshot until it ends, which may
-    /// wait on its caller: pinned meanwhile, as by a cursor.
-    fn run_one(&self, executor: &mut Executor, job: Job) {
-        let mut pin = Pin {
-            pinned: &self.pinned,
-            held: false,
-        };
-        pin.set(matches!(job.request, Request::Scope(_)));
+    /// snapshot's job begins the snapshot, which this reader then serves
+    /// until it ends, pinned meanwhile as by a cursor.
+    fn run_one(&self, executor: &mut Executor, job: Job) -> Option<ActiveScope> {
         match self.failure.error() {
-            Some(error) => job.fail(error),
-            None => run_job_then(executor, job, &self.counters, |executor| {
-                self.counters.record_open_cursors(executor.open_cursors());
-            }),
-        }
-    }
-
-    /// The next job of either queue, parked and marked idle while there is
-    /// none.
-    fn next_idle(&self) -> Option<Taken<Job>> {
-        recv_or_idle(&self.private, &self.shared, &self.idle, self.index)
-    }
-}
-
-/// A reader's place in `ReaderThread::pinned`, released when it drops.
-struct Pin<'a> {
-    pinned: &'a AtomicUsize,
-    held: bool,
-}
-
-impl Pin<'_> {
-    fn set(&mut self, held: bool) {
-        if held != self.held {
-            if held {
-                self.pinned.fetch_add(1, Ordering::AcqRel);
-            } else {
-                self.pinned.fetch_sub(1, Ordering::AcqRel);
+            Some(error) => {
+                job.fail(error);
+                None
             }
-            self.held = held;
+            None => run_job_then(
+                executor,
+                job,
+                &self.counters,
+                Some(&self.lanes.readers[self.index]),
+                |executor| {
+                    self.counters.record_open_cursors(executor.open_cursors());
+                },
+            ),
         }
     }
 }
 
-impl Drop for Pin<'_> {
-    fn drop(&mut self) {
-        self.set(false);
+// SAFETY: as for `WriterLane`: one thread at a time, behind the lane's
+// lock, on a connection in SQLite's multi-thread mode.
+unsafe impl Send for ReaderLane {}
+
+impl Work for ReaderLane {
+    fn run(&mut self) -> Ran {
+        loop {
+            match std::mem::replace(&mut self.state, ReaderState::Unopened) {
+                ReaderState::Unopened => match self.open() {
+                    Some(state) => self.state = state,
+                    // Not notified before the writer opened; nothing to do.
+                    None => return Ran::Idle,
+                },
+                ReaderState::Serving(mut serving) => {
+                    let served = catch_unwind(AssertUnwindSafe(|| self.serve(&mut serving)));
+                    match served {
+                        Ok(Some(ran)) => {
+                            self.state = ReaderState::Serving(serving);
+                            return ran;
+                        }
+                        Ok(None) => {
+                            serving.executor.finish();
+                            self.pin(false);
+                            return Ran::Finished;
+                        }
+                        Err(_) => {
+                            // A panic escaped the per-job catch_unwind: the
+                            // executor, its connection and its cursors go,
+                            // and a fresh connection serves the same
+                            // queues. The iterators it held reject their
+                            // next chunk.
+                            drop(serving);
+                            self.pin(false);
+                            self.state = match open_reader(&self.settings, self.index) {
+                                Ok((conn, _)) => ReaderState::Serving(Box::new(Serving {
+                                    executor: self.executor(conn),
+                                    _counted: Counted::new(),
+                                    scope: None,
+                                })),
+                                Err(error) => {
+                                    self.pin(true);
+                                    ReaderState::Gone(error)
+                                }
+                            };
+                        }
+                    }
+                }
+                ReaderState::Refusing(error) => {
+                    let private_closed = fail_all(&self.private, &error);
+                    let closed = fail_all(&self.shared, &error) && private_closed;
+                    self.state = ReaderState::Refusing(error);
+                    return if closed { Ran::Finished } else { Ran::Idle };
+                }
+                ReaderState::Gone(error) => {
+                    let closed = fail_all(&self.private, &error);
+                    self.state = ReaderState::Gone(error);
+                    // The shared queue is the other readers'; at close this
+                    // one leaves once its own queue is closed.
+                    return if closed && is_closed(&self.shared) {
+                        Ran::Finished
+                    } else {
+                        Ran::Idle
+                    };
+                }
+            }
+        }
     }
+}
+
+impl Drop for ReaderLane {
+    fn drop(&mut self) {
+        self.pin(false);
+    }
+}
+
+/// Fails every job queued on `queue`; whether it is closed.
+fn fail_all(queue: &Receiver<Job>, error: &Error) -> bool {
+    loop {
+        match queue.try_recv() {
+            Ok(job) => job.fail(error.clone()),
+            Err(TryRecvError::Empty) => return false,
+            Err(TryRecvError::Disconnected) => return true,
+        }
+    }
+}
+
+/// Whether every sender of `queue` is gone (it may still hold jobs).
+fn is_closed(queue: &Receiver<Job>) -> bool {
+    queue.is_empty() && matches!(queue.try_recv(), Err(TryRecvError::Disconnected))
 }

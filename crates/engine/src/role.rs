@@ -20,3 +20,17 @@ impl fmt::Display for Role {
         }
     }
 }
+
+impl Role {
+    /// The name a trace gives the connection that ran a call:
+    /// `offloop-writer`, `offloop-reader-2`, `offloop-checkpointer`. Any
+    /// thread of the pool may run it (see `pool`); the name says which
+    /// connection, and so which queue, the call went through.
+    pub fn lane_name(self) -> String {
+        match self {
+            Role::Writer => "offloop-writer".to_string(),
+            Role::Reader(i) => format!("offloop-reader-{i}"),
+            Role::Checkpointer => "offloop-checkpointer".to_string(),
+        }
+    }
+}

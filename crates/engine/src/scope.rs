@@ -1,8 +1,9 @@
 //! Scopes: a write transaction on the writer, or a read snapshot on one
-//! reader. A scope is a queue of its own: the thread that takes its
+//! reader. A scope is a queue of its own: the lane that takes its
 //! `Request::Scope` runs BEGIN and then serves only that queue, in order,
 //! until COMMIT or ROLLBACK arrives, the caller drops the scope, or nothing
-//! arrives for the idle timeout (`worker::serve_scope`). Other callers' jobs
+//! arrives for the idle timeout (`worker::ActiveScope`). Between two of its
+//! jobs the lane holds no thread: a send notifies it. Other callers' jobs
 //! wait in their queues meanwhile; on the writer that is what keeps two
 //! callers' writes from interleaving. This file holds the data both sides
 //! share and starts nothing.
@@ -15,6 +16,7 @@ use crossbeam_channel::{Receiver, Sender};
 
 use crate::error::Error;
 use crate::job::{Done, Job};
+use crate::pool::Lane;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TransactionMode {
@@ -32,12 +34,20 @@ pub enum ScopeKind {
     Read,
 }
 
-/// Why a scope ended before its caller ended it. Senders check it under
-/// the lock, and the serving thread sets it and drains the queue under the
-/// same lock, so no job is ever left behind in a dead scope's queue.
+/// Why a scope ended before its caller ended it, and the lane serving it.
+/// Senders check it under the lock, and the serving lane sets it and
+/// drains the queue under the same lock, so no job is ever left behind in
+/// a dead scope's queue.
 #[derive(Default)]
 struct EndState {
-    ended: Mutex<Option<Error>>,
+    ended: Mutex<Ending>,
+}
+
+#[derive(Default)]
+struct Ending {
+    error: Option<Error>,
+    /// The lane serving the scope, once one took it: a send notifies it.
+    lane: Option<Lane>,
 }
 
 /// The request that pins a thread.
@@ -64,7 +74,8 @@ impl ScopeStart {
 
 /// The caller's side of a scope.
 pub struct Scope {
-    jobs: Sender<Job>,
+    /// `None` only while the scope drops.
+    jobs: Option<Sender<Job>>,
     state: Arc<EndState>,
     /// The pinning request, until it is sent. A read snapshot sends it with
     /// its first statement, so an unused one costs nothing and a used one
@@ -79,7 +90,7 @@ impl Scope {
         let (jobs, rx) = crossbeam_channel::unbounded();
         let state = Arc::new(EndState::default());
         Scope {
-            jobs,
+            jobs: Some(jobs),
             state: state.clone(),
             start: Some(ScopeStart {
                 kind,
@@ -115,15 +126,39 @@ impl Scope {
     /// ended.
     pub fn send(&self, job: Job) {
         let ended = self.state.ended.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(error) = ended.as_ref() {
+        if let Some(error) = ended.error.as_ref() {
             let error = error.clone();
             drop(ended);
             job.fail(error);
             return;
         }
-        // The receiver lives until the serving thread ends the scope,
-        // which it does under the lock held here.
-        let _ = self.jobs.send(job);
+        // The receiver lives until the serving lane ends the scope, which
+        // it does under the lock held here.
+        if let Some(jobs) = &self.jobs {
+            let _ = jobs.send(job);
+        }
+        let lane = ended.lane.clone();
+        drop(ended);
+        if let Some(lane) = lane {
+            lane.notify();
+        }
+    }
+}
+
+impl Drop for Scope {
+    /// The caller let go: the serving lane hears it and rolls back.
+    fn drop(&mut self) {
+        drop(self.jobs.take());
+        let lane = self
+            .state
+            .ended
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .lane
+            .clone();
+        if let Some(lane) = lane {
+            lane.notify();
+        }
     }
 }
 
@@ -132,12 +167,25 @@ impl ScopeStart {
     /// jobs already queued.
     pub(crate) fn end(&self, error: Error) {
         let mut ended = self.state.ended.lock().unwrap_or_else(|e| e.into_inner());
-        if ended.is_none() {
-            *ended = Some(error.clone());
+        if ended.error.is_none() {
+            ended.error = Some(error.clone());
         }
+        let lane = ended.lane.take();
         for job in self.jobs.try_iter() {
-            job.fail(ended.clone().unwrap_or_else(|| error.clone()));
+            job.fail(ended.error.clone().unwrap_or_else(|| error.clone()));
         }
+        drop(ended);
+        drop(lane);
+    }
+
+    /// `lane` serves the scope from now on: sends notify it. It looks at
+    /// the queue after this, so a job sent before is not missed.
+    pub(crate) fn attach(&self, lane: Lane) {
+        self.state
+            .ended
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .lane = Some(lane);
     }
 }
 

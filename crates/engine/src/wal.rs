@@ -14,6 +14,7 @@ use crossbeam_channel::{Receiver, Sender, TrySendError};
 use rusqlite::{ffi, Connection};
 
 use crate::error::{Error, Result};
+use crate::pool::Lane;
 
 /// SQLite's checkpoint modes, as `db.checkpoint(mode)` names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -279,18 +280,20 @@ impl WalControl {
 
 /// The writer's side: tells the checkpointer a commit happened.
 #[derive(Clone)]
-pub struct Nudge(Sender<()>);
+pub struct Nudge(Sender<()>, Lane);
 
 impl Nudge {
     pub fn send(&self) {
         // Full means a nudge already waits; that one covers this commit.
         match self.0.try_send(()) {
-            Ok(()) | Err(TrySendError::Full(())) | Err(TrySendError::Disconnected(())) => {}
+            Ok(()) => self.1.notify(),
+            Err(TrySendError::Full(())) | Err(TrySendError::Disconnected(())) => {}
         }
     }
 }
 
-pub fn nudge_channel() -> (Nudge, Receiver<()>) {
+/// The nudges for the checkpointer running on `lane`.
+pub fn nudge_channel(lane: Lane) -> (Nudge, Receiver<()>) {
     let (tx, rx) = crossbeam_channel::bounded(1);
-    (Nudge(tx), rx)
+    (Nudge(tx, lane), rx)
 }

@@ -122,8 +122,8 @@ pub struct Settings {
     /// Rows the writer changed, recorded while a caller wants them (SQLite's
     /// update hook; see `row_changes`).
     pub row_changes: Arc<RowChanges>,
-    /// Which connection closes last: every one but the writer's holds a
-    /// place here while open (see `close_order`).
+    /// Which connection closes last: a backup's connection holds a place
+    /// here while open, and the writer closes after it (see `close_order`).
     pub close_order: Arc<CloseOrder>,
     /// The SQLite VFS every connection opens the file with (`None`: the
     /// default): offloop's paged VFS while a restore fills the file.

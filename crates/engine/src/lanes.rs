@@ -1,0 +1,194 @@
+//! `Lanes`: one database's lanes (writer, readers, checkpointer) and the
+//! rules between them: readers and the checkpointer run only once the
+//! writer has opened; a job on the shared reader queue notifies a reader
+//! that is not pinned; the writer closes its connection last, after every
+//! other lane of the database finished; `close()` hears back then. It runs
+//! no job and holds no connection.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use crate::job::{complete, Done, Outcome};
+use crate::pool::{self, Lane};
+use crate::timers;
+
+pub struct Lanes {
+    pub writer: Lane,
+    pub readers: Vec<Lane>,
+    pub checkpointer: Option<Lane>,
+    /// Per reader: pinned by open cursors or a read snapshot, or gone.
+    pinned: Vec<AtomicBool>,
+    /// Where the next search for a reader to notify starts.
+    next_reader: AtomicUsize,
+    /// Set once the writer's open is decided: readers and the checkpointer
+    /// are notified only from then on, so none waits for it on a thread.
+    opened: AtomicBool,
+    /// Readers and checkpointer not finished yet.
+    others: AtomicUsize,
+    closing: Mutex<Closing>,
+}
+
+#[derive(Default)]
+struct Closing {
+    done: Option<Done>,
+    finished: bool,
+}
+
+impl Lanes {
+    pub fn new(writer: Lane, readers: Vec<Lane>, checkpointer: Option<Lane>) -> Lanes {
+        pool::database_opened();
+        Lanes {
+            pinned: readers.iter().map(|_| AtomicBool::new(false)).collect(),
+            others: AtomicUsize::new(readers.len() + usize::from(checkpointer.is_some())),
+            writer,
+            readers,
+            checkpointer,
+            next_reader: AtomicUsize::new(0),
+            opened: AtomicBool::new(false),
+            closing: Mutex::new(Closing::default()),
+        }
+    }
+
+    /// The writer's open is decided (either way): every other lane runs.
+    pub fn writer_opened(&self) {
+        self.opened.store(true, Ordering::SeqCst);
+        for lane in self.readers.iter().chain(&self.checkpointer) {
+            lane.notify();
+        }
+    }
+
+    fn is_opened(&self) -> bool {
+        self.opened.load(Ordering::SeqCst)
+    }
+
+    pub fn set_pinned(&self, reader: usize, pinned: bool) {
+        self.pinned[reader].store(pinned, Ordering::Release);
+    }
+
+    /// `jobs` jobs went to the shared reader queue: notifies as many
+    /// sleeping readers that are not pinned, and the busy ones too when
+    /// there are not enough (each looks at the queue again before it
+    /// sleeps); when every reader is pinned, all of them, to see whether
+    /// the queue is starving (see `reader.rs`).
+    pub fn wake_shared(&self, jobs: usize) {
+        if !self.is_opened() || self.readers.is_empty() {
+            return;
+        }
+        let count = self.readers.len();
+        let start = self.next_reader.fetch_add(1, Ordering::Relaxed);
+        let free = |i: usize| !self.pinned[i].load(Ordering::Acquire);
+        let mut woken = 0;
+        for i in (0..count).map(|k| (start + k) % count) {
+            if woken < jobs && free(i) && self.readers[i].is_idle() {
+                self.readers[i].notify();
+                woken += 1;
+            }
+        }
+        if woken == jobs {
+            return;
+        }
+        // Not enough sleeping: the busy ones look again before they sleep
+        // (notifying one that runs costs one atomic operation).
+        let mut any_free = woken > 0;
+        for i in 0..count {
+            if free(i) {
+                any_free = true;
+                self.readers[i].notify();
+            }
+        }
+        if !any_free {
+            self.wake_all_readers();
+        }
+    }
+
+    /// A pinned reader leaves work on the shared queue: the readers that
+    /// are not pinned hear of it. Never the pinned ones: a reader pinned by
+    /// a read snapshot cannot help, and one pinned by cursors decides for
+    /// itself when it runs (so a pinned reader never wakes itself in a loop).
+    pub fn wake_unpinned(&self) {
+        for (lane, pinned) in self.readers.iter().zip(&self.pinned) {
+            if !pinned.load(Ordering::Acquire) {
+                lane.notify();
+            }
+        }
+    }
+
+    pub fn wake_all_readers(&self) {
+        for lane in &self.readers {
+            lane.notify();
+        }
+    }
+
+    pub fn wake_reader(&self, reader: usize) {
+        if self.is_opened() {
+            self.readers[reader].notify();
+        }
+    }
+
+    pub fn wake_checkpointer(&self) {
+        if let Some(lane) = &self.checkpointer {
+            if self.is_opened() {
+                lane.notify();
+            }
+        }
+    }
+
+    /// Stops: every lane looks at its queues (closed by now) and finishes.
+    pub fn wake_all(&self) {
+        self.writer.notify();
+        if self.is_opened() {
+            self.wake_all_readers();
+            self.wake_checkpointer();
+        }
+    }
+
+    /// A reader or the checkpointer finished: the last one lets the writer
+    /// close.
+    pub fn departed(&self) {
+        if self.others.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.writer.notify();
+        }
+    }
+
+    /// Whether the writer may close its connection: every other is closed.
+    pub fn others_finished(&self) -> bool {
+        self.others.load(Ordering::Acquire) == 0
+    }
+
+    /// `close()`'s completion, called when the writer finished (at once if
+    /// it has).
+    pub fn on_closed(&self, done: Done) {
+        let mut closing = self.closing.lock().unwrap_or_else(|e| e.into_inner());
+        if closing.finished {
+            drop(closing);
+            complete(done, Ok(Outcome::Done));
+        } else {
+            closing.done = Some(done);
+        }
+    }
+
+    /// The writer closed its connection, the database's last.
+    pub fn finished(&self) {
+        let done = {
+            let mut closing = self.closing.lock().unwrap_or_else(|e| e.into_inner());
+            closing.finished = true;
+            closing.done.take()
+        };
+        if pool::database_closed() {
+            timers::clear(&self.writer);
+        }
+        if let Some(done) = done {
+            complete(done, Ok(Outcome::Done));
+        }
+    }
+}
+
+/// A reader's or the checkpointer's place in `Lanes::others`, given up when
+/// its work drops (however its lane ended).
+pub struct Departure(pub std::sync::Arc<Lanes>);
+
+impl Drop for Departure {
+    fn drop(&mut self) {
+        self.0.departed();
+    }
+}

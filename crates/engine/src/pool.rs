@@ -1,0 +1,578 @@
+//! The process-wide pool of SQLite threads and the lanes it runs. A lane is
+//! one unit of serial work (a database's writer, one of its readers, its
+//! checkpointer): whoever queues work for it calls `notify`, and a pool
+//! thread runs it until it has nothing left, or has used its budget, then
+//! takes the next lane. A lane never runs on two threads at once, and no
+//! thread waits for a lane's next job: the cost of an open database is
+//! state, not threads.
+//!
+//! Threads start on demand, up to a bound set by the machine (`configure`),
+//! one pool per nice value databases ask for; a thread leaves after being
+//! idle for `THREAD_LINGER`, or at once when no database is open. A thread
+//! may still wait inside a lane's job: for a lock that a connection of
+//! another database of this process holds (the same file opened twice), a
+//! lock whose holder's lane waits in this run queue for a thread. So when
+//! work has waited `STALL` with no thread taking any, the pool starts one
+//! more, beyond the bound, up to `STALLED_THREADS_MAX` (the timer looks,
+//! see `rescue_stalled`). This file knows nothing of SQLite: it runs `Work`
+//! and never looks inside.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::thread::{self, Thread};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{unbounded, Receiver, Sender, TryRecvError};
+
+use crate::error::Result;
+use crate::pace::Pace;
+use crate::threads::spawn;
+
+/// How long a pool thread with nothing to run stays, while databases are open.
+const THREAD_LINGER: Duration = Duration::from_secs(10);
+
+/// How long a pool thread with nothing to run stays once no database is
+/// open.
+const CLOSED_LINGER: Duration = Duration::from_millis(100);
+
+/// How long a thread whose run queue ran dry looks at it before it sleeps,
+/// when its pace says so (see `pace.rs`): a caller awaiting one call after
+/// another sends the next within microseconds of the last reply.
+const SPIN: Duration = Duration::from_micros(50);
+
+/// A wait up to this long is short: worth spinning through next time.
+const SHORT: Duration = Duration::from_micros(100);
+
+/// How long lanes may wait in the run queue, with every thread busy and
+/// none taking from it, before the pool starts a thread beyond its bound:
+/// far longer than a job's usual run (or than a thread waits for a CPU on a
+/// busy machine, which would start threads for nothing), far shorter than a
+/// busy timeout (5 s by default).
+pub const STALL: Duration = Duration::from_millis(100);
+
+/// The most threads one pool runs, those started past a stall included: a
+/// lock wait holds a thread, and as many lanes may wait for one lock as
+/// there are connections of this process to that file.
+const STALLED_THREADS_MAX: usize = 256;
+
+/// Called when a push finds every thread busy: arranges a `rescue_stalled`
+/// call after `STALL` (the timer's; set at the first open, so that this
+/// file does not depend on the timer, which depends on it).
+static ON_STARVED: OnceLock<fn()> = OnceLock::new();
+
+pub fn on_starved(hook: fn()) {
+    let _ = ON_STARVED.set(hook);
+}
+
+/// What a lane's run ended with.
+pub enum Ran {
+    /// Nothing is queued: the lane sleeps until notified.
+    Idle,
+    /// The budget is spent with work left: the lane goes to the back of the
+    /// run queue, behind the lanes that waited meanwhile.
+    More,
+    /// The lane's work is over (its database closed); it never runs again.
+    Finished,
+}
+
+/// The serial work of a lane: run what is queued, then return. It is never
+/// run on two threads at once.
+pub trait Work: Send {
+    fn run(&mut self) -> Ran;
+}
+
+const IDLE: u8 = 0;
+const SCHEDULED: u8 = 1;
+const RUNNING: u8 = 2;
+const NOTIFIED: u8 = 3;
+const FINISHED: u8 = 4;
+
+struct LaneInner {
+    state: AtomicU8,
+    work: Mutex<Option<Box<dyn Work>>>,
+    pool: Arc<Pool>,
+}
+
+/// A handle on a lane: clone it to notify the lane from anywhere.
+#[derive(Clone)]
+pub struct Lane(Arc<LaneInner>);
+
+/// A handle that does not keep the lane's work alive (a timer's).
+#[derive(Clone)]
+pub struct WeakLane(Weak<LaneInner>);
+
+impl WeakLane {
+    /// Whether the lane may still run (it exists and has not finished).
+    pub fn is_live(&self) -> bool {
+        self.0
+            .upgrade()
+            .is_some_and(|inner| inner.state.load(Ordering::Acquire) != FINISHED)
+    }
+
+    /// Whether this is a handle on `lane`.
+    pub fn is(&self, lane: &Lane) -> bool {
+        std::ptr::eq(self.0.as_ptr(), Arc::as_ptr(&lane.0))
+    }
+
+    pub fn notify(&self) {
+        if let Some(inner) = self.0.upgrade() {
+            Lane(inner).notify();
+        }
+    }
+}
+
+impl Lane {
+    /// A lane of `pool` whose work is set later (`start`): until then it
+    /// can be notified, and runs once the work is there.
+    pub fn new(pool: Arc<Pool>) -> Lane {
+        Lane(Arc::new(LaneInner {
+            state: AtomicU8::new(IDLE),
+            work: Mutex::new(None),
+            pool,
+        }))
+    }
+
+    /// Gives the lane its work (the work may hold handles on this lane).
+    pub fn start(&self, work: Box<dyn Work>) {
+        *self.0.work.lock().unwrap_or_else(|e| e.into_inner()) = Some(work);
+    }
+
+    pub fn downgrade(&self) -> WeakLane {
+        WeakLane(Arc::downgrade(&self.0))
+    }
+
+    /// Something was queued for the lane: it runs soon, on some pool
+    /// thread. A lane that is running runs once more after this run, so
+    /// nothing queued meanwhile is missed.
+    pub fn notify(&self) {
+        let state = &self.0.state;
+        let mut now = state.load(Ordering::Acquire);
+        loop {
+            let next = match now {
+                IDLE => SCHEDULED,
+                RUNNING => NOTIFIED,
+                _ => return,
+            };
+            match state.compare_exchange_weak(now, next, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) if next == SCHEDULED => return self.0.pool.clone().push(self.clone()),
+                Ok(_) => return,
+                Err(seen) => now = seen,
+            }
+        }
+    }
+
+    /// Whether the lane sleeps (neither queued to run nor running).
+    pub fn is_idle(&self) -> bool {
+        self.0.state.load(Ordering::Acquire) == IDLE
+    }
+
+    /// Runs the lane once, on the calling pool thread.
+    fn run(self) {
+        self.0.state.store(RUNNING, Ordering::Release);
+        let ran = {
+            let mut work = self.0.work.lock().unwrap_or_else(|e| e.into_inner());
+            match work.as_mut() {
+                // Every `Work` catches its jobs' panics itself; one that
+                // escapes ends the lane, whose queues then refuse (closed).
+                Some(w) => catch_unwind(AssertUnwindSafe(|| w.run())).unwrap_or(Ran::Finished),
+                None => Ran::Idle,
+            }
+        };
+        match ran {
+            Ran::More => {
+                self.0.state.store(SCHEDULED, Ordering::Release);
+                self.0.pool.clone().push(self);
+            }
+            Ran::Idle => {
+                let done = self.0.state.compare_exchange(
+                    RUNNING,
+                    IDLE,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                );
+                if done.is_err() {
+                    // Notified while it ran: again, behind the others.
+                    self.0.state.store(SCHEDULED, Ordering::Release);
+                    self.0.pool.clone().push(self);
+                }
+            }
+            Ran::Finished => {
+                self.0.state.store(FINISHED, Ordering::Release);
+                // Dropped outside the lock: the work's handles on other
+                // lanes (and on this one) go with it.
+                let work = self.0.work.lock().unwrap_or_else(|e| e.into_inner()).take();
+                drop(work);
+            }
+        }
+    }
+}
+
+/// What the run queue carries: a lane to run, or word for one thread that
+/// the last database closed (one is sent for each thread alive).
+enum Task {
+    Run(Lane),
+    Check,
+}
+
+pub struct Pool {
+    nice: i32,
+    sender: Sender<Task>,
+    receiver: Receiver<Task>,
+    /// Threads alive, and of those, looking at the run queue before they
+    /// sleep (they take a task without a wake-up).
+    live: AtomicUsize,
+    spinning: AtomicUsize,
+    /// Threads asleep with nothing to run, to unpark after a push. A
+    /// sleeper registers, then looks at the queue once more, then parks: a
+    /// push either is seen by that look or finds the sleeper here.
+    sleepers: Mutex<Vec<Thread>>,
+    /// Tasks taken from the run queue so far, and their count when a stall
+    /// was last looked for: no change while tasks wait is a stall.
+    taken: AtomicU64,
+    checked: AtomicU64,
+    /// Set while a look for a stall is arranged.
+    watched: AtomicBool,
+    /// Held while a thread starts or decides to leave.
+    membership: Mutex<()>,
+    next_name: AtomicUsize,
+}
+
+/// Process-wide settings and counts.
+struct Global {
+    pools: Mutex<Vec<Arc<Pool>>>,
+    /// The bound on threads per pool; 0 until configured (the default).
+    threads: AtomicUsize,
+    databases: AtomicUsize,
+    connections: AtomicUsize,
+}
+
+fn global() -> &'static Global {
+    static GLOBAL: OnceLock<Global> = OnceLock::new();
+    GLOBAL.get_or_init(|| Global {
+        pools: Mutex::new(Vec::new()),
+        threads: AtomicUsize::new(0),
+        databases: AtomicUsize::new(0),
+        connections: AtomicUsize::new(0),
+    })
+}
+
+/// The default bound: four threads a core, at least 8, at most 64. A
+/// thread blocks only inside SQLite (a busy lock, disk I/O), never waiting
+/// for JavaScript, so a few per core keep the cores busy through waits.
+pub fn default_threads() -> usize {
+    let cores = thread::available_parallelism().map_or(1, |n| n.get());
+    (4 * cores).clamp(8, 64)
+}
+
+/// The bound on SQLite threads in force.
+pub fn thread_limit() -> usize {
+    match global().threads.load(Ordering::Relaxed) {
+        0 => default_threads(),
+        n => n,
+    }
+}
+
+/// Sets the bound on SQLite threads (`None`: the default). Threads above a
+/// lowered bound leave as they finish what they run.
+pub fn configure_threads(threads: Option<usize>) {
+    global()
+        .threads
+        .store(threads.unwrap_or(0), Ordering::Relaxed);
+}
+
+/// A connection's place in the process's count of open connections, held
+/// beside the connection and given up when it drops.
+pub struct Counted(());
+
+impl Counted {
+    pub fn new() -> Counted {
+        global().connections.fetch_add(1, Ordering::AcqRel);
+        Counted(())
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        global().connections.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// The pool for threads at nice value `nice`, created on first use.
+pub fn pool(nice: i32) -> Arc<Pool> {
+    let mut pools = global().pools.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(pool) = pools.iter().find(|p| p.nice == nice) {
+        return pool.clone();
+    }
+    let (sender, receiver) = unbounded();
+    let pool = Arc::new(Pool {
+        nice,
+        sender,
+        receiver,
+        live: AtomicUsize::new(0),
+        spinning: AtomicUsize::new(0),
+        sleepers: Mutex::new(Vec::new()),
+        taken: AtomicU64::new(0),
+        checked: AtomicU64::new(0),
+        watched: AtomicBool::new(false),
+        membership: Mutex::new(()),
+        next_name: AtomicUsize::new(0),
+    });
+    pools.push(pool.clone());
+    pool
+}
+
+/// Databases open now (counted from `database_opened` until their last
+/// lane finished).
+pub fn databases_open() -> usize {
+    global().databases.load(Ordering::Acquire)
+}
+
+pub fn database_opened() {
+    global().databases.fetch_add(1, Ordering::AcqRel);
+}
+
+/// The last lane of a database finished. When no database is left, every
+/// idle thread hears it and leaves; whether that was the last one.
+pub fn database_closed() -> bool {
+    if global().databases.fetch_sub(1, Ordering::AcqRel) != 1 {
+        return false;
+    }
+    let pools = global().pools.lock().unwrap_or_else(|e| e.into_inner());
+    for pool in pools.iter() {
+        for _ in 0..pool.live.load(Ordering::Acquire) {
+            let _ = pool.sender.send(Task::Check);
+        }
+        let sleepers =
+            std::mem::take(&mut *pool.sleepers.lock().unwrap_or_else(|e| e.into_inner()));
+        for thread in sleepers {
+            thread.unpark();
+        }
+    }
+    true
+}
+
+/// The timer's look for a stall in every pool (see `Pool::rescue`);
+/// whether to look again after another `STALL`.
+pub fn rescue_stalled() -> bool {
+    let pools = global()
+        .pools
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    let mut again = false;
+    for pool in &pools {
+        again |= pool.rescue();
+    }
+    again
+}
+
+/// SQLite connections open now.
+pub fn connections_open() -> usize {
+    global().connections.load(Ordering::Acquire)
+}
+
+/// Pool threads alive, and lanes waiting for one, every pool together.
+pub fn threads_and_queued() -> (usize, usize) {
+    let pools = global().pools.lock().unwrap_or_else(|e| e.into_inner());
+    let threads = pools.iter().map(|p| p.live.load(Ordering::Acquire)).sum();
+    let queued = pools.iter().map(|p| p.receiver.len()).sum();
+    (threads, queued)
+}
+
+impl Pool {
+    /// Makes sure a thread can run this pool's lanes: the error when none
+    /// is alive and none can start.
+    pub fn ensure_thread(self: &Arc<Self>) -> Result<()> {
+        if self.live.load(Ordering::Acquire) > 0 {
+            return Ok(());
+        }
+        self.start_thread(true, thread_limit()).map(|_| ())
+    }
+
+    fn push(self: Arc<Self>, lane: Lane) {
+        // The receiver lives in `self`: the send cannot fail.
+        let _ = self.sender.send(Task::Run(lane));
+        // A spinning thread takes a task without a wake-up.
+        fence(Ordering::SeqCst);
+        if self.receiver.len() <= self.spinning.load(Ordering::SeqCst) {
+            return;
+        }
+        let sleeper = self
+            .sleepers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pop();
+        match sleeper {
+            Some(thread) => thread.unpark(),
+            None if self.live.load(Ordering::Acquire) < thread_limit() => {
+                // Best effort: a thread that cannot start leaves the lane
+                // to the threads that run.
+                let _ = self.start_thread(false, thread_limit());
+            }
+            None => {
+                if !self.watched.swap(true, Ordering::SeqCst) {
+                    self.checked
+                        .store(self.taken.load(Ordering::Acquire), Ordering::Release);
+                    if let Some(hook) = ON_STARVED.get() {
+                        hook();
+                    }
+                }
+            }
+        }
+    }
+
+    /// A look for a stall, `STALL` after a push found every thread busy:
+    /// if tasks wait and no thread took one since the last look, one more
+    /// thread starts. Whether tasks still wait (look again then).
+    fn rescue(self: &Arc<Self>) -> bool {
+        // Cleared first: a push from here on arranges the next look.
+        self.watched.store(false, Ordering::SeqCst);
+        if self.receiver.is_empty() {
+            return false;
+        }
+        let taken = self.taken.load(Ordering::Acquire);
+        let stalled = self.checked.swap(taken, Ordering::AcqRel) == taken
+            && self.spinning.load(Ordering::SeqCst) == 0;
+        if stalled {
+            let bound = thread_limit().max(STALLED_THREADS_MAX);
+            let _ = self.start_thread(false, bound);
+        }
+        !self.watched.swap(true, Ordering::SeqCst)
+    }
+
+    /// Sleeps until a push unparks this thread or `linger` passes; whether
+    /// a task may be waiting.
+    fn sleep(&self, linger: Duration) -> bool {
+        let me = thread::current();
+        self.sleepers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(me.clone());
+        fence(Ordering::SeqCst);
+        let deadline = Instant::now() + linger;
+        loop {
+            if !self.receiver.is_empty() {
+                break;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            thread::park_timeout(deadline - now);
+            // Popped by a push: it unparked this thread for its task.
+            let sleepers = self.sleepers.lock().unwrap_or_else(|e| e.into_inner());
+            if !sleepers.iter().any(|t| t.id() == me.id()) {
+                return true;
+            }
+        }
+        let mut sleepers = self.sleepers.lock().unwrap_or_else(|e| e.into_inner());
+        sleepers.retain(|t| t.id() != me.id());
+        !self.receiver.is_empty()
+    }
+
+    /// Starts a thread unless `bound` threads run (or, with `first`,
+    /// unless one runs already). Whether one started.
+    fn start_thread(self: &Arc<Self>, first: bool, bound: usize) -> Result<bool> {
+        let _member = self.membership.lock().unwrap_or_else(|e| e.into_inner());
+        let live = self.live.load(Ordering::Acquire);
+        if (first && live > 0) || (!first && live >= bound) {
+            return Ok(false);
+        }
+        self.live.fetch_add(1, Ordering::AcqRel);
+        let name = format!(
+            "offloop-sql-{}",
+            self.next_name.fetch_add(1, Ordering::Relaxed)
+        );
+        let pool = self.clone();
+        match spawn(name, self.nice, move || pool.serve()) {
+            // Detached: a thread leaves on its own (see `serve`).
+            Ok(handle) => {
+                drop(handle);
+                Ok(true)
+            }
+            Err(error) => {
+                self.live.fetch_sub(1, Ordering::AcqRel);
+                Err(error)
+            }
+        }
+    }
+
+    /// A pool thread: runs lanes until it has been idle for
+    /// `THREAD_LINGER`, or no database is open.
+    fn serve(self: Arc<Self>) {
+        let mut pace = Pace::new();
+        loop {
+            let task = match self.receiver.try_recv() {
+                Ok(task) => {
+                    self.taken.fetch_add(1, Ordering::Relaxed);
+                    task
+                }
+                Err(TryRecvError::Disconnected) => return self.leave_now(),
+                Err(TryRecvError::Empty) => {
+                    let since = Instant::now();
+                    self.spinning.fetch_add(1, Ordering::SeqCst);
+                    let (found, measured) = pace.spin(SPIN, || !self.receiver.is_empty());
+                    self.spinning.fetch_sub(1, Ordering::SeqCst);
+                    if found {
+                        continue;
+                    }
+                    let linger = if databases_open() == 0 {
+                        CLOSED_LINGER
+                    } else {
+                        THREAD_LINGER
+                    };
+                    let woken = self.sleep(linger);
+                    if measured {
+                        pace.waited(since.elapsed(), SHORT);
+                    }
+                    if woken || !self.leave() {
+                        continue;
+                    }
+                    return;
+                }
+            };
+            match task {
+                Task::Run(lane) => lane.run(),
+                Task::Check => {
+                    if databases_open() == 0 && self.leave_after_close() {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Leaves the pool unless work arrived meanwhile: a sender that saw
+    /// this thread idle sent before this look.
+    fn leave(&self) -> bool {
+        let _member = self.membership.lock().unwrap_or_else(|e| e.into_inner());
+        self.live.fetch_sub(1, Ordering::AcqRel);
+        fence(Ordering::SeqCst);
+        // A push that saw this thread alive (and so started none) sent
+        // before this look.
+        if self.receiver.is_empty() {
+            true
+        } else {
+            self.live.fetch_add(1, Ordering::AcqRel);
+            false
+        }
+    }
+
+    /// The last database closed: leaves, unless a database opened since
+    /// and this is the pool's last thread (the others may be leaving too;
+    /// each decides under the same lock).
+    fn leave_after_close(&self) -> bool {
+        let _member = self.membership.lock().unwrap_or_else(|e| e.into_inner());
+        if databases_open() > 0 && self.live.load(Ordering::Acquire) == 1 {
+            return false;
+        }
+        self.live.fetch_sub(1, Ordering::AcqRel);
+        true
+    }
+
+    fn leave_now(&self) {
+        let _member = self.membership.lock().unwrap_or_else(|e| e.into_inner());
+        self.live.fetch_sub(1, Ordering::AcqRel);
+    }
+}
