@@ -20,6 +20,10 @@ pub struct Lanes {
     pinned: Vec<AtomicBool>,
     /// Where the next search for a reader to notify starts.
     next_reader: AtomicUsize,
+    /// Per reader: running a job now (from taking it to its reply).
+    busy: Vec<AtomicBool>,
+    /// The reader that took a job from the shared queue last.
+    last_reader: AtomicUsize,
     /// Set once the writer's open is decided: readers and the checkpointer
     /// are notified only from then on, so none waits for it on a thread.
     opened: AtomicBool,
@@ -39,6 +43,8 @@ impl Lanes {
         pool::database_opened();
         Lanes {
             pinned: readers.iter().map(|_| AtomicBool::new(false)).collect(),
+            busy: readers.iter().map(|_| AtomicBool::new(false)).collect(),
+            last_reader: AtomicUsize::new(0),
             others: AtomicUsize::new(readers.len() + usize::from(checkpointer.is_some())),
             writer,
             readers,
@@ -61,6 +67,14 @@ impl Lanes {
         self.opened.load(Ordering::SeqCst)
     }
 
+    /// Reader `reader` runs a job from now until `set_busy(reader, false)`.
+    pub fn set_busy(&self, reader: usize, busy: bool) {
+        if busy {
+            self.last_reader.store(reader, Ordering::Relaxed);
+        }
+        self.busy[reader].store(busy, Ordering::Release);
+    }
+
     pub fn set_pinned(&self, reader: usize, pinned: bool) {
         self.pinned[reader].store(pinned, Ordering::Release);
     }
@@ -75,8 +89,18 @@ impl Lanes {
             return;
         }
         let count = self.readers.len();
-        let start = self.next_reader.fetch_add(1, Ordering::Relaxed);
         let free = |i: usize| !self.pinned[i].load(Ordering::Acquire);
+        // One job, and the reader that ran the last one is not pinned and
+        // not in a job: it takes this one too. Idle, its thread is still
+        // looking at the run queue (a caller awaiting one call after
+        // another); still running, it looks at the shared queue again
+        // before it sleeps. Either way no other thread wakes for it.
+        let last = self.last_reader.load(Ordering::Relaxed);
+        if jobs == 1 && free(last) && !self.busy[last].load(Ordering::Acquire) {
+            self.readers[last].notify();
+            return;
+        }
+        let start = self.next_reader.fetch_add(1, Ordering::Relaxed);
         let mut woken = 0;
         for i in (0..count).map(|k| (start + k) % count) {
             if woken < jobs && free(i) && self.readers[i].is_idle() {

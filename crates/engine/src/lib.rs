@@ -37,6 +37,7 @@ pub mod faults;
 mod functions;
 mod image;
 mod job;
+mod lane;
 mod lanes;
 mod latch;
 mod observer;

@@ -15,11 +15,17 @@
 //! work has waited `STALL` with no thread taking any, the pool starts one
 //! more, beyond the bound, up to `STALLED_THREADS_MAX` (the timer looks,
 //! see `rescue_stalled`). This file knows nothing of SQLite: it runs `Work`
-//! and never looks inside.
+//! and never looks inside. The lane itself is in `lane.rs`.
+//!
+//! A caller awaiting one call after another must cost one thread, not
+//! several: the thread that ran a lane counts as spinning from before the
+//! lane goes idle until it is among the sleepers, only the latest thread
+//! to start spinning spins on, and sleepers wake last in, first out; a
+//! database's readers hand a lone call to the reader that ran the last one
+//! (`Lanes::wake_shared`).
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::atomic::{fence, AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::{self, Thread};
 use std::time::{Duration, Instant};
 
@@ -65,148 +71,7 @@ pub fn on_starved(hook: fn()) {
     let _ = ON_STARVED.set(hook);
 }
 
-/// What a lane's run ended with.
-pub enum Ran {
-    /// Nothing is queued: the lane sleeps until notified.
-    Idle,
-    /// The budget is spent with work left: the lane goes to the back of the
-    /// run queue, behind the lanes that waited meanwhile.
-    More,
-    /// The lane's work is over (its database closed); it never runs again.
-    Finished,
-}
-
-/// The serial work of a lane: run what is queued, then return. It is never
-/// run on two threads at once.
-pub trait Work: Send {
-    fn run(&mut self) -> Ran;
-}
-
-const IDLE: u8 = 0;
-const SCHEDULED: u8 = 1;
-const RUNNING: u8 = 2;
-const NOTIFIED: u8 = 3;
-const FINISHED: u8 = 4;
-
-struct LaneInner {
-    state: AtomicU8,
-    work: Mutex<Option<Box<dyn Work>>>,
-    pool: Arc<Pool>,
-}
-
-/// A handle on a lane: clone it to notify the lane from anywhere.
-#[derive(Clone)]
-pub struct Lane(Arc<LaneInner>);
-
-/// A handle that does not keep the lane's work alive (a timer's).
-#[derive(Clone)]
-pub struct WeakLane(Weak<LaneInner>);
-
-impl WeakLane {
-    /// Whether the lane may still run (it exists and has not finished).
-    pub fn is_live(&self) -> bool {
-        self.0
-            .upgrade()
-            .is_some_and(|inner| inner.state.load(Ordering::Acquire) != FINISHED)
-    }
-
-    /// Whether this is a handle on `lane`.
-    pub fn is(&self, lane: &Lane) -> bool {
-        std::ptr::eq(self.0.as_ptr(), Arc::as_ptr(&lane.0))
-    }
-
-    pub fn notify(&self) {
-        if let Some(inner) = self.0.upgrade() {
-            Lane(inner).notify();
-        }
-    }
-}
-
-impl Lane {
-    /// A lane of `pool` whose work is set later (`start`): until then it
-    /// can be notified, and runs once the work is there.
-    pub fn new(pool: Arc<Pool>) -> Lane {
-        Lane(Arc::new(LaneInner {
-            state: AtomicU8::new(IDLE),
-            work: Mutex::new(None),
-            pool,
-        }))
-    }
-
-    /// Gives the lane its work (the work may hold handles on this lane).
-    pub fn start(&self, work: Box<dyn Work>) {
-        *self.0.work.lock().unwrap_or_else(|e| e.into_inner()) = Some(work);
-    }
-
-    pub fn downgrade(&self) -> WeakLane {
-        WeakLane(Arc::downgrade(&self.0))
-    }
-
-    /// Something was queued for the lane: it runs soon, on some pool
-    /// thread. A lane that is running runs once more after this run, so
-    /// nothing queued meanwhile is missed.
-    pub fn notify(&self) {
-        let state = &self.0.state;
-        let mut now = state.load(Ordering::Acquire);
-        loop {
-            let next = match now {
-                IDLE => SCHEDULED,
-                RUNNING => NOTIFIED,
-                _ => return,
-            };
-            match state.compare_exchange_weak(now, next, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) if next == SCHEDULED => return self.0.pool.clone().push(self.clone()),
-                Ok(_) => return,
-                Err(seen) => now = seen,
-            }
-        }
-    }
-
-    /// Whether the lane sleeps (neither queued to run nor running).
-    pub fn is_idle(&self) -> bool {
-        self.0.state.load(Ordering::Acquire) == IDLE
-    }
-
-    /// Runs the lane once, on the calling pool thread.
-    fn run(self) {
-        self.0.state.store(RUNNING, Ordering::Release);
-        let ran = {
-            let mut work = self.0.work.lock().unwrap_or_else(|e| e.into_inner());
-            match work.as_mut() {
-                // Every `Work` catches its jobs' panics itself; one that
-                // escapes ends the lane, whose queues then refuse (closed).
-                Some(w) => catch_unwind(AssertUnwindSafe(|| w.run())).unwrap_or(Ran::Finished),
-                None => Ran::Idle,
-            }
-        };
-        match ran {
-            Ran::More => {
-                self.0.state.store(SCHEDULED, Ordering::Release);
-                self.0.pool.clone().push(self);
-            }
-            Ran::Idle => {
-                let done = self.0.state.compare_exchange(
-                    RUNNING,
-                    IDLE,
-                    Ordering::AcqRel,
-                    Ordering::Acquire,
-                );
-                if done.is_err() {
-                    // Notified while it ran: again, behind the others.
-                    self.0.state.store(SCHEDULED, Ordering::Release);
-                    self.0.pool.clone().push(self);
-                }
-            }
-            Ran::Finished => {
-                self.0.state.store(FINISHED, Ordering::Release);
-                // Dropped outside the lock: the work's handles on other
-                // lanes (and on this one) go with it.
-                let work = self.0.work.lock().unwrap_or_else(|e| e.into_inner()).take();
-                drop(work);
-            }
-        }
-    }
-}
+pub use crate::lane::{Lane, Ran, WeakLane, Work};
 
 /// What the run queue carries: a lane to run, or word for one thread that
 /// the last database closed (one is sent for each thread alive).
@@ -222,7 +87,12 @@ pub struct Pool {
     /// Threads alive, and of those, looking at the run queue before they
     /// sleep (they take a task without a wake-up).
     live: AtomicUsize,
-    spinning: AtomicUsize,
+    pub(crate) spinning: AtomicUsize,
+    /// Bumped by each thread that starts to spin: only the latest spins on,
+    /// the others sleep. That is the thread that just ran a lane, whose
+    /// caller may call again at once; two spinning threads would take a
+    /// lone caller's calls in turn, each burning a CPU while the other runs.
+    spin_turn: AtomicU64,
     /// Threads asleep with nothing to run, to unpark after a push. A
     /// sleeper registers, then looks at the queue once more, then parks: a
     /// push either is seen by that look or finds the sleeper here.
@@ -311,6 +181,7 @@ pub fn pool(nice: i32) -> Arc<Pool> {
         receiver,
         live: AtomicUsize::new(0),
         spinning: AtomicUsize::new(0),
+        spin_turn: AtomicU64::new(0),
         sleepers: Mutex::new(Vec::new()),
         taken: AtomicU64::new(0),
         checked: AtomicU64::new(0),
@@ -390,12 +261,16 @@ impl Pool {
         self.start_thread(true, thread_limit()).map(|_| ())
     }
 
-    fn push(self: Arc<Self>, lane: Lane) {
+    /// Queues `lane` to run. `by_runner`: pushed by the pool thread that
+    /// just ran it, which looks at the run queue next and so counts as one
+    /// more thread to take it.
+    pub(crate) fn push(self: Arc<Self>, lane: Lane, by_runner: bool) {
         // The receiver lives in `self`: the send cannot fail.
         let _ = self.sender.send(Task::Run(lane));
         // A spinning thread takes a task without a wake-up.
         fence(Ordering::SeqCst);
-        if self.receiver.len() <= self.spinning.load(Ordering::SeqCst) {
+        let takers = self.spinning.load(Ordering::SeqCst) + usize::from(by_runner);
+        if self.receiver.len() <= takers {
             return;
         }
         let sleeper = self
@@ -442,13 +317,16 @@ impl Pool {
     }
 
     /// Sleeps until a push unparks this thread or `linger` passes; whether
-    /// a task may be waiting.
+    /// a task may be waiting. The thread counts as spinning until it is
+    /// among the sleepers, so that a push always finds it one way or the
+    /// other (and wakes it, rather than another).
     fn sleep(&self, linger: Duration) -> bool {
         let me = thread::current();
         self.sleepers
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(me.clone());
+        self.spinning.fetch_sub(1, Ordering::SeqCst);
         fence(Ordering::SeqCst);
         let deadline = Instant::now() + linger;
         loop {
@@ -502,19 +380,35 @@ impl Pool {
     /// `THREAD_LINGER`, or no database is open.
     fn serve(self: Arc<Self>) {
         let mut pace = Pace::new();
+        // Whether this thread counts in `spinning` already (from the end of
+        // its last lane's run, see `Lane::run`).
+        let mut counted = false;
         loop {
             let task = match self.receiver.try_recv() {
                 Ok(task) => {
+                    if std::mem::take(&mut counted) {
+                        self.spinning.fetch_sub(1, Ordering::SeqCst);
+                    }
                     self.taken.fetch_add(1, Ordering::Relaxed);
                     task
                 }
-                Err(TryRecvError::Disconnected) => return self.leave_now(),
+                Err(TryRecvError::Disconnected) => {
+                    if counted {
+                        self.spinning.fetch_sub(1, Ordering::SeqCst);
+                    }
+                    return self.leave_now();
+                }
                 Err(TryRecvError::Empty) => {
                     let since = Instant::now();
-                    self.spinning.fetch_add(1, Ordering::SeqCst);
-                    let (found, measured) = pace.spin(SPIN, || !self.receiver.is_empty());
-                    self.spinning.fetch_sub(1, Ordering::SeqCst);
-                    if found {
+                    if !std::mem::take(&mut counted) {
+                        self.spinning.fetch_add(1, Ordering::SeqCst);
+                    }
+                    let turn = self.spin_turn.fetch_add(1, Ordering::AcqRel) + 1;
+                    let (found, measured) = pace.spin(SPIN, || {
+                        !self.receiver.is_empty() || self.spin_turn.load(Ordering::Acquire) != turn
+                    });
+                    if found && !self.receiver.is_empty() {
+                        self.spinning.fetch_sub(1, Ordering::SeqCst);
                         continue;
                     }
                     let linger = if databases_open() == 0 {
@@ -533,7 +427,7 @@ impl Pool {
                 }
             };
             match task {
-                Task::Run(lane) => lane.run(),
+                Task::Run(lane) => counted = lane.run(),
                 Task::Check => {
                     if databases_open() == 0 && self.leave_after_close() {
                         return;

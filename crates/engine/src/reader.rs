@@ -187,11 +187,15 @@ impl ReaderLane {
                 }
             };
             faults::panic_point(Site::Reader);
+            // Busy until the job's reply (`run_one`).
+            self.lanes.set_busy(self.index, true);
             serving.scope = if shares_snapshot(&next) {
                 self.run_batch(executor, next)
             } else {
                 self.run_one(executor, next)
             };
+            // (Also for a job that never ran: refused, or cancelled.)
+            self.lanes.set_busy(self.index, false);
             if serving.scope.is_some() {
                 self.pin(true);
             }
@@ -273,6 +277,9 @@ impl ReaderLane {
                 Some(&self.lanes.readers[self.index]),
                 |executor| {
                     self.counters.record_open_cursors(executor.open_cursors());
+                    // Before the reply: the caller who hears it and calls
+                    // again at once finds this reader free to take it.
+                    self.lanes.set_busy(self.index, false);
                 },
             ),
         }
@@ -312,6 +319,7 @@ impl Work for ReaderLane {
                             // next chunk.
                             drop(serving);
                             self.pin(false);
+                            self.lanes.set_busy(self.index, false);
                             self.state = match open_reader(&self.settings, self.index) {
                                 Ok((conn, _)) => ReaderState::Serving(Box::new(Serving {
                                     executor: self.executor(conn),
