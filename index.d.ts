@@ -374,12 +374,20 @@ export interface ProcessStats {
   queued: number;
   /** The most pool threads (`Database.configure({ threads })`). */
   threadLimit: number;
+  /** The most connections kept open (`Database.configure({ connections })`). */
+  connectionLimit: number;
+  /** Milliseconds an idle connection stays open (`Database.configure({ idleTimeout })`). */
+  idleTimeout: number;
 }
 
-/** `Database.configure()`: process-wide settings. */
+/** `Database.configure()`: process-wide settings; each left out keeps its value, `null` restores its default. */
 export interface ConfigureOptions {
   /** The most SQLite threads, 1 to 1024; `null`: four per core, from 8 to 64. */
   threads?: number | null;
+  /** The most SQLite connections kept open, 16 to 1,000,000; `null`: what the open-files limit allows. */
+  connections?: number | null;
+  /** Milliseconds an idle connection stays open before it closes, 1 to 86,400,000; `null`: 30,000. */
+  idleTimeout?: number | null;
 }
 
 export interface DatabaseStats {

@@ -29,25 +29,42 @@ function databaseStats(nativeDb) {
 
 /**
  * `Database.stats()`: databases and SQLite connections open, offloop's
- * SQLite threads alive, lanes waiting for a thread, and the thread bound.
+ * SQLite threads alive, lanes waiting for a thread, the thread bound, the
+ * cap on open connections and how long an idle one stays open.
  */
 function processStats() {
-  const { databases, connections, threads, queued, threadLimit } = native.processStats();
-  return { databases, connections, threads, queued, threadLimit };
+  const { databases, connections, threads, queued, threadLimit, connectionLimit, idleTimeoutMs } =
+    native.processStats();
+  return { databases, connections, threads, queued, threadLimit, connectionLimit, idleTimeout: idleTimeoutMs };
+}
+
+/** An integer option from `min` to `max`, or null (the default). */
+function checkLimit(name, value, min, max) {
+  if (value !== null && !Number.isInteger(value)) throw argType(`options.${name}`, 'an integer or null');
+  if (value !== null && (value < min || value > max)) throw outOfRange(`options.${name}`, min, max, value);
 }
 
 /**
- * `Database.configure(options)`. `threads`: the most SQLite threads the
- * pool runs (an integer from 1 to 1024; `null` for the default, four a
- * core, from 8 to 64).
+ * `Database.configure(options)`, process-wide; each option left out keeps
+ * its value, `null` restores its default:
+ * - `threads`: the most SQLite threads the pool runs (1 to 1,024; by
+ *   default four a core, from 8 to 64);
+ * - `connections`: the most SQLite connections kept open (16 to 1,000,000;
+ *   by default what the limit on open files allows, four descriptors
+ *   each): past it, the connections idle longest close;
+ * - `idleTimeout`: milliseconds a connection stays open with nothing to do
+ *   (1 to 86,400,000; by default 30,000), then closes, to reopen at the
+ *   next call.
  */
 function configure(options) {
   if (options === null || typeof options !== 'object') throw argType('options', 'of type object');
-  const { threads } = options;
-  if (threads === undefined) return;
-  if (threads !== null && !Number.isInteger(threads)) throw argType('options.threads', 'an integer or null');
-  if (threads !== null && (threads < 1 || threads > 1024)) throw outOfRange('options.threads', 1, 1024, threads);
-  native.configureThreads(threads);
+  const { threads, connections, idleTimeout } = options;
+  if (threads !== undefined) checkLimit('threads', threads, 1, 1024);
+  if (connections !== undefined) checkLimit('connections', connections, 16, 1_000_000);
+  if (idleTimeout !== undefined) checkLimit('idleTimeout', idleTimeout, 1, 86_400_000);
+  if (threads !== undefined) native.configureThreads(threads);
+  if (connections !== undefined) native.configureConnections(connections);
+  if (idleTimeout !== undefined) native.configureIdleTimeout(idleTimeout);
 }
 
 module.exports = { configure, databaseStats, processStats };

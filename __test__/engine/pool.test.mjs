@@ -258,7 +258,7 @@ test('closing every database leaves no offloop thread a second later', { skip: p
   assert.deepEqual(JSON.parse(child.stdout), {
     during: true,
     after: 0,
-    stats: { databases: 0, connections: 0, threads: 0, queued: 0, threadLimit: JSON.parse(child.stdout).stats.threadLimit },
+    stats: { ...JSON.parse(child.stdout).stats, databases: 0, connections: 0, threads: 0, queued: 0 },
   });
 });
 
@@ -285,6 +285,14 @@ test('Database.stats() counts databases and connections; Database.configure() va
   assert.ok(Database.stats().threadLimit >= 8);
   Database.configure({});
   assert.throws(() => Database.configure({ threads: 0 }), { code: 'ERR_OUT_OF_RANGE' });
+  assert.throws(() => Database.configure({ connections: 15 }), { code: 'ERR_OUT_OF_RANGE' });
+  assert.throws(() => Database.configure({ idleTimeout: 0 }), { code: 'ERR_OUT_OF_RANGE' });
+  assert.throws(() => Database.configure({ idleTimeout: '1s' }), { code: 'ERR_INVALID_ARG_TYPE' });
+  Database.configure({ connections: 100, idleTimeout: 5000 });
+  assert.deepEqual([Database.stats().connectionLimit, Database.stats().idleTimeout], [100, 5000]);
+  Database.configure({ connections: null, idleTimeout: null });
+  assert.equal(Database.stats().idleTimeout, 30000);
+  assert.ok(Database.stats().connectionLimit >= 16);
   assert.throws(() => Database.configure({ threads: 1.5 }), { code: 'ERR_INVALID_ARG_TYPE' });
   assert.throws(() => Database.configure(null), { code: 'ERR_INVALID_ARG_TYPE' });
 });

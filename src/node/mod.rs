@@ -65,7 +65,9 @@ pub use row_changes::{take_row_changes, want_row_changes, RowChangeRecord};
 pub use session::{apply_changeset, create_session, session_call};
 pub use settings::compile_options;
 pub use spread::spread_functions;
-pub use stats::{configure_threads, process_stats, ProcessStats};
+pub use stats::{
+    configure_connections, configure_idle_timeout, configure_threads, process_stats, ProcessStats,
+};
 pub use status::in_transaction;
 
 /// Creates this JS environment's completion path; `drain` is called with

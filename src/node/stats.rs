@@ -93,6 +93,8 @@ pub struct ProcessStats {
     pub threads: u32,
     pub queued: u32,
     pub thread_limit: u32,
+    pub connection_limit: u32,
+    pub idle_timeout_ms: f64,
 }
 
 #[napi(catch_unwind)]
@@ -105,6 +107,8 @@ pub fn process_stats() -> ProcessStats {
         threads: clamp(s.threads),
         queued: clamp(s.queued),
         thread_limit: clamp(s.thread_limit),
+        connection_limit: clamp(s.connection_limit),
+        idle_timeout_ms: engine::idle_close().as_millis() as f64,
     }
 }
 
@@ -113,4 +117,18 @@ pub fn process_stats() -> ProcessStats {
 #[napi(catch_unwind)]
 pub fn configure_threads(threads: Option<u32>) {
     engine::configure_threads(threads.map(|n| n as usize));
+}
+
+/// Sets the cap on open connections (`None`: the default); lib/stats.js
+/// validated it.
+#[napi(catch_unwind)]
+pub fn configure_connections(connections: Option<u32>) {
+    engine::configure_connections(connections.map(|n| n as usize));
+}
+
+/// Sets how long an idle connection stays open, in milliseconds (`None`:
+/// the default); lib/stats.js validated it.
+#[napi(catch_unwind)]
+pub fn configure_idle_timeout(ms: Option<u32>) {
+    engine::configure_idle_close(ms.map(|ms| std::time::Duration::from_millis(u64::from(ms))));
 }

@@ -72,6 +72,7 @@ pub fn install(
     conn: &mut Connection,
     role: Role,
     state_reads: Option<Arc<AtomicBool>>,
+    set_pragma: Option<Arc<AtomicBool>>,
     user: Option<UserAuthorizer>,
     failure: Failure,
     follower: bool,
@@ -84,6 +85,11 @@ pub fn install(
             Role::Writer | Role::Checkpointer => {
                 if let Some(flag) = &state_reads {
                     if reads_connection_state(&ctx) {
+                        flag.store(true, Ordering::Relaxed);
+                    }
+                }
+                if let Some(flag) = &set_pragma {
+                    if sets_connection_pragma(&ctx) {
                         flag.store(true, Ordering::Relaxed);
                     }
                 }
@@ -161,6 +167,50 @@ pub fn reader_decision(ctx: &AuthContext<'_>) -> Authorization {
         AuthAction::Pragma { .. } => Authorization::Allow,
         _ => Authorization::Deny,
     }
+}
+
+/// Pragmas whose value belongs to the connection, not the file: a
+/// statement that sets one changes what a fresh connection would not have.
+const CONNECTION_PRAGMAS: &[&str] = &[
+    "analysis_limit",
+    "automatic_index",
+    "busy_timeout",
+    "cache_size",
+    "cache_spill",
+    "case_sensitive_like",
+    "cell_size_check",
+    "checkpoint_fullfsync",
+    "count_changes",
+    "defer_foreign_keys",
+    "empty_result_callbacks",
+    "foreign_keys",
+    "full_column_names",
+    "fullfsync",
+    "ignore_check_constraints",
+    "journal_size_limit",
+    "legacy_alter_table",
+    "locking_mode",
+    "mmap_size",
+    "query_only",
+    "read_uncommitted",
+    "recursive_triggers",
+    "reverse_unordered_selects",
+    "secure_delete",
+    "short_column_names",
+    "synchronous",
+    "temp_store",
+    "temp_store_directory",
+    "threads",
+    "trusted_schema",
+    "wal_autocheckpoint",
+    "writable_schema",
+];
+
+/// Whether the statement sets a pragma of the connection's own (see
+/// `CONNECTION_PRAGMAS`): the writer then keeps its connection open.
+fn sets_connection_pragma(ctx: &AuthContext<'_>) -> bool {
+    matches!(ctx.action, AuthAction::Pragma { pragma_name, pragma_value: Some(_) }
+        if CONNECTION_PRAGMAS.iter().any(|p| pragma_name.eq_ignore_ascii_case(p)))
 }
 
 /// Whether the statement sets `PRAGMA query_only`.
@@ -374,6 +424,7 @@ mod tests {
             &mut conn,
             Role::Reader(0),
             None,
+            None,
             user(Answer(0)),
             failure.clone(),
             false,
@@ -400,6 +451,7 @@ mod tests {
             &mut conn,
             Role::Writer,
             Some(state_reads.clone()),
+            None,
             deny,
             failure.clone(),
             false,
@@ -412,6 +464,7 @@ mod tests {
             &mut conn,
             Role::Writer,
             Some(state_reads.clone()),
+            None,
             allow,
             failure,
             false,
@@ -427,6 +480,7 @@ mod tests {
         install(
             &mut conn,
             Role::Writer,
+            None,
             None,
             None,
             Failure::default(),
@@ -446,6 +500,7 @@ mod tests {
         install(
             &mut conn,
             Role::Writer,
+            None,
             None,
             user(Throws),
             failure.clone(),

@@ -20,6 +20,7 @@
 //! itself inactive and the writer hands automatic checkpoints back to
 //! SQLite (`wal_autocheckpoint` = 1000) between two jobs.
 
+use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -28,6 +29,7 @@ use crossbeam_channel::{Receiver, TryRecvError};
 use rusqlite::{ffi, Connection};
 
 use crate::connection::open_checkpointer;
+use crate::doze::{self, Doze};
 use crate::error::{Error, Result};
 use crate::faults::{self, Site};
 use crate::job::{complete, Job, Outcome, Request};
@@ -60,6 +62,12 @@ pub struct Checkpointer {
     /// This lane, for the idle timer.
     pub lane: WeakLane,
     pub state: CheckpointerState,
+    /// Its idle close (see `doze.rs`); whether it took a nudge or a
+    /// request since it last went idle; whether it ever opened (it opens
+    /// again only for work).
+    pub doze: Arc<Doze>,
+    pub worked: Cell<bool>,
+    pub opened_once: bool,
     pub _departure: Departure,
 }
 
@@ -100,6 +108,17 @@ impl Work for Checkpointer {
             match std::mem::replace(&mut self.state, CheckpointerState::Unopened) {
                 CheckpointerState::Unopened => match self.open() {
                     Some(state) => self.state = state,
+                    // Closed when idle, and the database is closing
+                    // (nothing can be queued any more): done.
+                    None if self.opened_once && self._departure.0.is_stopping() => {
+                        return match self.requests.try_recv() {
+                            Ok(job) => {
+                                job.fail(Error::closed());
+                                Ran::More
+                            }
+                            Err(_) => Ran::Finished,
+                        };
+                    }
                     None => return Ran::Idle,
                 },
                 CheckpointerState::Serving(mut open) => {
@@ -108,6 +127,12 @@ impl Work for Checkpointer {
                     // error, a panic, or a stop on request, which marked it
                     // already), the lane is inactive from then on.
                     let why = match result {
+                        Ok(Ok(Served::Ran(Ran::Idle))) if !open.pending => {
+                            if !self.doze() {
+                                self.state = CheckpointerState::Serving(open);
+                            }
+                            return Ran::Idle;
+                        }
                         Ok(Ok(Served::Ran(ran))) => {
                             self.state = CheckpointerState::Serving(open);
                             return ran;
@@ -153,10 +178,44 @@ impl Work for Checkpointer {
 }
 
 impl Checkpointer {
-    /// Opens the connection once the writer has; `None` before.
+    /// Idle with nothing pending: closes the connection if it has been
+    /// idle long enough (or the process needs the descriptors); whether it
+    /// did. It opens again at the next nudge or request.
+    fn doze(&mut self) -> bool {
+        if self.doze.due(&self.lane) {
+            self.doze.closed();
+            self._departure.0.other_closed();
+            return true;
+        }
+        if self.worked.take() {
+            self.doze.went_idle(&self.lane);
+        }
+        false
+    }
+
+    /// Opens the connection once the writer has (and, after an idle close,
+    /// once there is work); `None` before.
     fn open(&mut self) -> Option<CheckpointerState> {
         if let Err(error) = self.gate.get()? {
             return Some(CheckpointerState::Refusing(error));
+        }
+        if self.opened_once && self.nudges.is_empty() && self.requests.is_empty() {
+            return None;
+        }
+        if self.opened_once {
+            return match open_checkpointer(&self.settings) {
+                Ok((conn, _)) => Some(self.serving(conn)),
+                Err(error) => {
+                    // Too many open files, say: a request hears why, the
+                    // writer's backstop keeps the WAL bounded meanwhile,
+                    // and the next nudge tries again.
+                    let _ = self.nudges.try_recv();
+                    if let Ok(job) = self.requests.try_recv() {
+                        job.fail(error);
+                    }
+                    None
+                }
+            };
         }
         let latch = self.latch.take();
         let not_running = || Error::invalid_state("the checkpointer is not running");
@@ -188,19 +247,28 @@ impl Checkpointer {
                 return Some(CheckpointerState::Refusing(not_running()));
             }
         };
+        drop(counted);
         self.control.mark_active();
         if let Some(latch) = latch {
             latch.arrive(Ok(()));
         }
+        Some(self.serving(conn))
+    }
+
+    fn serving(&mut self, conn: Connection) -> CheckpointerState {
+        self.opened_once = true;
+        let counted = Counted::new();
+        self._departure.0.other_opened();
+        doze::relieve();
         let wal_path = wal_path(&conn);
-        Some(CheckpointerState::Serving(Box::new(Open {
+        CheckpointerState::Serving(Box::new(Open {
             conn,
             _counted: counted,
             wal_path,
             pending: false,
             due: Instant::now(),
             armed: None,
-        })))
+        }))
     }
 
     /// Runs what is queued (nudges, requests, the idle pass when due), up
@@ -211,6 +279,7 @@ impl Checkpointer {
         let (conn, wal_path) = (&open.conn, open.wal_path.as_deref());
         for _ in 0..RUN_BUDGET {
             if self.nudges.try_recv().is_ok() {
+                self.worked.set(true);
                 faults::panic_point(Site::Checkpointer);
                 self.control.record_nudge();
                 open.pending = true;
@@ -225,6 +294,7 @@ impl Checkpointer {
             }
             match self.requests.try_recv() {
                 Ok(job) => {
+                    self.worked.set(true);
                     if !self.answer(conn, wal_path, job) {
                         return Ok(Served::Stopped);
                     }

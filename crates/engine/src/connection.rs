@@ -19,16 +19,40 @@ pub(crate) fn open(path: &str, flags: OpenFlags, vfs: Option<&str>) -> Result<Co
         Some(vfs) => Connection::open_with_flags_and_vfs(path, flags, vfs),
         None => Connection::open_with_flags(path, flags),
     };
+    // Read before anything else can change it.
+    let os_error = std::io::Error::last_os_error();
     opened.map_err(|e| match Error::from(e) {
         Error::Sqlite { code, message } => {
             let suffix = format!(": {path}");
-            let message = message
+            let mut message = message
                 .strip_suffix(&suffix)
                 .map_or(message.clone(), str::to_string);
+            if code & 0xff == ffi::SQLITE_CANTOPEN && out_of_descriptors(&os_error) {
+                message = format!(
+                    "{message}: too many open files (offloop keeps up to {} connections \
+                     open in this process: lower Database.configure({{ connections }}), or \
+                     raise the limit on open files)",
+                    crate::doze::connection_limit()
+                );
+            }
             Error::Sqlite { code, message }
         }
         other => other,
     })
+}
+
+/// Whether opening failed for want of file descriptors (the process's or
+/// the system's).
+fn out_of_descriptors(error: &std::io::Error) -> bool {
+    #[cfg(unix)]
+    {
+        matches!(error.raw_os_error(), Some(libc::EMFILE | libc::ENFILE))
+    }
+    #[cfg(not(unix))]
+    {
+        // ERROR_TOO_MANY_OPEN_FILES
+        error.raw_os_error() == Some(4)
+    }
 }
 
 /// A URI filename's `mode=rw`/`rwc` would be less restrictive than a

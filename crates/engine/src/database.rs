@@ -123,6 +123,9 @@ impl Database {
                 latch: Some(latch.clone()),
                 lane: lane.downgrade(),
                 state: CheckpointerState::Unopened,
+                doze: lanes.dozes[reader_count].clone(),
+                worked: std::cell::Cell::new(true),
+                opened_once: false,
                 _departure: Departure(lanes.clone()),
             }));
             (nudge, wal.clone())
@@ -135,13 +138,16 @@ impl Database {
                 shared: readers_rx.clone(),
                 private: rx,
                 gate: gate.clone(),
-                latch: Some(latch.clone()),
                 counters: counters.clone(),
                 pinned: pinned.clone(),
                 failure: failure.clone(),
                 lanes: lanes.clone(),
                 state: ReaderState::Unopened,
                 held: false,
+                doze: lanes.dozes[index].clone(),
+                worked: true,
+                next: None,
+                latch: Some(latch.clone()),
                 _departure: Departure(lanes.clone()),
             }));
         }

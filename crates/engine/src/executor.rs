@@ -3,6 +3,7 @@
 //! its own thread; writer and readers differ only in what they feed it.
 
 mod privileged;
+mod savepoints;
 mod shared_read;
 
 use std::ffi::CString;
@@ -47,6 +48,9 @@ pub struct Executor {
     /// Writer only: set while preparing a statement that reads state of
     /// this connection alone (see `authorizer.rs`).
     state_reads: Option<Arc<AtomicBool>>,
+    /// Writer only: set once a statement set a pragma of the connection's
+    /// own, which an idle close would lose (see `doze.rs`).
+    set_pragma: Option<Arc<AtomicBool>>,
     /// The user functions this connection carries so far.
     registered: Registered,
     /// The limits, flags and extensions this connection carries so far.
@@ -81,12 +85,14 @@ impl Executor {
         // an authorizer that allows everything tells it which texts depend
         // on its own connection.
         let auth_failure = Failure::default();
+        let set_pragma = (role == Role::Writer).then(|| Arc::new(AtomicBool::new(false)));
         let state_reads = (role == Role::Writer).then(|| {
             let flag = Arc::new(AtomicBool::new(false));
             let installed = authorizer::install(
                 &mut conn,
                 role,
                 Some(flag.clone()),
+                set_pragma.clone(),
                 None,
                 auth_failure.clone(),
                 false,
@@ -103,6 +109,7 @@ impl Executor {
             cache: StatementCache::new(STATEMENT_CACHE_CAPACITY),
             role,
             state_reads,
+            set_pragma,
             registered: Registered::new(registrations),
             changes: Applied::new(changes),
             snapshot: false,
@@ -169,6 +176,18 @@ impl Executor {
         // SAFETY: the handle is only used on this thread while `self.conn`
         // lives; rusqlite keeps ownership.
         unsafe { self.conn.handle() }
+    }
+
+    /// Whether a statement set a pragma of the connection's own (writer).
+    pub fn set_connection_pragma(&self) -> bool {
+        self.set_pragma
+            .as_ref()
+            .is_some_and(|flag| flag.load(Ordering::Relaxed))
+    }
+
+    /// Whether a SQLite session records changes on this connection.
+    pub fn has_sessions(&self) -> bool {
+        !self.sessions.is_empty()
     }
 
     pub fn has_live_cursors(&self) -> bool {
@@ -534,37 +553,6 @@ impl Executor {
             results,
             failed: None,
         })
-    }
-
-    /// Opens a nested transaction: a SAVEPOINT named after its depth. The
-    /// engine alone names these (batches inside a transaction, and
-    /// `tx.transaction()`), so the depth it counts is the truth.
-    fn nest(&mut self) -> Result<()> {
-        let name = savepoint_name(self.savepoints + 1);
-        self.exec(&format!("SAVEPOINT {name}"))?;
-        self.savepoints += 1;
-        Ok(())
-    }
-
-    /// Ends the innermost nested transaction, keeping (`commit`) or undoing
-    /// its changes.
-    fn unnest(&mut self, commit: bool) -> Result<()> {
-        if self.savepoints == 0 || self.conn.is_autocommit() {
-            self.savepoints = 0;
-            return Err(Error::invalid_state("no nested transaction is open"));
-        }
-        let name = savepoint_name(self.savepoints);
-        self.savepoints -= 1;
-        if commit {
-            self.exec(&format!("RELEASE {name}"))
-        } else {
-            self.exec(&format!("ROLLBACK TO {name}; RELEASE {name}"))
-        }
-    }
-
-    /// Forgets the nesting depth: the transaction around it ended.
-    pub fn reset_savepoints(&mut self) {
-        self.savepoints = 0;
     }
 
     /// The id the next cursor will get: cursors opened after this mark can

@@ -166,6 +166,12 @@ impl Registrations {
         Ok(())
     }
 
+    /// Whether any function was defined: a connection that has them is
+    /// never closed when idle (see `doze.rs`).
+    pub fn is_empty(&self) -> bool {
+        self.len.load(Ordering::Acquire) == 0
+    }
+
     fn since(&self, from: usize) -> Vec<FunctionDefinition> {
         let log = self.log.lock().unwrap_or_else(|e| e.into_inner());
         log.get(from..).map(<[_]>::to_vec).unwrap_or_default()

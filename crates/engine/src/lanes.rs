@@ -30,6 +30,16 @@ pub struct Lanes {
     /// Readers and checkpointer not finished yet.
     others: AtomicUsize,
     closing: Mutex<Closing>,
+    /// Readers' and checkpointer's connections open now: the writer
+    /// closes its own when idle only once none is (its close is then the
+    /// last, which checkpoints and removes the WAL, as at `close()`).
+    others_open: Mutex<usize>,
+    /// The idle close of each reader, then of the checkpointer: an evicted
+    /// writer asks them to close too (it closes last).
+    pub dozes: Vec<std::sync::Arc<crate::doze::Doze>>,
+    /// Set once the database's queues are closed (`wake_all`): a lane whose
+    /// connection is closed finishes once nothing is queued for it.
+    stopping: AtomicBool,
 }
 
 #[derive(Default)]
@@ -41,6 +51,11 @@ struct Closing {
 impl Lanes {
     pub fn new(writer: Lane, readers: Vec<Lane>, checkpointer: Option<Lane>) -> Lanes {
         pool::database_opened();
+        let dozes = readers
+            .iter()
+            .chain(&checkpointer)
+            .map(|_| std::sync::Arc::default())
+            .collect();
         Lanes {
             pinned: readers.iter().map(|_| AtomicBool::new(false)).collect(),
             busy: readers.iter().map(|_| AtomicBool::new(false)).collect(),
@@ -52,6 +67,9 @@ impl Lanes {
             next_reader: AtomicUsize::new(0),
             opened: AtomicBool::new(false),
             closing: Mutex::new(Closing::default()),
+            others_open: Mutex::new(0),
+            stopping: AtomicBool::new(false),
+            dozes,
         }
     }
 
@@ -61,6 +79,56 @@ impl Lanes {
         for lane in self.readers.iter().chain(&self.checkpointer) {
             lane.notify();
         }
+    }
+
+    /// Whether the database's queues are closed.
+    pub fn is_stopping(&self) -> bool {
+        self.stopping.load(Ordering::SeqCst)
+    }
+
+    fn lock_others(&self) -> std::sync::MutexGuard<'_, usize> {
+        self.others_open.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A reader or the checkpointer opened its connection. (After the
+    /// first open a reader needs no writer's connection: the file is in
+    /// WAL mode, and a read-only connection opens it without the WAL index
+    /// the writer's last close removed.)
+    pub fn other_opened(&self) {
+        *self.lock_others() += 1;
+    }
+
+    /// A reader or the checkpointer closed its connection when idle (or
+    /// lost it): the last one lets an idle writer close too.
+    pub fn other_closed(&self) {
+        let mut open = self.lock_others();
+        *open = open.saturating_sub(1);
+        let last = *open == 0;
+        drop(open);
+        if last {
+            self.writer.notify();
+        }
+    }
+
+    /// The writer was asked to close (the process is over its cap) while
+    /// the database's other connections are open: they are asked too.
+    pub fn evict_others(&self) {
+        for (doze, lane) in self
+            .dozes
+            .iter()
+            .zip(self.readers.iter().chain(&self.checkpointer))
+        {
+            if doze.evict() {
+                lane.notify();
+            }
+        }
+    }
+
+    /// Whether the idle writer may close its connection: no other is open.
+    /// A reader opening meanwhile is no harm: its close would leave the
+    /// empty WAL behind until the writer's next open and close.
+    pub fn writer_may_close(&self) -> bool {
+        *self.lock_others() == 0
     }
 
     fn is_opened(&self) -> bool {
@@ -159,6 +227,7 @@ impl Lanes {
 
     /// Stops: every lane looks at its queues (closed by now) and finishes.
     pub fn wake_all(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
         self.writer.notify();
         if self.is_opened() {
             self.wake_all_readers();

@@ -29,6 +29,7 @@ mod codes;
 mod connection;
 mod cursor;
 mod database;
+mod doze;
 mod error;
 mod executor;
 mod failure;
@@ -75,6 +76,9 @@ pub use changes::{limit_defaults, Change, Changes};
 pub use codes::result_code_name;
 pub use connection::compile_options;
 pub use database::{Database, WriterHandle};
+pub use doze::{
+    configure_connections, configure_idle_close, connection_limit, default_connections, idle_close,
+};
 pub use error::{explain_read_errors, Error, Result};
 pub use functions::{
     Accumulator, AggregateFunction, FunctionBody, FunctionDefinition, FunctionError, Registrations,

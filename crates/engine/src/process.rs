@@ -20,6 +20,8 @@ pub struct ProcessStats {
     pub queued: usize,
     /// The bound on pool threads in force.
     pub thread_limit: usize,
+    /// The cap on open connections in force (see `doze.rs`).
+    pub connection_limit: usize,
 }
 
 pub fn process_stats() -> ProcessStats {
@@ -30,5 +32,6 @@ pub fn process_stats() -> ProcessStats {
         threads: threads + usize::from(timers::running()),
         queued,
         thread_limit: pool::thread_limit(),
+        connection_limit: crate::doze::connection_limit(),
     }
 }

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use crossbeam_channel::{Receiver, TryRecvError};
 
 use crate::connection::open_reader;
+use crate::doze::{self, Doze};
 use crate::error::Error;
 use crate::executor::Executor;
 use crate::failure::Failure;
@@ -47,8 +48,6 @@ pub struct ReaderLane {
     pub shared: Receiver<Job>,
     pub private: Receiver<Job>,
     pub gate: Arc<WriterGate>,
-    /// Until the connection opened.
-    pub latch: Option<Arc<OpenLatch>>,
     pub counters: Arc<RoleCounters>,
     /// Readers pinned by open cursors or a read snapshot (or gone for
     /// good): when it counts every reader, the shared queue has nobody to
@@ -60,6 +59,16 @@ pub struct ReaderLane {
     pub state: ReaderState,
     /// Whether this reader counts in `pinned` now.
     pub held: bool,
+    /// Its idle close (see `doze.rs`), and whether it ran a job since it
+    /// last went idle.
+    pub doze: Arc<Doze>,
+    pub worked: bool,
+    /// A job taken while looking whether the queues are closed, run first.
+    pub next: Option<Job>,
+    /// Until the first open: the database's open waits for every
+    /// connection (and reports each one's settings); later opens are on
+    /// demand.
+    pub latch: Option<Arc<OpenLatch>>,
     pub _departure: Departure,
 }
 
@@ -69,10 +78,6 @@ pub enum ReaderState {
     /// The writer could not open: every job this reader would have run
     /// reports why, until the database is closed.
     Refusing(Error),
-    /// Its connection could not open (again): the other readers take the
-    /// shared queue; this one's own jobs (its cursors') report why. It
-    /// counts as pinned for good.
-    Gone(Error),
 }
 
 pub struct Serving {
@@ -103,32 +108,75 @@ impl ReaderLane {
         )
     }
 
+    /// Opens the connection once the writer has opened: at once the first
+    /// time, later (after it closed when idle) once there is work for it;
+    /// `None` until then.
     fn open(&mut self) -> Option<ReaderState> {
-        match self.gate.get()? {
-            Err(error) => Some(ReaderState::Refusing(error)),
-            Ok(()) => Some(match open_reader(&self.settings, self.index) {
-                Ok((conn, settings)) => {
-                    // Counted from the open, before anyone hears of it.
-                    let serving = ReaderState::Serving(Box::new(Serving {
-                        executor: self.executor(conn),
-                        _counted: Counted::new(),
-                        scope: None,
-                    }));
-                    if let Some(latch) = self.latch.take() {
-                        latch.record(settings);
-                        latch.arrive(Ok(()));
-                    }
-                    serving
-                }
-                Err(error) => {
-                    if let Some(latch) = self.latch.take() {
-                        latch.arrive(Err(error.clone()));
-                    }
-                    self.pin(true);
-                    ReaderState::Gone(error)
-                }
-            }),
+        if let Err(error) = self.gate.get()? {
+            return Some(ReaderState::Refusing(error));
         }
+        let latch = self.latch.take();
+        let idle = self.next.is_none() && self.private.is_empty() && self.shared.is_empty();
+        if latch.is_none() && idle {
+            return None;
+        }
+        Some(match open_reader(&self.settings, self.index) {
+            Ok((conn, settings)) => {
+                if let Some(latch) = latch {
+                    latch.record(settings);
+                    latch.arrive(Ok(()));
+                }
+                // Counted from the open, before anyone hears of it.
+                let serving = ReaderState::Serving(Box::new(Serving {
+                    executor: self.executor(conn),
+                    _counted: Counted::new(),
+                    scope: None,
+                }));
+                self.lanes.other_opened();
+                doze::relieve();
+                serving
+            }
+            Err(error) => {
+                if let Some(latch) = latch {
+                    latch.arrive(Err(error.clone()));
+                }
+                // The job that needed the connection hears why (too many
+                // open files, say); the next one tries again.
+                let job = self.next.take().map_or_else(
+                    || self.private.try_recv().or_else(|_| self.shared.try_recv()),
+                    Ok,
+                );
+                if let Ok(job) = job {
+                    job.fail(error);
+                }
+                ReaderState::Unopened
+            }
+        })
+    }
+
+    /// The lane goes idle with its connection open: closes it if it has
+    /// been idle long enough (or the process needs the descriptors) and
+    /// holds nothing: no cursor, no read snapshot, no user function.
+    /// Whether it closed.
+    fn doze(&mut self, serving: &Serving) -> bool {
+        let lane = self.lanes.readers[self.index].downgrade();
+        let keeps = self.held
+            || serving.scope.is_some()
+            || serving.executor.has_live_cursors()
+            || !self.settings.registrations.is_empty();
+        if keeps {
+            self.doze.kept();
+            return false;
+        }
+        if self.doze.due(&lane) {
+            self.doze.closed();
+            self.lanes.other_closed();
+            return true;
+        }
+        if std::mem::take(&mut self.worked) {
+            self.doze.went_idle(&lane);
+        }
+        false
     }
 
     /// Runs what is queued, up to the budget; `None` once the shared
@@ -176,6 +224,8 @@ impl ReaderLane {
                         return Some(self.idle());
                     }
                 }
+            } else if let Some(job) = self.next.take() {
+                job
             } else {
                 match self.private.try_recv() {
                     Ok(job) => job,
@@ -187,6 +237,7 @@ impl ReaderLane {
                 }
             };
             faults::panic_point(Site::Reader);
+            self.worked = true;
             // Busy until the job's reply (`run_one`).
             self.lanes.set_busy(self.index, true);
             serving.scope = if shares_snapshot(&next) {
@@ -296,12 +347,24 @@ impl Work for ReaderLane {
             match std::mem::replace(&mut self.state, ReaderState::Unopened) {
                 ReaderState::Unopened => match self.open() {
                     Some(state) => self.state = state,
-                    // Not notified before the writer opened; nothing to do.
-                    None => return Ran::Idle,
+                    // Before the writer opened, or nothing to do: unless
+                    // the database closed (with this reader closed: done).
+                    None if self.gate.get().is_none() => return Ran::Idle,
+                    None => match self.closed_or_next() {
+                        Ok(()) => return Ran::Finished,
+                        Err(Some(job)) => self.next = Some(job),
+                        Err(None) => return Ran::Idle,
+                    },
                 },
                 ReaderState::Serving(mut serving) => {
                     let served = catch_unwind(AssertUnwindSafe(|| self.serve(&mut serving)));
                     match served {
+                        Ok(Some(Ran::Idle)) => {
+                            if !self.doze(&serving) {
+                                self.state = ReaderState::Serving(serving);
+                            }
+                            return Ran::Idle;
+                        }
                         Ok(Some(ran)) => {
                             self.state = ReaderState::Serving(serving);
                             return ran;
@@ -309,6 +372,7 @@ impl Work for ReaderLane {
                         Ok(None) => {
                             serving.executor.finish();
                             self.pin(false);
+                            self.lanes.other_closed();
                             return Ran::Finished;
                         }
                         Err(_) => {
@@ -320,17 +384,8 @@ impl Work for ReaderLane {
                             drop(serving);
                             self.pin(false);
                             self.lanes.set_busy(self.index, false);
-                            self.state = match open_reader(&self.settings, self.index) {
-                                Ok((conn, _)) => ReaderState::Serving(Box::new(Serving {
-                                    executor: self.executor(conn),
-                                    _counted: Counted::new(),
-                                    scope: None,
-                                })),
-                                Err(error) => {
-                                    self.pin(true);
-                                    ReaderState::Gone(error)
-                                }
-                            };
+                            self.lanes.other_closed();
+                            self.doze.closed();
                         }
                     }
                 }
@@ -339,17 +394,6 @@ impl Work for ReaderLane {
                     let closed = fail_all(&self.shared, &error) && private_closed;
                     self.state = ReaderState::Refusing(error);
                     return if closed { Ran::Finished } else { Ran::Idle };
-                }
-                ReaderState::Gone(error) => {
-                    let closed = fail_all(&self.private, &error);
-                    self.state = ReaderState::Gone(error);
-                    // The shared queue is the other readers'; at close this
-                    // one leaves once its own queue is closed.
-                    return if closed && is_closed(&self.shared) {
-                        Ran::Finished
-                    } else {
-                        Ran::Idle
-                    };
                 }
             }
         }
@@ -373,7 +417,18 @@ fn fail_all(queue: &Receiver<Job>, error: &Error) -> bool {
     }
 }
 
-/// Whether every sender of `queue` is gone (it may still hold jobs).
-fn is_closed(queue: &Receiver<Job>) -> bool {
-    queue.is_empty() && matches!(queue.try_recv(), Err(TryRecvError::Disconnected))
+impl ReaderLane {
+    /// With the connection closed and nothing queued: `Ok` if both queues
+    /// are closed (the database is closing), else the job that came
+    /// meanwhile, if one did.
+    fn closed_or_next(&self) -> Result<(), Option<Job>> {
+        for queue in [&self.private, &self.shared] {
+            match queue.try_recv() {
+                Ok(job) => return Err(Some(job)),
+                Err(TryRecvError::Empty) => return Err(None),
+                Err(TryRecvError::Disconnected) => {}
+            }
+        }
+        Ok(())
+    }
 }

@@ -115,6 +115,11 @@ pub struct Sessions {
 }
 
 impl Sessions {
+    /// Whether any session is open (it lives on the connection).
+    pub fn is_empty(&self) -> bool {
+        self.live.is_empty()
+    }
+
     /// Runs `request` on the connection `db`, which owns every session
     /// here: the bytes a changeset or patchset asked for, else `None`.
     pub fn run(

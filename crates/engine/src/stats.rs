@@ -23,6 +23,11 @@ impl RoleCounters {
         self.wait_max_ns.fetch_max(ns, Ordering::Relaxed);
     }
 
+    /// Jobs run so far.
+    pub fn executed(&self) -> u64 {
+        self.executed.load(Ordering::Relaxed)
+    }
+
     /// `jobs` jobs ran inside one read transaction (a reader's batch).
     pub fn record_shared(&self, jobs: usize) {
         self.shared_reads.fetch_add(jobs as u64, Ordering::Relaxed);

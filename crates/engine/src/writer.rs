@@ -11,6 +11,7 @@ use std::sync::Arc;
 use crossbeam_channel::{Receiver, TryRecvError};
 
 use crate::connection::open_writer;
+use crate::doze::{self, Doze};
 use crate::error::Error;
 use crate::executor::Executor;
 use crate::failure::{writer_died, Failure};
@@ -52,8 +53,13 @@ pub struct WriterLane {
     state: State,
     /// Until the connection opened.
     latch: Option<Arc<OpenLatch>>,
-    /// Present when a checkpointer runs, until the connection opened.
+    /// Present when a checkpointer runs.
     wal: Option<(Nudge, Arc<WalControl>)>,
+    /// Its idle close, and whether it ran a job since it last went idle.
+    doze: Arc<Doze>,
+    worked: bool,
+    /// Why opening again after an idle close failed.
+    reopen_error: Option<Error>,
 }
 
 enum State {
@@ -62,6 +68,8 @@ enum State {
     /// The connection could not open, or the lane died: every job is
     /// refused with this.
     Refusing(Error),
+    /// Closed when idle (see `doze.rs`): the next job opens it again.
+    Dozing,
     Closed,
 }
 
@@ -84,6 +92,10 @@ impl WriterLane {
             state: State::Unopened,
             latch: Some(latch),
             wal,
+            doze: Arc::default(),
+            // The open counts as work: the timer is armed at the first idle.
+            worked: true,
+            reopen_error: None,
         }
     }
 
@@ -91,8 +103,8 @@ impl WriterLane {
         let c = &self.context;
         let latch = self.latch.take();
         let opened = match &c.settings.before_open {
-            Some(before) => (before.0)().and_then(|()| open_writer(&c.settings)),
-            None => open_writer(&c.settings),
+            Some(before) if latch.is_some() => (before.0)().and_then(|()| open_writer(&c.settings)),
+            _ => open_writer(&c.settings),
         };
         // The observer may refuse commits (a replica's writer that lost its
         // lease): SQLite then rolls the commit back.
@@ -109,6 +121,10 @@ impl WriterLane {
                 // Counted from the open, before anyone hears of it.
                 (conn, Counted::new())
             }
+            Err(error) if latch.is_none() => {
+                self.reopen_error = Some(error);
+                return State::Dozing;
+            }
             Err(error) => {
                 c.gate.open(Err(error.clone()));
                 if let Some(latch) = latch {
@@ -118,6 +134,7 @@ impl WriterLane {
                 return State::Refusing(error);
             }
         };
+        doze::relieve();
         let path = conn.path().filter(|p| !p.is_empty()).map(str::to_string);
         if let Some(path) = &path {
             c.settings.observer.opened(path);
@@ -131,7 +148,7 @@ impl WriterLane {
         }
         c.lanes.writer_opened();
         let control = self.wal.as_ref().map(|(_, control)| control.clone());
-        let wal = match self.wal.take() {
+        let wal = match self.wal.clone() {
             Some((nudge, control)) => WriterWal::install(
                 &mut conn,
                 nudge,
@@ -163,6 +180,82 @@ impl WriterLane {
             scope: None,
         }))
     }
+}
+
+impl WriterLane {
+    /// The lane goes idle with its connection open: closes it if it has
+    /// been idle long enough (or the process needs the descriptors) and it
+    /// holds nothing the user could miss (see `keeps_connection`).
+    fn doze(&mut self) {
+        let lane = self.context.lanes.writer.downgrade();
+        let State::Serving(serving) = &mut self.state else {
+            return;
+        };
+        if keeps_connection(&self.context, serving) {
+            self.doze.kept();
+            return;
+        }
+        if !self.doze.due(&lane) {
+            if std::mem::take(&mut self.worked) {
+                self.doze.went_idle(&lane);
+            }
+            return;
+        }
+        // Its close must be the database's last: the readers and the
+        // checkpointer close theirs first (the last of them notifies
+        // this lane, see `Lanes::other_closed`).
+        if !self.context.lanes.writer_may_close() {
+            if self.doze.is_evicted() {
+                self.context.lanes.evict_others();
+            }
+            return;
+        }
+        self.doze.closed();
+        if let State::Serving(serving) = std::mem::replace(&mut self.state, State::Dozing) {
+            let Serving {
+                mut executor,
+                _counted: counted,
+                wal,
+                ..
+            } = *serving;
+            executor.finish();
+            drop(wal);
+            drop(executor);
+            drop(counted);
+        }
+    }
+}
+
+/// Whether the writer's connection holds something that closing it would
+/// lose or that a replica or follower needs: a transaction, a cursor, a
+/// session, TEMP objects, an attached database, user functions, a pragma
+/// of the connection's own set by a statement, a database that lives in
+/// memory, a WAL observer, a VFS of its own.
+fn keeps_connection(c: &WriterContext, serving: &mut Serving) -> bool {
+    let settings = &c.settings;
+    if settings.is_private()
+        || settings.follower
+        || settings.vfs.is_some()
+        || settings.observer.is_set()
+        || !settings.registrations.is_empty()
+        || serving.scope.is_some()
+        || serving.executor.has_live_cursors()
+        || serving.executor.has_sessions()
+        || serving.executor.set_connection_pragma()
+    {
+        return true;
+    }
+    let conn = serving.executor.connection();
+    if !conn.is_autocommit() {
+        return true;
+    }
+    let temp: rusqlite::Result<i64> =
+        conn.query_row("SELECT count(*) FROM temp.sqlite_schema", [], |r| r.get(0));
+    let attached: rusqlite::Result<i64> =
+        conn.query_row("SELECT count(*) FROM pragma_database_list", [], |r| {
+            r.get(0)
+        });
+    !matches!((temp, attached), (Ok(0), Ok(n)) if n <= 2)
 }
 
 impl WriterContext {
@@ -254,9 +347,33 @@ impl Work for WriterLane {
         loop {
             match &mut self.state {
                 State::Unopened => self.state = self.open(),
+                State::Dozing => match self.context.queue.try_recv() {
+                    Err(TryRecvError::Disconnected) => break,
+                    Err(TryRecvError::Empty) => return Ran::Idle,
+                    // Opens again, then runs the job; if it cannot open
+                    // (too many open files, say), the job hears why and
+                    // the next one tries again.
+                    Ok(job) => match self.open() {
+                        State::Serving(mut serving) => {
+                            self.context.run(&mut serving, job);
+                            self.state = State::Serving(serving);
+                        }
+                        state => {
+                            let why = self.reopen_error.take();
+                            job.fail(why.unwrap_or_else(Error::closed));
+                            self.state = state;
+                        }
+                    },
+                },
                 State::Serving(serving) => {
                     let c = &self.context;
+                    let before = c.counters.executed();
                     match catch_unwind(AssertUnwindSafe(|| c.serve(serving))) {
+                        Ok(Some(Ran::Idle)) => {
+                            self.worked |= c.counters.executed() != before;
+                            self.doze();
+                            return Ran::Idle;
+                        }
                         Ok(Some(ran)) => return ran,
                         Ok(None) => break,
                         Err(panic) => {

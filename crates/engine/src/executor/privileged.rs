@@ -32,6 +32,7 @@ impl Executor {
             &mut self.conn,
             self.role,
             self.state_reads.clone(),
+            self.set_pragma.clone(),
             self.user_authorizer.clone(),
             self.auth_failure.clone(),
             self.follower,

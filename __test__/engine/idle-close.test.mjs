@@ -1,0 +1,246 @@
+// Connections close when idle and reopen on demand, with nothing visible to
+// the user; what holds state keeps its connection open; the process keeps
+// at most `connections` open, closing those idle longest; a process near
+// its limit on open files gets a clear error, never a crash. The cases
+// that count connections or descriptors run in child processes of their
+// own.
+
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, test } from 'node:test';
+
+import { Database, runChild, tempDir, until } from '../engine-helpers.mjs';
+
+const tmp = tempDir('idle-close');
+after(() => tmp.cleanup());
+
+const IDLE_MS = 100;
+Database.configure({ idleTimeout: IDLE_MS });
+after(() => Database.configure({ idleTimeout: null }));
+
+const connections = () => Database.stats().connections;
+/** The first column of the first row. */
+const value = async (db, sql) => Object.values(await db.prepare(sql).get())[0];
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+test('an idle database closes its connections, and the next calls reopen them with the same settings and data', async () => {
+  const file = path.join(tmp.dir, 'reopen.db');
+  const db = await Database.open(file, { readers: 2, cacheSize: -4096, timeout: 1234 });
+  try {
+    await db.exec('CREATE TABLE t(v); INSERT INTO t VALUES (1), (2)');
+    assert.deepEqual(await db.prepare('SELECT sum(v) AS s FROM t').get(), { __proto__: null, s: 3 });
+    const settings = await db.settings();
+    assert.ok(connections() > 0);
+    await until(() => connections() === 0, 'every connection closed when idle');
+    // As SQLite leaves a WAL database after its last connection closed.
+    assert.deepEqual(fs.readdirSync(tmp.dir).filter((f) => f.startsWith('reopen.db')), ['reopen.db']);
+
+    await db.exec('INSERT INTO t VALUES (3)');
+    const reads = await Promise.all(Array.from({ length: 32 }, () => db.prepare('SELECT sum(v) AS s FROM t').get()));
+    for (const row of reads) assert.deepEqual(row, { __proto__: null, s: 6 });
+    assert.deepEqual(await db.settings(), settings);
+    assert.equal(await value(db, 'PRAGMA cache_size'), -4096);
+    assert.equal(await value(db, 'PRAGMA busy_timeout'), 1234);
+  } finally {
+    await db.close();
+  }
+});
+
+test('what holds state keeps the connection open: TEMP tables, an attached database, a transaction, an iterator, a session, a user function, a pragma set by a statement', async () => {
+  const cases = {
+    temp: async (db) => {
+      await db.exec('CREATE TEMP TABLE scratch(v); INSERT INTO scratch VALUES (7)');
+      return async () => assert.equal(await value(db, 'SELECT v FROM scratch'), 7);
+    },
+    attached: async (db) => {
+      await db.exec(`ATTACH '${path.join(tmp.dir, 'other.db')}' AS other; CREATE TABLE IF NOT EXISTS other.o(v)`);
+      return async () => assert.equal(await value(db, 'SELECT count(*) FROM other.o'), 0);
+    },
+    transaction: async (db) => {
+      let release;
+      const held = new Promise((r) => (release = r));
+      const tx = db.transaction(async (t) => {
+        await t.prepare('INSERT INTO t VALUES (10)').run();
+        await held;
+        return value(t, 'SELECT count(*) FROM t');
+      });
+      return async () => {
+        release();
+        assert.equal(await tx, 2);
+      };
+    },
+    iterator: async (db) => {
+      // Far more rows than one chunk: the cursor stays open on its reader.
+      const it = db.prepare('WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000) SELECT x FROM c').iterate();
+      const first = await it.next();
+      return async () => {
+        assert.deepEqual(first.value, { __proto__: null, x: 1 });
+        let last = 0;
+        for await (const row of it) last = row.x;
+        assert.equal(last, 100000);
+      };
+    },
+    session: async (db) => {
+      await db.exec('CREATE TABLE keyed(id INTEGER PRIMARY KEY, v)');
+      const session = db.createSession();
+      await db.exec('INSERT INTO keyed VALUES (1, 5)');
+      return async () => assert.ok((await session.changeset()).length > 0);
+    },
+    function: async (db) => {
+      db.function('twice', (v) => v * 2);
+      assert.equal(await value(db, 'SELECT twice(21)'), 42);
+      return async () => assert.equal(await value(db, 'SELECT twice(4)'), 8);
+    },
+    pragma: async (db) => {
+      await db.exec('PRAGMA recursive_triggers = ON');
+      return async () => assert.equal(await value(db, 'PRAGMA recursive_triggers'), 1);
+    },
+  };
+  // The control: with nothing held, the same database closes them all.
+  const control = await Database.open(path.join(tmp.dir, 'control.db'));
+  await control.exec('CREATE TABLE t(v); INSERT INTO t VALUES (1)');
+  await until(() => connections() === 0, 'the control database closed its connections');
+  await control.close();
+
+  for (const [name, hold] of Object.entries(cases)) {
+    const db = await Database.open(path.join(tmp.dir, `held-${name}.db`));
+    try {
+      await db.exec('CREATE TABLE t(v); INSERT INTO t VALUES (1)');
+      const check = await hold(db);
+      await sleep(IDLE_MS * 5);
+      assert.ok(connections() > 0, `${name}: a connection stays open`);
+      await check();
+    } finally {
+      await db.close();
+    }
+  }
+});
+
+test('past Database.configure({ connections }), the connections idle longest close; every database still answers', {
+  todo: 'the cap is best effort today: asked only when a connection opens, some lanes asked to close stay open (28 of a cap of 16 here), and nothing asks again',
+}, async () => {
+  const dir = path.join(tmp.dir, 'capped');
+  const child = await runChild(
+    tmp.dir,
+    `
+    const { Database } = require(OFFLOOP);
+    const fs = require('node:fs');
+    Database.configure({ connections: 16, idleTimeout: 3600000 });
+    fs.mkdirSync(${JSON.stringify(dir)}, { recursive: true });
+    (async () => {
+      const dbs = [];
+      for (let i = 0; i < 60; i++) {
+        const db = await Database.open(${JSON.stringify(dir)} + '/t' + i + '.db', { readers: 1 });
+        await db.exec('CREATE TABLE t(v); INSERT INTO t VALUES (' + i + ')');
+        await db.prepare('SELECT v FROM t').get();
+        dbs.push(db);
+      }
+      for (let tries = 0; Database.stats().connections > 16 && tries < 5000; tries++) await new Promise((r) => setTimeout(r, 1));
+      const settled = Database.stats().connections;
+      const values = await Promise.all(dbs.map((db) => db.prepare('SELECT v FROM t').get().then((r) => r.v)));
+      await Promise.all(dbs.map((db) => db.close()));
+      console.log(JSON.stringify({ settled, values, limit: Database.stats().connectionLimit }));
+    })();
+    `,
+  );
+  assert.equal(child.code, 0, child.stderr);
+  const { settled, values, limit } = JSON.parse(child.stdout);
+  assert.equal(limit, 16);
+  assert.ok(settled <= 16, `${settled} connections open`);
+  assert.deepEqual(values, Array.from({ length: 60 }, (_, i) => i));
+});
+
+/** Runs `source` in a child whose limit on open files is `fds`. */
+function withFileLimit(fds, source) {
+  const script = path.join(tmp.dir, `limited-${fds}-${Math.random().toString(36).slice(2)}.cjs`);
+  fs.writeFileSync(script, source);
+  return runChild(
+    tmp.dir,
+    `
+    const { spawnSync } = require('node:child_process');
+    const r = spawnSync('sh', ['-c', 'ulimit -n ${fds} && exec "$0" "$1"', process.execPath, ${JSON.stringify(script)}],
+      { env: { ...process.env, OFFLOOP_INDEX: OFFLOOP }, encoding: 'utf8' });
+    process.stdout.write(r.stdout); process.stderr.write(r.stderr); process.exitCode = r.status ?? 1;
+    `,
+    { killAfterMs: 120000 },
+  );
+}
+
+test('1,000 databases with the default options in a process allowed 1,024 open files: every call answers', {
+  skip: process.platform !== 'linux',
+  todo: 'the cap overshoots: tenants read 64 at a time reopen readers faster than the lanes asked to close theirs do, and the descriptors run out near 320 connections; a lane must wait for a free connection instead',
+}, async () => {
+  const dir = path.join(tmp.dir, 'thousand');
+  fs.mkdirSync(dir);
+  const child = await withFileLimit(
+    1024,
+    `
+    const { Database } = require(process.env.OFFLOOP_INDEX);
+    const fs = require('node:fs');
+    (async () => {
+      const dbs = [];
+      let peakFds = 0;
+      for (let i = 0; i < 1000; i++) {
+        const db = await Database.open(${JSON.stringify(dir)} + '/t' + i + '.db');
+        await db.exec('CREATE TABLE t(v); INSERT INTO t VALUES (' + i + ')');
+        dbs.push(db);
+        if (i % 50 === 0) peakFds = Math.max(peakFds, fs.readdirSync('/proc/self/fd').length);
+      }
+      // Read back as a server would: 64 calls in flight, each to another
+      // tenant (all 1,000 at once would need more connections than the
+      // cap at the same moment; see docs/tenants.md).
+      const values = [];
+      for (let i = 0; i < dbs.length; i += 64) {
+        values.push(...(await Promise.all(dbs.slice(i, i + 64).map((db) => db.prepare('SELECT v FROM t').get().then((r) => r.v)))));
+      }
+      const ok = values.every((v, i) => v === i);
+      const { connections, connectionLimit } = Database.stats();
+      await Promise.all(dbs.map((db) => db.close()));
+      console.log(JSON.stringify({ ok, peakFds, connections, connectionLimit }));
+    })();
+    `,
+  );
+  assert.equal(child.code, 0, child.stderr);
+  const result = JSON.parse(child.stdout);
+  assert.equal(result.ok, true);
+  assert.ok(result.peakFds < 1024, `${result.peakFds} descriptors`);
+  assert.equal(result.connectionLimit, Math.floor((1024 - 64) / 4));
+});
+
+test('out of file descriptors: the call that needed a connection fails with a clear error, and the other databases go on', { skip: process.platform !== 'linux' }, async () => {
+  const dir = path.join(tmp.dir, 'emfile');
+  fs.mkdirSync(dir);
+  const child = await withFileLimit(
+    96,
+    `
+    const { Database } = require(process.env.OFFLOOP_INDEX);
+    // No cap to speak of: the descriptors run out first.
+    Database.configure({ connections: 1000000 });
+    (async () => {
+      const dbs = [];
+      let error;
+      for (let i = 0; i < 200 && !error; i++) {
+        try {
+          const db = await Database.open(${JSON.stringify(dir)} + '/t' + i + '.db', { readers: 2 });
+          await db.exec('CREATE TABLE t(v); INSERT INTO t VALUES (' + i + ')');
+          dbs.push(db);
+        } catch (e) {
+          error = { code: e.code, message: e.message };
+        }
+      }
+      const values = await Promise.all(dbs.slice(0, 5).map((db) => db.prepare('SELECT v FROM t').get().then((r) => r.v)));
+      await Promise.all(dbs.map((db) => db.close()));
+      console.log(JSON.stringify({ error, values }));
+    })();
+    `,
+  );
+  assert.equal(child.code, 0, child.stderr);
+  const { error, values } = JSON.parse(child.stdout);
+  assert.ok(error, 'the descriptors ran out');
+  // When the connection's own open runs out, the message says so and what
+  // to change; a WAL file SQLite opens later fails with its own message.
+  assert.match(error.message, /^unable to open database file/);
+  if (/too many open files/.test(error.message)) assert.match(error.message, /Database\.configure\(\{ connections \}\)/);
+  assert.deepEqual(values, [0, 1, 2, 3, 4]);
+});

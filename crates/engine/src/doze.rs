@@ -1,0 +1,245 @@
+//! Connections closed when idle and reopened on demand. Each lane that
+//! holds a connection has a `Doze`: when the lane goes idle it notes the
+//! time and arms one timer at `idle + IDLE_CLOSE`; when the timer (or the
+//! cap below) notifies it and it is still idle, and its connection holds
+//! nothing the user could miss, the lane closes the connection. The next
+//! job opens a fresh one, with the database's settings, functions and
+//! changes applied again (the same path a first open takes).
+//!
+//! The cap: the process keeps at most `connection_limit()` connections
+//! open (by default what the file descriptor limit allows, see
+//! `default_connections`). A lane that opens one past it asks the lanes
+//! idle longest to close theirs (`Doze::list`, `relieve`), oldest first.
+//! What must stay open stays: the cap is then exceeded, never enforced by
+//! closing a connection under its user.
+//!
+//! This file decides nothing about what a connection holds; each lane asks
+//! its own (`writer.rs`, `reader.rs`, `checkpointer.rs`).
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use crate::pool::{self, WeakLane};
+use crate::timers::notify_at;
+
+/// How long a connection stays open with nothing to do, by default.
+pub const DEFAULT_IDLE_CLOSE: Duration = Duration::from_secs(30);
+
+/// Descriptors kept for everything else the process opens (its own
+/// files, sockets, the replicas' files).
+const RESERVED_FDS: u64 = 64;
+
+/// Descriptors budgeted per connection: its database file, its WAL, the
+/// shared-memory index (one per file, counted for each connection here),
+/// and one more of slack, since connections asked to close when the cap
+/// is passed close a moment later, while new ones open.
+const FDS_PER_CONNECTION: u64 = 4;
+
+struct Global {
+    /// Milliseconds; 0: the default.
+    idle_close_ms: AtomicU64,
+    /// 0: the default.
+    connections: AtomicUsize,
+    /// Lanes that went idle with a connection open, oldest first (an entry
+    /// stays until taken; one used since is put back at the end).
+    idle: Mutex<VecDeque<(WeakLane, Arc<Doze>, u64)>>,
+}
+
+fn global() -> &'static Global {
+    static GLOBAL: OnceLock<Global> = OnceLock::new();
+    GLOBAL.get_or_init(|| Global {
+        idle_close_ms: AtomicU64::new(0),
+        connections: AtomicUsize::new(0),
+        idle: Mutex::new(VecDeque::new()),
+    })
+}
+
+fn epoch() -> Instant {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+fn now_ms() -> u64 {
+    u64::try_from(epoch().elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// How long an idle connection stays open.
+pub fn idle_close() -> Duration {
+    match global().idle_close_ms.load(Ordering::Relaxed) {
+        0 => DEFAULT_IDLE_CLOSE,
+        ms => Duration::from_millis(ms),
+    }
+}
+
+/// The default cap on open connections: what the soft limit on file
+/// descriptors leaves after `RESERVED_FDS`, at `FDS_PER_CONNECTION` each;
+/// at least 16.
+pub fn default_connections() -> usize {
+    let fds = open_files_limit().unwrap_or(1024);
+    let spare = fds.saturating_sub(RESERVED_FDS) / FDS_PER_CONNECTION;
+    usize::try_from(spare).unwrap_or(usize::MAX).max(16)
+}
+
+#[cfg(unix)]
+fn open_files_limit() -> Option<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `limit` is a valid, writable rlimit for the call to fill.
+    let got = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) };
+    (got == 0).then_some(limit.rlim_cur)
+}
+
+#[cfg(not(unix))]
+fn open_files_limit() -> Option<u64> {
+    // Windows has no such limit on handles that matters here (the C
+    // runtime's 8,192 does not apply: SQLite uses Win32 handles).
+    Some(8192 * FDS_PER_CONNECTION)
+}
+
+/// The cap on open connections in force.
+pub fn connection_limit() -> usize {
+    match global().connections.load(Ordering::Relaxed) {
+        0 => default_connections(),
+        n => n,
+    }
+}
+
+/// Sets how long an idle connection stays open (`None`: the default).
+pub fn configure_idle_close(idle_close: Option<Duration>) {
+    let ms = idle_close.map_or(0, |d| {
+        u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
+    });
+    global().idle_close_ms.store(ms, Ordering::Relaxed);
+}
+
+/// Sets the cap on open connections (`None`: the default).
+pub fn configure_connections(connections: Option<usize>) {
+    global()
+        .connections
+        .store(connections.unwrap_or(0), Ordering::Relaxed);
+}
+
+/// One lane's idle bookkeeping.
+#[derive(Default)]
+pub struct Doze {
+    /// When the lane last went idle (ms since `epoch`).
+    idle_since: AtomicU64,
+    /// When its timer fires (0: none armed).
+    armed: AtomicU64,
+    /// Asked to close now (the cap is exceeded).
+    evict: AtomicBool,
+    /// In the idle list.
+    listed: AtomicBool,
+    /// The lane's connection is open.
+    open: AtomicBool,
+}
+
+impl Doze {
+    /// The lane goes idle with its connection open: notes when, arms its
+    /// timer unless one is armed, and joins the idle list.
+    pub fn went_idle(self: &Arc<Self>, lane: &WeakLane) {
+        let now = now_ms();
+        self.open.store(true, Ordering::Release);
+        self.idle_since.store(now, Ordering::Release);
+        if self.armed.load(Ordering::Acquire) == 0 {
+            self.arm(lane, now);
+        }
+        if !self.listed.swap(true, Ordering::AcqRel) {
+            let mut idle = global().idle.lock().unwrap_or_else(|e| e.into_inner());
+            idle.push_back((lane.clone(), self.clone(), now));
+        }
+    }
+
+    fn arm(&self, lane: &WeakLane, idle_since: u64) {
+        let wait = u64::try_from(idle_close().as_millis()).unwrap_or(u64::MAX);
+        let at = idle_since.saturating_add(wait).max(1);
+        self.armed.store(at, Ordering::Release);
+        notify_at(epoch() + Duration::from_millis(at), lane.clone());
+    }
+
+    /// Whether the idle lane should close its connection now: asked to, or
+    /// idle for `idle_close()`. Re-arms the timer when it fired early (the
+    /// lane was used since it was armed).
+    pub fn due(&self, lane: &WeakLane) -> bool {
+        if self.evict.load(Ordering::Acquire) {
+            return true;
+        }
+        let now = now_ms();
+        let armed = self.armed.load(Ordering::Acquire);
+        if armed == 0 || now < armed {
+            return false;
+        }
+        let since = self.idle_since.load(Ordering::Acquire);
+        let wait = u64::try_from(idle_close().as_millis()).unwrap_or(u64::MAX);
+        if now.saturating_sub(since) >= wait {
+            return true;
+        }
+        self.arm(lane, since);
+        false
+    }
+
+    /// Asks the lane to close its connection when next idle; whether it
+    /// has one open.
+    pub fn evict(&self) -> bool {
+        let open = self.open.load(Ordering::Acquire);
+        if open {
+            self.evict.store(true, Ordering::Release);
+        }
+        open
+    }
+
+    /// Whether the lane was asked to close (the process is over its cap).
+    pub fn is_evicted(&self) -> bool {
+        self.evict.load(Ordering::Acquire)
+    }
+
+    /// The connection must stay open for now: nothing to do until the
+    /// lane is idle again.
+    pub fn kept(&self) {
+        self.evict.store(false, Ordering::Release);
+        self.armed.store(0, Ordering::Release);
+    }
+
+    /// The connection closed.
+    pub fn closed(&self) {
+        self.open.store(false, Ordering::Release);
+        self.kept();
+    }
+}
+
+/// A connection just opened: if the process holds more than its cap, asks
+/// the lanes idle longest to close theirs (one for each over the cap).
+pub fn relieve() {
+    let open = pool::connections_open();
+    let limit = connection_limit();
+    if open <= limit {
+        return;
+    }
+    let mut asked = 0;
+    let mut idle = global().idle.lock().unwrap_or_else(|e| e.into_inner());
+    let mut looked = idle.len();
+    while asked < open - limit && looked > 0 {
+        looked -= 1;
+        let Some((lane, doze, since)) = idle.pop_front() else {
+            break;
+        };
+        if !lane.is_live() || !doze.open.load(Ordering::Acquire) {
+            doze.listed.store(false, Ordering::Release);
+            continue;
+        }
+        if doze.idle_since.load(Ordering::Acquire) != since {
+            // Used since it was listed: its place is at the end now.
+            let now = doze.idle_since.load(Ordering::Acquire);
+            idle.push_back((lane, doze, now));
+            continue;
+        }
+        doze.listed.store(false, Ordering::Release);
+        doze.evict.store(true, Ordering::Release);
+        lane.notify();
+        asked += 1;
+    }
+}
