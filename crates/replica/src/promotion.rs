@@ -16,6 +16,7 @@
 use std::fs::{self, File};
 use std::io;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -87,6 +88,12 @@ pub fn take_lease(
 /// this machine's wall clock: the holder stops `CLOCK_SKEW_BOUND` before,
 /// by its own monotonic clock.
 pub fn lease_state(store: &dyn Store, owner: &str) -> Result<LeaseState> {
+    lease_state_counted(store, owner, &AtomicU64::new(0))
+}
+
+/// [`lease_state`], adding each GET it makes to `gets`.
+pub fn lease_state_counted(store: &dyn Store, owner: &str, gets: &AtomicU64) -> Result<LeaseState> {
+    gets.fetch_add(1, Ordering::Relaxed);
     let Some(object) = store.read_object(LEASE_OBJECT)? else {
         return Ok(LeaseState::Absent);
     };
@@ -97,6 +104,7 @@ pub fn lease_state(store: &dyn Store, owner: &str) -> Result<LeaseState> {
     let expires_at_ms = match &record.process_lease {
         Some(name) if !record.is_dead() => {
             let file = process_lease_file(name).unwrap_or_default();
+            gets.fetch_add(1, Ordering::Relaxed);
             match store.lease_root()?.store.read_object(file)? {
                 Some(v) => {
                     LeaseRecord::decode(&v.bytes)
