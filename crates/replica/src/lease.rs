@@ -139,8 +139,23 @@ impl Lease {
     /// Takes the lease: free, expired, or this holder's own (a reopen after
     /// a crash takes it back at once).
     pub fn acquire(&self, store: &dyn Store) -> std::result::Result<(), Refusal> {
-        let current = store.read_object(LEASE_OBJECT).map_err(Refusal::Store)?;
-        match self.write_over(store, current.as_ref())? {
+        let root = store.lease_root().map_err(Refusal::Store)?;
+        // The first database of the process under this root takes the
+        // process lease while `lock.json` is read: one round, not two.
+        let (member, current) = match ProcessLease::join_live(&root, self.ttl, &self.scope) {
+            Some(member) => (Ok(member), store.read_object(LEASE_OBJECT)),
+            None => std::thread::scope(|s| {
+                let joining = s.spawn(|| ProcessLease::join(&root, self.ttl, &self.scope));
+                let current = store.read_object(LEASE_OBJECT);
+                let joined = joining.join().unwrap_or_else(|_| {
+                    Err(Error::Panic("taking the process lease panicked".into()))
+                });
+                (joined, current)
+            }),
+        };
+        let member = member.map_err(Refusal::Store)?;
+        let current = current.map_err(Refusal::Store)?;
+        match self.write_over(store, &root, member, current.as_ref())? {
             Taken::Yes => Ok(()),
             Taken::Raced => {
                 // Another holder won the race for it.
@@ -163,34 +178,44 @@ impl Lease {
         store: &dyn Store,
         seen: &Versioned,
     ) -> std::result::Result<(), Refusal> {
-        match self.write_over(store, Some(seen))? {
+        let root = store.lease_root().map_err(Refusal::Store)?;
+        let member = ProcessLease::join(&root, self.ttl, &self.scope).map_err(Refusal::Store)?;
+        match self.write_over(store, &root, member, Some(seen))? {
             Taken::Yes => Ok(()),
             Taken::Raced => self.acquire(store),
         }
     }
 
-    /// Joins this process's lease under the replica's lease root, then
-    /// writes `lock.json` naming it over `current` (`None`: no object) if
-    /// the lease may be taken: `Raced` when the object was no longer
-    /// `current`.
+    /// Writes `lock.json` naming the process lease `member` joined over
+    /// `current` (`None`: no object) if the lease may be taken: `Raced`
+    /// when the object was no longer `current`.
     fn write_over(
         &self,
         store: &dyn Store,
+        root: &LeaseRoot,
+        member: Membership,
         current: Option<&Versioned>,
     ) -> std::result::Result<Taken, Refusal> {
-        let root = store.lease_root().map_err(Refusal::Store)?;
-        let member = ProcessLease::join(&root, self.ttl, &self.scope).map_err(Refusal::Store)?;
         let ours = member.process().clone();
-        let (expect, generation) = match current {
-            None => (Expect::Absent, 1),
-            Some(v) => {
-                let record = LeaseRecord::decode(&v.bytes).map_err(|why| {
+        let judged = match current {
+            None => Ok((Expect::Absent, 1)),
+            Some(v) => LeaseRecord::decode(&v.bytes)
+                .map_err(|why| {
                     Refusal::Store(Error::State(format!(
                         "the replica's {LEASE_OBJECT} cannot be read: {why}"
                     )))
-                })?;
-                self.may_take(&root, &ours, &record)?;
-                (Expect::Version(v.version.clone()), record.generation + 1)
+                })
+                .and_then(|record| {
+                    self.may_take(root, &ours, &record)?;
+                    Ok((Expect::Version(v.version.clone()), record.generation + 1))
+                }),
+        };
+        let (expect, generation) = match judged {
+            Ok(judged) => judged,
+            Err(refusal) => {
+                // Nothing was written under it: no lock.json to give back.
+                member.leave(true);
+                return Err(refusal);
             }
         };
         let record = LeaseRecord {

@@ -80,7 +80,10 @@ pub struct ProcessLease {
     name: String,
     file: String,
     owner: String,
-    store: Arc<dyn Store>,
+    /// The lease root's store, until the lease ends: then it goes, and with
+    /// the process's last store, the store's threads (a closed database's
+    /// `Lease` may be held long after, and with it this).
+    store: Mutex<Option<Arc<dyn Store>>>,
     slot: Slot,
     /// The origin of `deadline_ns`.
     base: Instant,
@@ -178,6 +181,19 @@ impl ProcessLease {
         Ok(process.add_member())
     }
 
+    /// Joins this process's lease under `root` with `ttl` if it holds a
+    /// live one there: no request. `None` when joining needs one.
+    pub fn join_live(root: &LeaseRoot, ttl: Duration, scope: &str) -> Option<Membership> {
+        let slot = {
+            let registry = lock(&REGISTRY);
+            let key = (root.key.clone(), ttl, scope.to_string());
+            registry.as_ref()?.get(&key)?.clone()
+        };
+        let current = lock(&slot);
+        let process = current.as_ref().filter(|p| !p.refuses_commits())?;
+        Some(process.add_member())
+    }
+
     /// Takes a new lease object under `root` and starts renewing it.
     fn take(root: &LeaseRoot, ttl: Duration, slot: Slot) -> Result<Arc<ProcessLease>> {
         let host = host_name();
@@ -195,7 +211,7 @@ impl ProcessLease {
             name: format!("{PROCESS_LEASE_FOLDER}{file}"),
             file,
             owner: format!("{host}:offloop-process-{id}"),
-            store: root.store.clone(),
+            store: Mutex::new(Some(root.store.clone())),
             slot,
             base: Instant::now(),
             deadline_ns: AtomicU64::new(0),
@@ -270,6 +286,13 @@ impl ProcessLease {
                 let _ = self.write(&mut held, h.generation, &Expect::Version(h.version), true);
             }
         }
+        lock(&self.store).take();
+    }
+
+    fn store(&self) -> Result<Arc<dyn Store>> {
+        lock(&self.store)
+            .clone()
+            .ok_or_else(|| Error::State("the process lease has ended".into()))
     }
 
     /// The thread's loop: a renewal every third of the TTL after the last
@@ -326,7 +349,7 @@ impl ProcessLease {
             if e.fault() == Some(Fault::Conflict) {
                 // A conflict with the object still at our version (an S3
                 // 409 under load) is only a failed renewal.
-                let now = self.store.read_object(&self.file).ok();
+                let now = self.store().and_then(|s| s.read_object(&self.file)).ok();
                 let taken = match &now {
                     Some(Some(v)) => v.version != h.version,
                     Some(None) => true,
@@ -373,7 +396,7 @@ impl ProcessLease {
             process_lease: None,
         };
         let version = self
-            .store
+            .store()?
             .replace_object(&self.file, record.encode(), expect)?;
         *held = Some(Held {
             generation,
