@@ -10,13 +10,11 @@
 // namespace test (__test__/replication/failover.mjs).
 
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 
-import { assertContiguous, folderTxids, litestream, skipWithout, tempDir } from '../replication/helpers.mjs';
+import { assertContiguous, folderTxids, litestream, renewed, skipWithout, tempDir } from '../replication/helpers.mjs';
 import { killedRounds, lostAndBack, values } from '../replication/failover.mjs';
 
 const skip = skipWithout('litestream');
@@ -32,24 +30,6 @@ function place() {
     assert.deepEqual(await values(out), await values(file));
   };
   return { dir, replicaDir, url, replicaOptions: {}, hosts: null, checkReplica };
-}
-
-/**
- * Resolves just after the primary renewed its lease. A folder replica's
- * lease is replaced under an exclusive flock, and a process stopped while
- * it holds that lock blocks every other lease change until it runs again
- * (docs/replication.md): the pause must not land inside a renewal.
- */
-async function renewed(replicaDir) {
-  const lease = () => fs.readFileSync(path.join(replicaDir, 'lock.json'), 'utf8');
-  const before = lease();
-  const deadline = Date.now() + 30_000;
-  while (lease() === before) {
-    if (Date.now() > deadline) throw new Error('the lease was not renewed');
-    await sleep(5);
-  }
-  // The lock is held until the folder is synced after the rename.
-  await sleep(100);
 }
 
 test('a paused primary is replaced by one of two standbys on one host, which the other follows; back, it is fenced for good', { skip }, async (t) => {

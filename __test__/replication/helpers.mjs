@@ -44,6 +44,38 @@ export function findTool(name) {
   return null;
 }
 
+/**
+ * The lease of the folder replica at `replicaDir`: its lock.json (`lock`)
+ * and the process lease it names (`file`, `record`: null when it names
+ * none), whose expiry is the lease's.
+ */
+export function folderLease(replicaDir) {
+  const lock = JSON.parse(fs.readFileSync(path.join(replicaDir, 'lock.json'), 'utf8'));
+  if (!lock.process_lease) return { lock, file: null, record: null, expiresAt: Date.parse(lock.expires_at) };
+  const file = path.join(path.dirname(replicaDir), lock.process_lease);
+  const record = JSON.parse(fs.readFileSync(file, 'utf8'));
+  return { lock, file, record, expiresAt: Date.parse(record.expires_at) };
+}
+
+/**
+ * Resolves just after the writer of the folder replica at `replicaDir`
+ * renewed its process lease. A folder's lease object is replaced under an
+ * exclusive flock, and a process stopped while it holds that lock blocks
+ * every other change of it until it runs again: a test that pauses a
+ * writer pauses it here, never inside a renewal.
+ */
+export async function renewed(replicaDir) {
+  const { file } = folderLease(replicaDir);
+  const before = fs.readFileSync(file, 'utf8');
+  const deadline = Date.now() + 30_000;
+  while (fs.readFileSync(file, 'utf8') === before) {
+    if (Date.now() > deadline) throw new Error('the lease was not renewed');
+    await sleep(5);
+  }
+  // The lock is held until the folder is synced after the rename.
+  await sleep(100);
+}
+
 /** A skip message for `test(..., { skip })` when a tool is missing. */
 export function skipWithout(...names) {
   const missing = names.filter((n) => findTool(n) === null);

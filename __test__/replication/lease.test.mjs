@@ -21,8 +21,10 @@ import {
   Database,
   S3_KEYS,
   assertContiguous,
+  folderLease,
   folderTxids,
   litestream,
+  renewed,
   skipWithout,
   startRelay,
   startS3,
@@ -75,14 +77,17 @@ test("while one writer holds the replica's lease another's open is refused, nami
   await b.close();
 });
 
-test("the lease is Litestream's lock.json (generation, expires_at, owner) and litestream restore still reads the replica", { skip: skipLitestream }, async () => {
+test("the lease is Litestream's lock.json (generation, expires_at, owner) naming the process lease that keeps it live, and litestream restore still reads the replica", { skip: skipLitestream }, async () => {
   const { dir, replicaDir, url, file } = setup();
   const db = await Database.open(file('a.db'), { replica: { url, leaseTtl: 60_000, durability: 'replica' } });
   await db.exec('CREATE TABLE t(v TEXT)');
   await db.prepare('INSERT INTO t VALUES (?)').run('one');
   const record = lease(replicaDir);
-  assert.deepEqual(Object.keys(record), ['generation', 'expires_at', 'owner']);
+  assert.deepEqual(Object.keys(record), ['generation', 'expires_at', 'owner', 'process_lease']);
   assert.equal(record.owner, db.stats().replica.leaseHolder);
+  assert.match(record.process_lease, /^\.offloop\/leases\/[\w.-]+\.json$/);
+  const process = folderLease(replicaDir).record;
+  assert.deepEqual(Object.keys(process), ['generation', 'expires_at', 'owner']);
   assert.ok(Number.isInteger(record.generation) && record.generation >= 1);
   assert.ok(Date.parse(record.expires_at) > Date.now(), record.expires_at);
   assert.deepEqual([...(await restoredValues(url, dir))], ['one']);
@@ -117,9 +122,10 @@ test('a paused writer (SIGSTOP past its lease) is fenced once it runs again: its
       const { stats } = await old.next((m) => m.stats);
       return stats.txid > 0 && stats.pendingFiles === 0 && stats.lagMs === 0;
     });
+    await renewed(replicaDir);
     old.proc.kill('SIGSTOP');
     // The new writer carries on from the replica once the lease expired.
-    const expires = Date.parse(lease(replicaDir).expires_at);
+    const expires = folderLease(replicaDir).expiresAt;
     await sleep(Math.max(0, expires - Date.now()) + 50);
     const fresh = await Database.open(file('b.db'), { replica: { url, leaseTtl: TTL, durability: 'replica' }, restore: 'full' });
     const insert = fresh.prepare('INSERT INTO t(v) VALUES (?)');

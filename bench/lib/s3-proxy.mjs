@@ -4,10 +4,16 @@
 
 import http from 'node:http';
 
-/** What a request to the replica is: 'LIST', or its method and 'lease' (lock.json) or 'ltx'. */
+/**
+ * What a request to the replica is: 'LIST', or its method and 'lease' (a
+ * database's lock.json), 'process-lease' (a process lease, under
+ * `.offloop/leases/` beside the replicas) or 'ltx'.
+ */
 export function requestKind(req, url) {
   if (url.searchParams.has('list-type')) return 'LIST';
-  return `${req.method} ${url.pathname.endsWith('/lock.json') ? 'lease' : 'ltx'}`;
+  if (url.pathname.endsWith('/lock.json')) return `${req.method} lease`;
+  if (url.pathname.includes('/.offloop/leases/')) return `${req.method} process-lease`;
+  return `${req.method} ltx`;
 }
 
 /**

@@ -53,7 +53,8 @@ pub struct Promotion {
     closed: AtomicBool,
     /// One promotion at a time.
     running: Mutex<()>,
-    /// The lease watch's GETs of `lock.json`, counted with the follower's.
+    /// The lease watch's GETs of `lock.json` and the process lease it
+    /// names, counted with the follower's.
     lease_gets: AtomicU64,
     /// The lease object as the watch last read it free: the promotion it
     /// starts writes over it without reading it again.
@@ -286,9 +287,8 @@ impl Promotion {
             if self.is_promoted() {
                 return;
             }
-            self.lease_gets.fetch_add(1, Ordering::Relaxed);
             wait = every;
-            match promotion::lease_state(store, owner) {
+            match promotion::lease_state_counted(store, owner, &self.lease_gets) {
                 Ok(LeaseState::Free(object)) => {
                     *lock(&self.seen_free) = Some(object);
                     report();

@@ -45,10 +45,17 @@ async function until(what, check) {
   }
 }
 
-/** The replica's lease object (Litestream's lock.json) in `folder`. */
+/**
+ * The replica's lease in `folder`: its lock.json's holder, and when it
+ * expires: at the epoch once released, else when the process lease it
+ * names (beside the replica, in .offloop/leases) does.
+ */
 function leaseIn(folder) {
-  const lease = JSON.parse(fs.readFileSync(path.join(folder, 'lock.json'), 'utf8'));
-  return { owner: lease.owner, expiresAt: Date.parse(lease.expires_at) };
+  const read = (file) => JSON.parse(fs.readFileSync(file, 'utf8'));
+  const lease = read(path.join(folder, 'lock.json'));
+  const live = lease.process_lease && Date.parse(lease.expires_at) !== 0;
+  const expires = live ? read(path.join(path.dirname(folder), lease.process_lease)).expires_at : lease.expires_at;
+  return { owner: lease.owner, expiresAt: Date.parse(expires) };
 }
 
 /** What each worker and the main thread do on a database of their own. */

@@ -1,40 +1,48 @@
-//! The replica's lease: one writer at a time, decided by the store's
-//! conditional writes.
+//! A database's hold on its replica's lease: one writer at a time,
+//! decided by the store's conditional writes.
 //!
 //! The lease is the object `lock.json` at the replica's root, in the name
-//! and format of Litestream's S3 leaser (`s3/leaser.go`), so a Litestream
-//! writer that takes leases and offloop respect each other's:
-//! `{"generation":N,"expires_at":"<RFC 3339>","owner":"<holder>"}`. It is
-//! taken with `If-None-Match: *` (none yet) or `If-Match` on the version of
-//! an expired one, renewed with `If-Match` on the version this holder
-//! wrote, and released by replacing it, again with `If-Match`, by one that
-//! expired at the Unix epoch (never an unconditional delete, which could
-//! remove a successor's).
+//! and format of Litestream's S3 leaser (`s3/leaser.go`), plus the name of
+//! the process lease that keeps it live (`crate::process_lease`):
+//! `{"generation":N,"expires_at":"<RFC 3339>","owner":"<holder>","process_lease":".offloop/leases/<id>.json"}`.
+//! It is written once when the database takes it: with `If-None-Match: *`
+//! (none yet) or `If-Match` on the version of a free one, and given back at
+//! a clean close by replacing it, again with `If-Match`, by one that expired
+//! at the Unix epoch. In between nothing rewrites it: it is live while the
+//! process lease it names is, which one thread renews for every database
+//! of the process under the same lease root.
 //!
-//! Safety rests on the holder's own monotonic clock: its deadline is the
-//! moment before which nobody else can take the lease, counted from before
-//! the request that wrote it was sent, less [`CLOCK_SKEW_BOUND`] for the
-//! others' wall clocks. At the deadline the lease *lapses*: the holder
-//! acknowledges no commit and uploads nothing. A renewal that lands later
-//! ends the lapse only if it still finds the object as this holder last
-//! wrote it (`If-Match` on that version): then nobody took the lease in
-//! between, nobody else can have written a TXID, and commits go on. Anyone
-//! who replaced the object meanwhile makes that renewal a conflict, and
-//! the holder is *fenced*: a fence never lifts, and this open of the
-//! database acknowledges no commit again.
+//! A `lock.json` that names another process's lease is free once that
+//! lease expired (or at once when it is this database's own, reopened after
+//! a crash), but whoever takes it first replaces that process lease
+//! (`If-Match` on the version it read expired): the old process, if it was
+//! only paused, then finds its renewal refused and fences every database it
+//! holds under that root, instead of renewing unchanged and writing on. A
+//! `lock.json` with its own deadline and no process lease (Litestream's,
+//! an older offloop's) is judged by its `expires_at`, as before.
 //!
-//! This file owns the record, the deadline and the fence. It never decides
-//! when to renew (the lease thread does) and never uploads LTX files.
+//! Safety rests on the holder's own monotonic clock: the deadline is the
+//! process lease's (counted from before the request that wrote it was
+//! sent, less [`CLOCK_SKEW_BOUND`]). Past it the lease *lapses*: the holder
+//! acknowledges no commit and uploads nothing, until a renewal of the
+//! process lease lands. A database is *fenced* when its process lease
+//! was taken, or when it finds a TXID it did not write: a fence never
+//! lifts, and this open of the database acknowledges no commit again.
+//!
+//! This file owns the `lock.json` and this database's own fence. It never
+//! renews (the process lease does) and never uploads LTX files.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-
 use crate::error::{Error, Result};
+use crate::lease_record::{held_by, process_lease_file};
+use crate::process_lease::{FenceHook, Membership, ProcessLease};
 use crate::stager::now_ms;
-use crate::store::{go_rfc3339_nano, Expect, Fault, Store, Versioned};
+use crate::store::{Expect, Fault, LeaseRoot, Store, Versioned};
+
+pub use crate::lease_record::{LeaseRecord, PROCESS_LEASE_FOLDER};
 
 /// The lease object's name at the replica's root (Litestream's
 /// `DefaultLeasePath`).
@@ -44,54 +52,6 @@ pub const LEASE_OBJECT: &str = "lock.json";
 /// Another holder judges the lease expired by its own wall clock against
 /// `expires_at`; the holder stops this much sooner by its monotonic clock.
 pub const CLOCK_SKEW_BOUND: Duration = Duration::from_secs(1);
-
-/// The lease as the object holds it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LeaseRecord {
-    /// Counts the holders: one more each time the lease changes hands.
-    pub generation: i64,
-    /// Milliseconds since the Unix epoch.
-    pub expires_at_ms: i64,
-    pub owner: String,
-}
-
-impl LeaseRecord {
-    /// The JSON Litestream's leaser writes (Go's `json.Marshal` of its
-    /// `Lease`: these three fields, in this order).
-    pub fn encode(&self) -> Bytes {
-        let text = |s: &str| serde_json::Value::from(s).to_string();
-        Bytes::from(format!(
-            r#"{{"generation":{},"expires_at":{},"owner":{}}}"#,
-            self.generation,
-            text(&go_rfc3339_nano(self.expires_at_ms)),
-            text(&self.owner),
-        ))
-    }
-
-    pub fn decode(bytes: &[u8]) -> std::result::Result<LeaseRecord, String> {
-        let value: serde_json::Value =
-            serde_json::from_slice(bytes).map_err(|e| format!("not JSON: {e}"))?;
-        let generation = value["generation"].as_i64().unwrap_or(0);
-        let expires = value["expires_at"]
-            .as_str()
-            .ok_or("no expires_at")?
-            .to_string();
-        let expires_at_ms = chrono::DateTime::parse_from_rfc3339(&expires)
-            .map_err(|e| format!("expires_at {expires:?}: {e}"))?
-            .timestamp_millis();
-        let owner = value["owner"].as_str().unwrap_or_default().to_string();
-        Ok(LeaseRecord {
-            generation,
-            expires_at_ms,
-            owner,
-        })
-    }
-
-    /// Whether it is still live at `now_ms` by the reader's wall clock.
-    pub fn is_live(&self, now_ms: i64) -> bool {
-        now_ms <= self.expires_at_ms
-    }
-}
 
 /// Why the lease could not be taken.
 #[derive(Debug)]
@@ -109,7 +69,7 @@ enum Taken {
     Raced,
 }
 
-/// What this holder last wrote.
+/// What this holder last wrote to `lock.json`.
 #[derive(Clone, Debug)]
 struct Held {
     generation: i64,
@@ -121,16 +81,20 @@ struct Held {
 pub struct Lease {
     pub ttl: Duration,
     owner: OnceLock<String>,
-    /// The origin of `deadline_ns`.
-    base: Instant,
-    /// Nanoseconds after `base` at which the lease may be someone else's;
-    /// 0 while it was never taken.
-    deadline_ns: AtomicU64,
+    /// The process lease that keeps it live, once taken.
+    process: OnceLock<Arc<ProcessLease>>,
+    /// This database's share of it, until it leaves.
+    member: Mutex<Option<Membership>>,
+    /// This database's own fence (a TXID it did not write).
     fenced: AtomicBool,
     why_fenced: Mutex<Option<String>>,
     held: Mutex<Option<Held>>,
-    /// Why the last renewal failed, while no renewal has landed since.
-    renewal_error: Mutex<Option<String>>,
+    /// `""`, but in tests that play several processes in one.
+    scope: String,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Lease {
@@ -138,12 +102,23 @@ impl Lease {
         Lease {
             ttl,
             owner: OnceLock::new(),
-            base: Instant::now(),
-            deadline_ns: AtomicU64::new(0),
+            process: OnceLock::new(),
+            member: Mutex::new(None),
             fenced: AtomicBool::new(false),
             why_fenced: Mutex::new(None),
             held: Mutex::new(None),
-            renewal_error: Mutex::new(None),
+            scope: String::new(),
+        }
+    }
+
+    /// A lease whose process lease is of `scope` alone, as if it were
+    /// taken by another process: for tests that play several processes
+    /// in one.
+    #[doc(hidden)]
+    pub fn apart(ttl: Duration, scope: &str) -> Lease {
+        Lease {
+            scope: scope.to_string(),
+            ..Lease::new(ttl)
         }
     }
 
@@ -156,18 +131,38 @@ impl Lease {
         self.owner.get().map_or("", String::as_str)
     }
 
+    /// The process lease this database's lease lives by, once taken.
+    pub fn process(&self) -> Option<&Arc<ProcessLease>> {
+        self.process.get()
+    }
+
     /// Takes the lease: free, expired, or this holder's own (a reopen after
     /// a crash takes it back at once).
     pub fn acquire(&self, store: &dyn Store) -> std::result::Result<(), Refusal> {
-        let current = store.read_object(LEASE_OBJECT).map_err(Refusal::Store)?;
-        match self.write_over(store, current.as_ref())? {
+        let root = store.lease_root().map_err(Refusal::Store)?;
+        // The first database of the process under this root takes the
+        // process lease while `lock.json` is read: one round, not two.
+        let (member, current) = match ProcessLease::join_live(&root, self.ttl, &self.scope) {
+            Some(member) => (Ok(member), store.read_object(LEASE_OBJECT)),
+            None => std::thread::scope(|s| {
+                let joining = s.spawn(|| ProcessLease::join(&root, self.ttl, &self.scope));
+                let current = store.read_object(LEASE_OBJECT);
+                let joined = joining.join().unwrap_or_else(|_| {
+                    Err(Error::Panic("taking the process lease panicked".into()))
+                });
+                (joined, current)
+            }),
+        };
+        let member = member.map_err(Refusal::Store)?;
+        let current = current.map_err(Refusal::Store)?;
+        match self.write_over(store, &root, member, current.as_ref())? {
             Taken::Yes => Ok(()),
             Taken::Raced => {
                 // Another holder won the race for it.
                 let now = store.read_object(LEASE_OBJECT).ok().flatten();
                 let record = now.and_then(|v| LeaseRecord::decode(&v.bytes).ok());
                 Err(Refusal::Held(match record {
-                    Some(r) => held_by(&r),
+                    Some(r) => held_by(&r, r.expires_at_ms),
                     None => "another writer took the replica's lease first".into(),
                 }))
             }
@@ -183,72 +178,178 @@ impl Lease {
         store: &dyn Store,
         seen: &Versioned,
     ) -> std::result::Result<(), Refusal> {
-        match self.write_over(store, Some(seen))? {
+        let root = store.lease_root().map_err(Refusal::Store)?;
+        let member = ProcessLease::join(&root, self.ttl, &self.scope).map_err(Refusal::Store)?;
+        match self.write_over(store, &root, member, Some(seen))? {
             Taken::Yes => Ok(()),
             Taken::Raced => self.acquire(store),
         }
     }
 
-    /// Writes this holder's lease over `current` (`None`: no object) if it
-    /// may be taken: `Raced` when the object was no longer `current`.
+    /// Writes `lock.json` naming the process lease `member` joined over
+    /// `current` (`None`: no object) if the lease may be taken: `Raced`
+    /// when the object was no longer `current`.
     fn write_over(
         &self,
         store: &dyn Store,
+        root: &LeaseRoot,
+        member: Membership,
         current: Option<&Versioned>,
     ) -> std::result::Result<Taken, Refusal> {
-        let (expect, generation) = match current {
-            None => (Expect::Absent, 1),
-            Some(v) => {
-                let record = LeaseRecord::decode(&v.bytes).map_err(|why| {
+        let ours = member.process().clone();
+        let judged = match current {
+            None => Ok((Expect::Absent, 1)),
+            Some(v) => LeaseRecord::decode(&v.bytes)
+                .map_err(|why| {
                     Refusal::Store(Error::State(format!(
                         "the replica's {LEASE_OBJECT} cannot be read: {why}"
                     )))
-                })?;
-                if record.is_live(now_ms()) && record.owner != self.owner() {
-                    return Err(Refusal::Held(held_by(&record)));
-                }
-                (Expect::Version(v.version.clone()), record.generation + 1)
+                })
+                .and_then(|record| {
+                    self.may_take(root, &ours, &record)?;
+                    Ok((Expect::Version(v.version.clone()), record.generation + 1))
+                }),
+        };
+        let (expect, generation) = match judged {
+            Ok(judged) => judged,
+            Err(refusal) => {
+                // Nothing was written under it: no lock.json to give back.
+                member.leave(true);
+                return Err(refusal);
             }
         };
-        match self.write(store, generation, &expect) {
-            Ok(()) => Ok(Taken::Yes),
-            Err(e) if e.fault() == Some(Fault::Conflict) => Ok(Taken::Raced),
+        let record = LeaseRecord {
+            generation,
+            expires_at_ms: ours.expires_at_ms(),
+            owner: self.owner().to_string(),
+            process_lease: Some(ours.name().to_string()),
+        };
+        let version = match store.replace_object(LEASE_OBJECT, record.encode(), &expect) {
+            Ok(version) => version,
+            Err(e) if e.fault() == Some(Fault::Conflict) => {
+                member.leave(true);
+                return Ok(Taken::Raced);
+            }
+            Err(e) => {
+                member.leave(true);
+                return Err(Refusal::Store(e));
+            }
+        };
+        *lock(&self.held) = Some(Held {
+            generation,
+            version,
+        });
+        if self.process.set(ours).is_err() {
+            // Taken again by the same open: it lives by the first.
+            member.leave(true);
+        } else {
+            *lock(&self.member) = Some(member);
+        }
+        Ok(Taken::Yes)
+    }
+
+    /// Whether the lease `record` (read from `lock.json`) may be taken by
+    /// this holder, whose process lease is `ours`. When it names another
+    /// process's lease that may still be renewed, that lease is replaced
+    /// first (`If-Match` on the version read), so its process can never
+    /// renew it again: taking one of its databases fences them all.
+    fn may_take(
+        &self,
+        root: &LeaseRoot,
+        ours: &ProcessLease,
+        record: &LeaseRecord,
+    ) -> std::result::Result<(), Refusal> {
+        let now = now_ms();
+        let mine = record.owner == self.owner();
+        let name = match &record.process_lease {
+            // A lease with its own deadline (Litestream's, an older offloop's).
+            None if record.is_live(now) && !mine => {
+                return Err(Refusal::Held(held_by(record, record.expires_at_ms)))
+            }
+            None => return Ok(()),
+            Some(_) if record.is_dead() => return Ok(()),
+            // Live while this process renews it: another database of
+            // this process holds it, or this very one (opened again).
+            Some(name) if name == ours.name() => {
+                return match mine {
+                    true => Ok(()),
+                    false => Err(Refusal::Held(held_by(record, ours.expires_at_ms()))),
+                }
+            }
+            Some(name) => name,
+        };
+        let file = process_lease_file(name).unwrap_or_default();
+        let unreadable = |why: String| {
+            Refusal::Store(Error::State(format!(
+                "the replica's process lease {name} cannot be read: {why}"
+            )))
+        };
+        let read = |store: &dyn Store| -> std::result::Result<_, Refusal> {
+            let found = store.read_object(file).map_err(Refusal::Store)?;
+            let judged = match &found {
+                Some(v) => Some(LeaseRecord::decode(&v.bytes).map_err(unreadable)?),
+                None => None,
+            };
+            Ok(found.zip(judged))
+        };
+        let Some((found, process)) = read(&*root.store)? else {
+            return Ok(());
+        };
+        if process.is_dead() {
+            return Ok(());
+        }
+        if process.is_live(now) && !mine {
+            return Err(Refusal::Held(held_by(record, process.expires_at_ms)));
+        }
+        let taken = LeaseRecord {
+            generation: process.generation + 1,
+            expires_at_ms: 0,
+            owner: self.owner().to_string(),
+            process_lease: None,
+        };
+        match root
+            .store
+            .replace_object(file, taken.encode(), &Expect::Version(found.version))
+        {
+            Ok(_) => Ok(()),
+            Err(e) if e.fault() == Some(Fault::Conflict) => match read(&*root.store)? {
+                // Another taker replaced it first, or it was released.
+                None => Ok(()),
+                Some((_, now)) if now.is_dead() => Ok(()),
+                // Its process renewed it meanwhile: it is alive.
+                Some((_, now)) => Err(Refusal::Held(held_by(record, now.expires_at_ms))),
+            },
             Err(e) => Err(Refusal::Store(e)),
         }
     }
 
-    /// Renews the lease, also once it lapsed. A conflict (someone replaced
-    /// it) fences at once; another failure leaves the deadline as it was.
-    pub fn renew(&self, store: &dyn Store) -> Result<()> {
-        let Some(held) = self.held() else {
-            return Err(Error::State("the lease is not held".into()));
-        };
-        if self.is_fenced() {
-            return Err(Error::State(self.why_fenced().unwrap_or_default()));
+    /// Renews the process lease now, as its thread does every third of the
+    /// TTL (a test's way to end a lapse).
+    pub fn renew(&self) -> Result<()> {
+        match self.process.get() {
+            Some(process) => process.renew(),
+            None => Err(Error::State("the lease is not held".into())),
         }
-        let result = self.write(store, held.generation, &Expect::Version(held.version));
-        match &result {
-            Ok(()) => *self.renewal_error.lock().unwrap_or_else(|e| e.into_inner()) = None,
-            Err(e) => self.renewal_failed(&e.to_string()),
+    }
+
+    /// `hook` hears why, once, if the process lease is lost for good.
+    pub fn on_fence(&self, hook: FenceHook) {
+        if let Some(member) = lock(&self.member).as_ref() {
+            member.on_fence(hook);
         }
-        if let Err(e) = &result {
-            if e.fault() == Some(Fault::Conflict) {
-                let now = store.read_object(LEASE_OBJECT).ok().flatten();
-                let by = now
-                    .and_then(|v| LeaseRecord::decode(&v.bytes).ok())
-                    .map_or_else(|| "someone else".into(), |r| r.owner);
-                self.fence(format!(
-                    "the replica's lease was taken by {by}: this database no longer writes to it"
-                ));
-            }
-        }
-        result
+    }
+
+    /// Stops counting on the process lease without giving `lock.json`
+    /// back: it stays live while the process lease does (other databases
+    /// renew it), and expires with it.
+    pub fn abandon(&self) {
+        lock(&self.member).take();
     }
 
     /// Gives the lease up (a clean close): it expires at once for everyone.
     /// Nothing happens when it is no longer surely ours.
     pub fn release(&self, store: &dyn Store) -> Result<()> {
-        let Some(held) = self.held() else {
+        let Some(held) = lock(&self.held).clone() else {
             return Ok(());
         };
         if self.refuses_commits() {
@@ -258,69 +359,37 @@ impl Lease {
             generation: held.generation,
             expires_at_ms: 0,
             owner: self.owner().to_string(),
+            process_lease: self.process.get().map(|p| p.name().to_string()),
         };
         store.replace_object(
             LEASE_OBJECT,
             record.encode(),
             &Expect::Version(held.version),
         )?;
-        self.held.lock().unwrap_or_else(|e| e.into_inner()).take();
+        lock(&self.held).take();
+        if let Some(member) = lock(&self.member).take() {
+            member.leave(true);
+        }
         Ok(())
-    }
-
-    fn write(&self, store: &dyn Store, generation: i64, expect: &Expect) -> Result<()> {
-        // Both clocks read before the request leaves: the lease cannot
-        // expire for anyone before `sent_wall + ttl`, and that is no sooner
-        // than `sent + ttl` here, less the others' skew.
-        let sent = Instant::now();
-        let record = LeaseRecord {
-            generation,
-            expires_at_ms: now_ms() + self.ttl.as_millis() as i64,
-            owner: self.owner().to_string(),
-        };
-        let version = store.replace_object(LEASE_OBJECT, record.encode(), expect)?;
-        let deadline =
-            (sent + self.ttl.saturating_sub(CLOCK_SKEW_BOUND)).saturating_duration_since(self.base);
-        *self.held.lock().unwrap_or_else(|e| e.into_inner()) = Some(Held {
-            generation,
-            version,
-        });
-        self.deadline_ns
-            .fetch_max(deadline.as_nanos().max(1) as u64, Ordering::Release);
-        Ok(())
-    }
-
-    fn held(&self) -> Option<Held> {
-        self.held.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// When the lease may be someone else's, by this process's monotonic
     /// clock; `None` while it was never taken.
     pub fn deadline(&self) -> Option<Instant> {
-        match self.deadline_ns.load(Ordering::Acquire) {
-            0 => None,
-            ns => Some(self.base + Duration::from_nanos(ns)),
-        }
+        self.process.get()?.deadline()
     }
 
     /// Whether a commit now must be refused: fenced, never taken, or past
     /// the deadline (lapsed, until a renewal lands). Cheap: the writer asks
     /// before every commit.
     pub fn refuses_commits(&self) -> bool {
-        self.fenced.load(Ordering::Acquire) || self.not_yet_or_lapsed()
-    }
-
-    /// Records why a renewal failed, for [`Lease::why_refused`].
-    pub fn renewal_failed(&self, why: &str) {
-        *self.renewal_error.lock().unwrap_or_else(|e| e.into_inner()) = Some(why.to_string());
+        self.fenced.load(Ordering::Acquire)
+            || self.process.get().is_none_or(|p| p.refuses_commits())
     }
 
     /// Never taken, or past the deadline without a renewal since.
     fn not_yet_or_lapsed(&self) -> bool {
-        match self.deadline_ns.load(Ordering::Acquire) {
-            0 => true,
-            ns => self.base.elapsed().as_nanos() as u64 >= ns,
-        }
+        self.process.get().is_none_or(|p| p.not_yet_or_lapsed())
     }
 
     /// Past the deadline, not fenced: a renewal may still end it.
@@ -340,10 +409,9 @@ impl Lease {
             return Some("the replica's lease is not held".into());
         }
         let cause = self
-            .renewal_error
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_ref()
+            .process
+            .get()
+            .and_then(|p| p.renewal_error())
             .map_or_else(String::new, |e| format!(" ({e})"));
         Some(format!(
             "the replica's lease was not renewed before its deadline{cause}, so it may be \
@@ -352,9 +420,9 @@ impl Lease {
         ))
     }
 
-    /// Fences this holder for good; the first reason given is kept.
+    /// Fences this database for good; the first reason given is kept.
     pub fn fence(&self, why: String) {
-        let mut slot = self.why_fenced.lock().unwrap_or_else(|e| e.into_inner());
+        let mut slot = lock(&self.why_fenced);
         if slot.is_none() {
             *slot = Some(why);
         }
@@ -362,53 +430,12 @@ impl Lease {
     }
 
     pub fn is_fenced(&self) -> bool {
-        self.fenced.load(Ordering::Acquire)
+        self.fenced.load(Ordering::Acquire) || self.process.get().is_some_and(|p| p.is_fenced())
     }
 
     pub fn why_fenced(&self) -> Option<String> {
-        self.why_fenced
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
+        lock(&self.why_fenced)
             .clone()
-    }
-}
-
-fn held_by(record: &LeaseRecord) -> String {
-    format!(
-        "the replica's lease is held by {} until {}",
-        if record.owner.is_empty() {
-            "another writer"
-        } else {
-            &record.owner
-        },
-        go_rfc3339_nano(record.expires_at_ms)
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_record_is_litestreams_json() {
-        let r = LeaseRecord {
-            generation: 3,
-            expires_at_ms: 1_764_506_390_401,
-            owner: "host:offloop-1".into(),
-        };
-        let json = String::from_utf8(r.encode().to_vec()).unwrap();
-        assert_eq!(
-            json,
-            r#"{"generation":3,"expires_at":"2025-11-30T12:39:50.401Z","owner":"host:offloop-1"}"#
-        );
-        assert_eq!(LeaseRecord::decode(json.as_bytes()).unwrap(), r);
-        // As Go writes it, with nanoseconds and an offset.
-        let go = br#"{"generation":7,"expires_at":"2025-11-30T13:39:50.401234567+01:00","owner":"h:12"}"#;
-        let d = LeaseRecord::decode(go).unwrap();
-        assert_eq!(
-            (d.generation, d.expires_at_ms, d.owner.as_str()),
-            (7, 1_764_506_390_401, "h:12")
-        );
-        assert!(d.is_live(1_764_506_390_401) && !d.is_live(1_764_506_390_402));
+            .or_else(|| self.process.get()?.why_fenced())
     }
 }

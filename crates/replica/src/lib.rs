@@ -31,11 +31,13 @@ mod follow_open;
 mod follow_record;
 mod housekeeping;
 pub mod lease;
+mod lease_record;
 mod page_io;
 pub mod paged;
 pub mod pending;
 pub mod plan;
 mod plan_files;
+pub mod process_lease;
 pub mod promotion;
 mod rejoin;
 mod renewer;
@@ -66,6 +68,6 @@ pub use restore_at_open::{FillStats, RestoreAtOpen, RestoreMode, RestoreSource};
 pub use settings::{PagedGate, ReplicaSettings};
 pub use shared::Answer;
 pub use store::{
-    Comparison, Expect, Fault, LtxFile, ReplicaStore, S3Options, Store, StoreError, Timestamps,
-    Versioned, WriteMode, LEVELS, SNAPSHOT_LEVEL,
+    Comparison, Expect, Fault, LeaseRoot, LtxFile, ReplicaStore, S3Options, Store, StoreError,
+    Timestamps, Versioned, WriteMode, LEVELS, SNAPSHOT_LEVEL,
 };

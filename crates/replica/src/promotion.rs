@@ -6,7 +6,8 @@
 //! file (never a full image of what the replica already holds).
 //!
 //! Also what a follower that may promote itself reads: the lease's state
-//! (one GET of `lock.json`), and when to read it next.
+//! (a GET of `lock.json`, and one of the process lease it names), and when
+//! to read it next.
 //!
 //! It writes only the replicator's folder and the follower's record
 //! beside the database. It never applies, never uploads an LTX file,
@@ -15,6 +16,7 @@
 use std::fs::{self, File};
 use std::io;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -25,6 +27,7 @@ use crate::capture::{CaptureLog, CaptureStart};
 use crate::error::Result;
 use crate::follow_record::record_path;
 use crate::lease::{Lease, LeaseRecord, Refusal, LEASE_OBJECT};
+use crate::lease_record::process_lease_file;
 use crate::page_io::database_page_size;
 use crate::rejoin::mark_writer;
 use crate::renewer::holder_id;
@@ -79,26 +82,48 @@ pub fn take_lease(
     Ok(lease)
 }
 
-/// The replica's lease as `owner` sees it now (one GET). Expiry is judged
-/// as the lease says, by this machine's wall clock: the holder stops
-/// `CLOCK_SKEW_BOUND` before, by its own monotonic clock.
+/// The replica's lease as `owner` sees it now: a GET of `lock.json`, and
+/// when it names a process lease that may still be renewed, a GET of that
+/// one, whose life is the lease's. Expiry is judged as the lease says, by
+/// this machine's wall clock: the holder stops `CLOCK_SKEW_BOUND` before,
+/// by its own monotonic clock.
 pub fn lease_state(store: &dyn Store, owner: &str) -> Result<LeaseState> {
+    lease_state_counted(store, owner, &AtomicU64::new(0))
+}
+
+/// [`lease_state`], adding each GET it makes to `gets`.
+pub fn lease_state_counted(store: &dyn Store, owner: &str, gets: &AtomicU64) -> Result<LeaseState> {
+    gets.fetch_add(1, Ordering::Relaxed);
     let Some(object) = store.read_object(LEASE_OBJECT)? else {
         return Ok(LeaseState::Absent);
     };
-    let record = LeaseRecord::decode(&object.bytes).map_err(|why| {
-        crate::Error::State(format!(
-            "the replica's {LEASE_OBJECT} cannot be read: {why}"
-        ))
-    })?;
-    Ok(if record.is_live(now_ms()) && record.owner != owner {
+    let unreadable = |what: &str, why: String| {
+        crate::Error::State(format!("the replica's {what} cannot be read: {why}"))
+    };
+    let record = LeaseRecord::decode(&object.bytes).map_err(|why| unreadable(LEASE_OBJECT, why))?;
+    let expires_at_ms = match &record.process_lease {
+        Some(name) if !record.is_dead() => {
+            let file = process_lease_file(name).unwrap_or_default();
+            gets.fetch_add(1, Ordering::Relaxed);
+            match store.lease_root()?.store.read_object(file)? {
+                Some(v) => {
+                    LeaseRecord::decode(&v.bytes)
+                        .map_err(|why| unreadable(name, why))?
+                        .expires_at_ms
+                }
+                None => 0,
+            }
+        }
+        _ => record.expires_at_ms,
+    };
+    Ok(if now_ms() <= expires_at_ms && record.owner != owner {
         LeaseState::Held {
             why: format!(
                 "the replica's lease is held by {} until {}",
                 record.owner,
-                crate::store::go_rfc3339_nano(record.expires_at_ms)
+                crate::store::go_rfc3339_nano(expires_at_ms)
             ),
-            expires_at_ms: record.expires_at_ms,
+            expires_at_ms,
         }
     } else {
         LeaseState::Free(object)

@@ -47,6 +47,11 @@ pub struct S3Options {
     pub force_path_style: Option<bool>,
 }
 
+/// The folder (under the folder or prefix that holds the replica) where
+/// the process leases of every replica beside it live; see `lease_root`.
+pub(crate) const LEASE_FOLDER: [&str; 2] = [".offloop", "leases"];
+
+#[derive(Clone)]
 pub(crate) enum Layout {
     Folder {
         root: PathBuf,
@@ -71,42 +76,88 @@ impl Layout {
     }
 }
 
-/// The backend and layout for the replica at `url`.
-pub(crate) fn backend(url: &str, s3: &S3Options) -> Result<(Arc<dyn ObjectStore>, Layout)> {
+/// The backend and layout for the replica at `url`, and the key of its
+/// lease root (see [`lease_root`]).
+pub(crate) fn backend(
+    url: &str,
+    s3: &S3Options,
+) -> Result<(Arc<dyn ObjectStore>, Layout, LeaseRootPlace)> {
     let parsed =
         url::Url::parse(url).map_err(|e| Error::Config(format!("bad replica URL {url:?}: {e}")))?;
-    let (store, layout): (Arc<dyn ObjectStore>, Layout) = match parsed.scheme() {
-        "file" => {
-            let root = parsed
-                .to_file_path()
-                .ok()
-                .filter(|p| p.is_absolute())
-                .ok_or_else(|| {
-                    Error::Config(format!("replica URL {url:?} needs an absolute path"))
-                })?;
-            if root.exists() && !root.is_dir() {
-                return Err(Error::Config(format!(
-                    "replica path {} is a file, not a folder",
-                    root.display()
-                )));
+    let (store, layout, place): (Arc<dyn ObjectStore>, Layout, LeaseRootPlace) =
+        match parsed.scheme() {
+            "file" => {
+                let root = parsed
+                    .to_file_path()
+                    .ok()
+                    .filter(|p| p.is_absolute())
+                    .ok_or_else(|| {
+                        Error::Config(format!("replica URL {url:?} needs an absolute path"))
+                    })?;
+                if root.exists() && !root.is_dir() {
+                    return Err(Error::Config(format!(
+                        "replica path {} is a file, not a folder",
+                        root.display()
+                    )));
+                }
+                Path::from_absolute_path(&root)
+                    .map_err(|e| Error::Config(format!("replica path {}: {e}", root.display())))?;
+                let fs = LocalFileSystem::new().with_fsync(true);
+                let parent = root.parent().unwrap_or(&root).to_path_buf();
+                let folder = LEASE_FOLDER.iter().fold(parent.clone(), |p, s| p.join(s));
+                let place = LeaseRootPlace {
+                    key: format!("file://{}", parent.display()),
+                    layout: Layout::Folder { root: folder },
+                };
+                (Arc::new(fs), Layout::Folder { root }, place)
             }
-            Path::from_absolute_path(&root)
-                .map_err(|e| Error::Config(format!("replica path {}: {e}", root.display())))?;
-            let fs = LocalFileSystem::new().with_fsync(true);
-            (Arc::new(fs), Layout::Folder { root })
-        }
-        "s3" => {
-            let (client, prefix) = resolve_s3(&parsed, s3)?;
-            let (store, creates) = shared_s3(client, &parsed)?;
-            (store, Layout::S3 { prefix, creates })
-        }
-        other => {
-            return Err(Error::Config(format!(
-                "replica URL {url:?}: unknown scheme {other:?} (use file:// or s3://)"
-            )))
-        }
-    };
-    Ok((store, layout))
+            "s3" => {
+                let (client, prefix) = resolve_s3(&parsed, s3)?;
+                let parent: Path = {
+                    let parts: Vec<_> = prefix.parts().collect();
+                    Path::from_iter(parts[..parts.len().saturating_sub(1)].iter().cloned())
+                };
+                // Not the secrets: two stores that differ only there would
+                // share a lease root's renewals, and a key is never shown.
+                let key = format!(
+                    "s3://{}/{}?endpoint={}&region={}&key={}&path_style={}",
+                    client.bucket,
+                    parent,
+                    client.endpoint.as_deref().unwrap_or(""),
+                    client.region,
+                    client.key_id,
+                    client.path_style
+                );
+                let (store, creates) = shared_s3(client, &parsed)?;
+                let folder = LEASE_FOLDER.iter().fold(parent, |p, s| p.join(*s));
+                let place = LeaseRootPlace {
+                    key,
+                    layout: Layout::S3 {
+                        prefix: folder,
+                        creates: creates.clone(),
+                    },
+                };
+                (store, Layout::S3 { prefix, creates }, place)
+            }
+            other => {
+                return Err(Error::Config(format!(
+                    "replica URL {url:?}: unknown scheme {other:?} (use file:// or s3://)"
+                )))
+            }
+        };
+    Ok((store, layout, place))
+}
+
+/// Where the process leases of a replica live: the folder or prefix that
+/// holds the replica (its parent: `file:///srv/replicas/tenant-1` has
+/// `/srv/replicas`, `s3://bucket/tenants/t1` has `tenants`, `s3://bucket/t1`
+/// the bucket's top), in its [`LEASE_FOLDER`], on the same S3 client.
+/// Every replica with the same parent on the same client has the same
+/// `key`, and a process holds one lease there for all of them.
+#[derive(Clone)]
+pub(crate) struct LeaseRootPlace {
+    pub(crate) key: String,
+    pub(crate) layout: Layout,
 }
 
 /// What tells one S3 client from another: every setting the client is
@@ -263,7 +314,7 @@ fn build_s3(client: &S3Client, creates: &Arc<CreateOnly>, url: &url::Url) -> Res
 mod tests {
     use super::*;
 
-    fn s3(bucket_and_prefix: &str, key_id: &str) -> (Arc<dyn ObjectStore>, Layout) {
+    fn s3(bucket_and_prefix: &str, key_id: &str) -> (Arc<dyn ObjectStore>, Layout, LeaseRootPlace) {
         let opts = S3Options {
             endpoint: Some("http://127.0.0.1:9".into()),
             access_key_id: Some(key_id.into()),
@@ -275,19 +326,41 @@ mod tests {
 
     #[test]
     fn stores_of_one_bucket_and_credentials_share_one_s3_client_while_one_lives() {
-        let (a, _) = s3("shared/tenant-a", "k");
-        let (b, layout) = s3("shared/tenant-b", "k");
+        let (a, _, _) = s3("shared/tenant-a", "k");
+        let (b, layout, _) = s3("shared/tenant-b", "k");
         assert!(Arc::ptr_eq(&a, &b), "one client for the bucket");
         assert!(matches!(layout, Layout::S3 { prefix, .. } if prefix.as_ref() == "tenant-b"));
-        let (other_bucket, _) = s3("elsewhere/tenant-a", "k");
+        let (other_bucket, _, _) = s3("elsewhere/tenant-a", "k");
         assert!(!Arc::ptr_eq(&a, &other_bucket));
-        let (other_keys, _) = s3("shared/tenant-a", "k2");
+        let (other_keys, _, _) = s3("shared/tenant-a", "k2");
         assert!(!Arc::ptr_eq(&a, &other_keys));
         let gone = Arc::downgrade(&a);
         drop((a, b));
         assert!(
             gone.upgrade().is_none(),
             "the client goes with its last store"
+        );
+    }
+
+    #[test]
+    fn replicas_with_one_parent_on_one_client_share_a_lease_root_beside_them() {
+        let (_, _, a) = s3("shared/tenants/a", "k");
+        let (_, _, b) = s3("shared/tenants/b", "k");
+        assert_eq!(a.key, b.key);
+        assert!(
+            matches!(&a.layout, Layout::S3 { prefix, .. } if prefix.as_ref() == "tenants/.offloop/leases")
+        );
+        let (_, _, top) = s3("shared/app", "k");
+        assert!(
+            matches!(&top.layout, Layout::S3 { prefix, .. } if prefix.as_ref() == ".offloop/leases")
+        );
+        assert_ne!(top.key, a.key);
+        assert_ne!(s3("shared/tenants/a", "k2").2.key, a.key, "another client");
+        assert_ne!(s3("other/tenants/a", "k").2.key, a.key, "another bucket");
+        let (_, _, f) = backend("file:///srv/replicas/t1", &S3Options::default()).unwrap();
+        assert_eq!(f.key, "file:///srv/replicas");
+        assert!(
+            matches!(&f.layout, Layout::Folder { root } if root == std::path::Path::new("/srv/replicas/.offloop/leases"))
         );
     }
 }

@@ -4,7 +4,7 @@
 //!
 //! It runs only on the replicator thread, as methods of its `Worker`. It
 //! never decides whether a commit may be acknowledged (the `Lease` does)
-//! and never renews by itself (the lease thread does).
+//! and never renews by itself (the process lease's thread does).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -33,16 +33,19 @@ impl Worker {
         self.renew(lease, store)
     }
 
-    /// Starts renewing `lease`, which this holder has just taken.
-    pub(crate) fn renew(&mut self, lease: Arc<Lease>, store: Arc<dyn Store>) -> Result<(), String> {
+    /// Counts `lease`, which this holder has just taken, among its process
+    /// lease's databases, whose renewals keep it live.
+    pub(crate) fn renew(
+        &mut self,
+        lease: Arc<Lease>,
+        _store: Arc<dyn Store>,
+    ) -> Result<(), String> {
         let shared = self.shared.clone();
         let fenced = Box::new(move |why: String| {
             shared.set_error(why);
             let _ = shared.wake.try_send(());
         });
-        let renewer = Renewer::start(lease, store, fenced)
-            .map_err(|e| format!("could not start the lease thread: {e}"))?;
-        self.renewer = Some(renewer);
+        self.renewer = Some(Renewer::start(lease, fenced));
         Ok(())
     }
 
@@ -69,16 +72,17 @@ impl Worker {
         taken
     }
 
-    /// Stops renewing the lease and gives it up, when it is still surely
-    /// this holder's; a release that fails leaves it to expire.
+    /// Gives the lease up, when it is still surely this holder's, then
+    /// leaves the process lease's renewals; a release that fails leaves it
+    /// to expire with the process lease.
     pub(crate) fn release_lease(&mut self) {
-        self.renewer.take();
         if let (Some(lease), Ok(store)) = (&self.shared.lease, self.store()) {
             if let Err(e) = lease.release(&*store) {
                 self.shared
                     .set_error(format!("could not release the replica's lease: {e}"));
             }
         }
+        self.renewer.take();
     }
 }
 

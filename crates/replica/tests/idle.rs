@@ -119,6 +119,9 @@ impl Store for Counted {
         add(&self.counts.lease_writes, 1);
         self.inner.replace_object(name, bytes, expect)
     }
+    fn lease_root(&self) -> offloop_replica::Result<offloop_replica::LeaseRoot> {
+        self.inner.lease_root()
+    }
     fn compare(&self, file: &LtxFile, source: &Path) -> offloop_replica::Result<Comparison> {
         add(&self.counts.reads, 1);
         self.inner.compare(file, source)

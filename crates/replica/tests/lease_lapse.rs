@@ -1,8 +1,11 @@
 //! The lease past its deadline: it lapses (commits refused, no fence), a
-//! renewal that finds the lease object as this holder wrote it ends the
-//! lapse, and one that finds it taken by another holder fences for good.
-//! On a folder replica; the deadline is passed by waiting for it on the
-//! monotonic clock, which can only make the lapse more certain.
+//! renewal that finds the process lease as this process wrote it ends the
+//! lapse, and one that finds it replaced by another holder (who took one of
+//! its databases) fences every database under it for good. On a folder
+//! replica, each holder playing a process of its own (`Lease::apart`) whose
+//! renewals are held back as if it were paused; the deadline is passed by
+//! waiting for it on the monotonic clock, which can only make the lapse
+//! more certain.
 
 use std::thread::sleep;
 use std::time::{Duration, Instant};
@@ -17,10 +20,18 @@ fn store(dir: &std::path::Path) -> ReplicaStore {
     ReplicaStore::open(&format!("file://{}", dir.display()), &S3Options::default()).unwrap()
 }
 
+/// A lease of `owner`, in a process of its own.
 fn lease(owner: &str) -> Lease {
-    let lease = Lease::new(TTL);
+    let lease = Lease::apart(TTL, owner);
     lease.set_owner(owner.into());
     lease
+}
+
+/// Takes `lease` and holds back its process lease's renewals, as if the
+/// process were paused.
+fn take_paused(lease: &Lease, store: &ReplicaStore) {
+    lease.acquire(store).unwrap();
+    lease.process().unwrap().hold_renewals(true);
 }
 
 /// Waits until `lease`'s deadline has passed.
@@ -35,9 +46,9 @@ fn past_deadline(lease: &Lease) {
 #[test]
 fn a_lapsed_lease_refuses_commits_and_a_renewal_that_finds_it_unchanged_ends_the_lapse() {
     let dir = tempfile::tempdir().unwrap();
-    let store = store(dir.path());
+    let store = store(&dir.path().join("replica"));
     let holder = lease("a");
-    holder.acquire(&store).unwrap();
+    take_paused(&holder, &store);
     assert!(!holder.refuses_commits());
     past_deadline(&holder);
     assert!(holder.refuses_commits(), "past its deadline");
@@ -46,7 +57,7 @@ fn a_lapsed_lease_refuses_commits_and_a_renewal_that_finds_it_unchanged_ends_the
     let why = holder.why_refused().unwrap();
     assert!(why.contains("not renewed before its deadline"), "{why}");
 
-    holder.renew(&store).unwrap();
+    holder.renew().unwrap();
     assert!(
         !holder.refuses_commits(),
         "the renewal found the lease still this holder's"
@@ -58,9 +69,15 @@ fn a_lapsed_lease_refuses_commits_and_a_renewal_that_finds_it_unchanged_ends_the
 #[test]
 fn a_lapsed_lease_another_holder_took_fences_for_good() {
     let dir = tempfile::tempdir().unwrap();
-    let store = store(dir.path());
+    let (replica, other) = (
+        store(&dir.path().join("replica")),
+        store(&dir.path().join("other")),
+    );
+    let store = replica;
     let first = lease("a");
-    first.acquire(&store).unwrap();
+    take_paused(&first, &store);
+    let beside = lease("a");
+    beside.acquire(&other).unwrap();
     // The record expires by the wall clock TTL after it was written; the
     // other holder judges it by that.
     sleep(TTL + CLOCK_SKEW_BOUND);
@@ -68,14 +85,16 @@ fn a_lapsed_lease_another_holder_took_fences_for_good() {
     second.acquire(&store).unwrap();
     assert!(first.is_lapsed());
 
-    assert!(first.renew(&store).is_err(), "the lease is b's now");
+    assert!(first.renew().is_err(), "the lease is b's now");
     assert!(first.is_fenced());
     assert!(first.refuses_commits());
     let why = first.why_refused().unwrap();
     assert!(why.contains("taken by b"), "{why}");
-    assert!(first.renew(&store).is_err(), "a fence never lifts");
+    assert!(first.renew().is_err(), "a fence never lifts");
     assert!(first.is_fenced());
     assert!(!second.refuses_commits());
+    // The process's other database under the same root is fenced with it.
+    assert!(beside.is_fenced() && beside.refuses_commits());
 }
 
 #[test]
@@ -84,13 +103,14 @@ fn a_failed_renewal_names_its_cause_while_the_lease_is_lapsed() {
     let root = dir.path().join("replica");
     let store = store(&root);
     let holder = lease("a");
-    holder.acquire(&store).unwrap();
+    take_paused(&holder, &store);
     past_deadline(&holder);
-    // The replica's folder becomes a file: every request fails, none is a
-    // conflict.
-    std::fs::remove_dir_all(&root).unwrap();
-    std::fs::write(&root, b"not a folder").unwrap();
-    assert!(holder.renew(&store).is_err());
+    // The process leases' folder becomes a file: every request fails, none
+    // is a conflict.
+    let leases = dir.path().join(".offloop");
+    std::fs::remove_dir_all(&leases).unwrap();
+    std::fs::write(&leases, b"not a folder").unwrap();
+    assert!(holder.renew().is_err());
     assert!(
         holder.is_lapsed(),
         "an unreachable replica lapses, never fences"

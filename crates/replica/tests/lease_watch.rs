@@ -72,6 +72,9 @@ impl Store for Counting {
         self.writes.fetch_add(1, Ordering::Relaxed);
         self.inner.replace_object(name, bytes, expect)
     }
+    fn lease_root(&self) -> offloop_replica::Result<offloop_replica::LeaseRoot> {
+        self.inner.lease_root()
+    }
 }
 
 fn store(dir: &Path) -> Counting {

@@ -127,6 +127,18 @@ pub enum Expect {
     Version(String),
 }
 
+/// Where the process leases of a replica live (see
+/// `crate::process_lease`): a store whose `read_object` and
+/// `replace_object` address `<parent>/.offloop/leases/<name>`, the parent
+/// being the folder or S3 prefix that holds the replica, on the same S3
+/// client. `key` names that place and client: equal for every replica
+/// beside this one on the same client.
+#[derive(Clone, Debug)]
+pub struct LeaseRoot {
+    pub key: String,
+    pub store: std::sync::Arc<dyn Store>,
+}
+
 /// A replica's file compared with a local one ([`Store::compare`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Comparison {
@@ -190,6 +202,10 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// [`Fault::Conflict`] and leaves the object as it was. Readers see the
     /// old object or the new one, never part of either.
     fn replace_object(&self, name: &str, bytes: Bytes, expect: &Expect) -> Result<String>;
+
+    /// Where this replica's process lease lives, shared with every replica
+    /// beside it on the same client ([`LeaseRoot`]). Makes no request.
+    fn lease_root(&self) -> Result<LeaseRoot>;
 
     /// What the replica's `file` holds, compared with the local file
     /// `source`. This is how a writer tells its own earlier create of a

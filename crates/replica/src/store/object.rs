@@ -31,11 +31,11 @@ use offloop_ltx::Txid;
 use super::io_runtime::IoRuntime;
 use super::object_io::{fetch, joined, StreamReader, CONCURRENT_REQUESTS, PART_SIZE};
 use super::{
-    folder_cas, s3_upload, Comparison, Expect, Fault, LtxFile, Store, StoreError, Timestamps,
-    Versioned, WriteMode, LEVELS,
+    folder_cas, s3_upload, Comparison, Expect, Fault, LeaseRoot, LtxFile, Store, StoreError,
+    Timestamps, Versioned, WriteMode, LEVELS,
 };
 use crate::error::{Error, Result};
-use crate::replica_url::{backend, Layout, S3Options};
+use crate::replica_url::{backend, Layout, LeaseRootPlace, S3Options};
 
 /// The S3 metadata key Litestream keeps an object's LTX timestamp under.
 pub const TIMESTAMP_METADATA_KEY: &str = "litestream-timestamp";
@@ -51,6 +51,9 @@ pub struct ReplicaStore {
     store: Arc<dyn ObjectStore>,
     layout: Layout,
     url: String,
+    /// Where this replica's process leases live; `None` for the store of
+    /// that place itself.
+    lease_place: Option<LeaseRootPlace>,
 }
 
 impl std::fmt::Debug for ReplicaStore {
@@ -66,7 +69,7 @@ impl ReplicaStore {
     /// the rest). Makes no request: a missing bucket or a wrong key shows
     /// at the first operation.
     pub fn open(url: &str, s3: &S3Options) -> Result<ReplicaStore> {
-        let (store, layout) = backend(url, s3)?;
+        let (store, layout, place) = backend(url, s3)?;
         let runtime =
             IoRuntime::shared().map_err(|e| Error::io("start the replica store's threads", e))?;
         Ok(ReplicaStore {
@@ -74,6 +77,7 @@ impl ReplicaStore {
             store,
             layout,
             url: url.to_string(),
+            lease_place: Some(place),
         })
     }
 
@@ -406,6 +410,24 @@ impl Store for ReplicaStore {
                 e => StoreError::from_backend("replace", path.as_ref(), e),
             })?;
         Ok(put.e_tag.unwrap_or_default())
+    }
+
+    fn lease_root(&self) -> Result<LeaseRoot> {
+        let place = self
+            .lease_place
+            .clone()
+            .ok_or_else(|| Error::State(format!("{} is a lease root, not a replica", self.url)))?;
+        let store = ReplicaStore {
+            runtime: self.runtime.clone(),
+            store: self.store.clone(),
+            layout: place.layout,
+            url: place.key.clone(),
+            lease_place: None,
+        };
+        Ok(LeaseRoot {
+            key: place.key,
+            store: Arc::new(store),
+        })
     }
 
     fn compare(&self, file: &LtxFile, source: &FsPath) -> Result<Comparison> {
