@@ -5,22 +5,23 @@
 //!
 //! # Design
 //!
-//! Each database is a [`Lane`]: its state (a [`Task`], whose `step` does
+//! Each database is a `Lane`: its state (a `Task`, whose `step` does
 //! whatever is due and says when it wants to run next) and where it
 //! stands: idle, scheduled (in the ready queue, once at most) or running
 //! (on one thread; `notified` when something arrived meanwhile, so it runs
 //! again straight after). A lane never runs on two threads at once, so a
 //! database's steps keep the order one thread of its own gave them. A
-//! commit's wake-up, a command or a durable waiter schedules the lane at
-//! once; a deadline goes into the timer's heap.
+//! commit's wake-up (a `Wake`, one pending at most), a command or a
+//! durable waiter schedules the lane at once; a deadline goes into the
+//! timer's heap.
 //!
-//! The pool holds [`base_threads`] threads (the machine's cores, at least
+//! The pool holds `base_threads` threads (the machine's cores, at least
 //! 2, at most 4), started on demand. A step may block on its store (an
 //! upload to a slow S3), holding one thread: a slow database holds at most
 //! one. When every thread is held and the ready queue has not moved for
-//! [`STALL`], the timer starts one more, up to [`RESCUE_THREADS`] past the
+//! `STALL`, the timer starts one more, up to `RESCUE_THREADS` past the
 //! base; past that, the other databases wait for a thread to come back
-//! (docs/replication.md, "Threads"). A thread leaves after [`IDLE_EXIT`]
+//! (docs/replication.md, "Threads"). A thread leaves after `IDLE_EXIT`
 //! without work, a rescue thread as soon as it finds none, and every one
 //! of them, the timer's included, as soon as no lane is left: none
 //! outlives the last replicated database's close.
@@ -32,6 +33,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
@@ -193,6 +195,40 @@ impl Lane {
                 POOL.add_timer(at, Arc::downgrade(self));
             }
         }
+    }
+}
+
+/// A lane's one-slot wake-up (a database's commit wake-up): at most one
+/// pending, like the one-slot channel it replaced (whose name its call
+/// keeps); one that arrives while one is pending costs an atomic swap.
+pub(crate) struct Wake {
+    pending: AtomicBool,
+    lane: Weak<Lane>,
+}
+
+impl Wake {
+    pub(crate) fn new(lane: Weak<Lane>) -> Self {
+        Wake {
+            pending: AtomicBool::new(false),
+            lane,
+        }
+    }
+
+    /// Wakes the database (schedules its next step) unless a wake-up is
+    /// pending already. Its answer: whether this one was new.
+    pub(crate) fn try_send(&self, _: ()) -> bool {
+        if self.pending.swap(true, Ordering::AcqRel) {
+            return false;
+        }
+        if let Some(lane) = self.lane.upgrade() {
+            lane.schedule();
+        }
+        true
+    }
+
+    /// Takes the pending wake-up, if there is one.
+    pub(crate) fn take(&self) -> bool {
+        self.pending.swap(false, Ordering::AcqRel)
     }
 }
 

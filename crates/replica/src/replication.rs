@@ -13,13 +13,11 @@
 //! the work itself lives in `worker`, `upload` and `housekeeping`.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Weak;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, TryRecvError};
 
-use crate::pool::{Lane, Next, Task};
+use crate::pool::{Next, Task};
 use crate::shared::{Command, Connect, Reply};
 use crate::worker::{guarded, Ended, Worker, FIRST_BACKOFF, STOP_UPLOAD_DEADLINE};
 
@@ -31,39 +29,6 @@ const CAPTURE_DELAY: Duration = Duration::from_millis(20);
 /// Actions (a command, an upload, a capture) one step takes before it
 /// lets the other databases waiting for a thread go first.
 const ACTIONS_PER_STEP: usize = 8;
-
-/// The commit wake-up: at most one pending, like the one-slot channel it
-/// replaced (whose name its call keeps), and one that arrives while one is
-/// pending costs an atomic swap.
-pub(crate) struct Wake {
-    pending: AtomicBool,
-    lane: Weak<Lane>,
-}
-
-impl Wake {
-    pub(crate) fn new(lane: Weak<Lane>) -> Self {
-        Wake {
-            pending: AtomicBool::new(false),
-            lane,
-        }
-    }
-
-    /// Wakes the database (schedules its next step) unless a wake-up is
-    /// pending already. Its answer: whether this one was new.
-    pub(crate) fn try_send(&self, _: ()) -> bool {
-        if self.pending.swap(true, Ordering::AcqRel) {
-            return false;
-        }
-        if let Some(lane) = self.lane.upgrade() {
-            lane.schedule();
-        }
-        true
-    }
-
-    fn take(&self) -> bool {
-        self.pending.swap(false, Ordering::AcqRel)
-    }
-}
 
 /// A stop under way: its rounds are retried until they ship everything or
 /// its deadline passes, each on a step of its own.

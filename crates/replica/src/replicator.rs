@@ -49,8 +49,8 @@ use offloop_engine::{CheckpointPermit, CheckpointWrites, WalObserver};
 use offloop_ltx::Txid;
 
 use crate::lease::Lease;
-use crate::pool::Lane;
-use crate::replication::{Replication, Wake};
+use crate::pool::{Lane, Wake};
+use crate::replication::Replication;
 use crate::settings::ReplicaSettings;
 use crate::shared::{Command, Counters, Local, Shared};
 use crate::stager::now_ms;

@@ -21,7 +21,7 @@ use offloop_ltx::Txid;
 
 use crate::error::Result;
 use crate::lease::Lease;
-use crate::replication::Wake;
+use crate::pool::Wake;
 use crate::settings::ReplicaSettings;
 use crate::stager::Stager;
 use crate::store::Store;
