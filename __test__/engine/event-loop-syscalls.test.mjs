@@ -3,8 +3,8 @@
 // bursts of 200 with 150 ms pauses), the JavaScript thread never syncs,
 // reads, writes, opens, locks or truncates the database, its WAL or its
 // shared-memory file; and with replication on, it never touches the WAL,
-// the replicator's own folder or the replica either: the replicator thread
-// does. Nor does it for a follower of that replica under load (polling,
+// the replicator's own folder or the replica either: the replicator pool's
+// threads do. Nor does it for a follower of that replica under load (polling,
 // fetching and applying run on the follower's thread and the writer's). `strace -f -y` prints the thread id on each line and
 // the path behind each file descriptor; the JS thread's id is the process id.
 

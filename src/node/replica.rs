@@ -181,7 +181,7 @@ fn replicating(options: ReplicaOptions, paged: PagedGate) -> (ReplicaSettings, C
 fn thread_error(e: std::io::Error) -> Error {
     Error::new(
         Status::GenericFailure,
-        format!("could not start the replicator thread: {e}"),
+        format!("could not start the replicator pool's timer thread: {e}"),
     )
 }
 

@@ -1,4 +1,4 @@
-//! The replicator thread's schedule after a clean upload round:
+//! A database's replication schedule after a clean upload round:
 //! compaction of each level when its interval has passed, an L9 snapshot
 //! every `snapshot_interval`, and retention once something was compacted.
 //!
@@ -10,9 +10,9 @@
 //! or snapshotted, and otherwise only at the moment its last listing says
 //! a file will age out of the window (`next_retention`).
 //!
-//! It runs only on the replicator thread, as a method of its `Worker`. It
-//! never compacts by itself (`compact` does the work) and never uploads
-//! but through the sync round.
+//! It runs only in the database's replication steps, as a method of its
+//! `Worker`. It never compacts by itself (`compact` does the work) and
+//! never uploads but through the sync round.
 
 use std::time::{Duration, Instant};
 

@@ -11,8 +11,9 @@
 //! lives in `offloop-ltx`) into a database file. Nothing here is async to
 //! its callers and nothing knows of Node.
 //!
-//! The [`Replicator`] is the engine's WAL observer and runs on a thread of
-//! its own: woken by commits, it copies committed WAL frames into a capture
+//! The [`Replicator`] is the engine's WAL observer and runs on the
+//! process's replicator [`pool`] (a few threads for every database): woken
+//! by commits, it copies committed WAL frames into a capture
 //! log ([`wal`], [`capture`]), turns them into LTX files each sync interval
 //! ([`stager`], [`pending`]) and uploads them through the [`store`], then
 //! compacts and trims the replica ([`compact`]). Before every checkpoint it
@@ -37,11 +38,13 @@ pub mod paged;
 pub mod pending;
 pub mod plan;
 mod plan_files;
+pub mod pool;
 pub mod process_lease;
 pub mod promotion;
 mod rejoin;
 mod renewer;
 mod replica_url;
+mod replication;
 pub mod replicator;
 pub mod restore;
 mod restore_at_open;

@@ -1,19 +1,23 @@
-//! `Replicator`: continuous replication of one database, on a thread of
-//! its own (`offloop-replicator`), and the engine's WAL observer.
+//! `Replicator`: continuous replication of one database, run by the
+//! process's replicator pool (`offloop-replicator` threads, shared by
+//! every replicated database), and the engine's WAL observer.
 //!
 //! # Design
 //!
-//! The writer tells the replicator of each commit (a bounded(1) wake-up,
-//! never a wait); the replicator thread then copies the new committed
-//! frames from the `-wal` file into its capture log, and every
+//! The writer tells the replicator of each commit (a one-slot wake-up that
+//! schedules the database's next step, never a wait); a pool thread then
+//! copies the new committed frames from the `-wal` file into its capture
+//! log, and every
 //! `sync_interval` turns the log into one L0 file and uploads what waits in
 //! the outbox, in TXID order. Before any checkpoint the engine asks for a
 //! permit: the caller's thread captures the short tail itself (and, when
 //! the writer may commit during the checkpoint, pins a read snapshot at the
 //! captured end so the copy cannot pass it), so no frame is ever
 //! overwritten uncaptured, and an upload in progress never holds a
-//! checkpoint up. Compaction, L9 snapshots and retention run on the same
-//! thread after uploads, when due.
+//! checkpoint up. Compaction, L9 snapshots and retention run in the same
+//! database's steps after uploads, when due. A database's steps never run
+//! on two threads at once, so they keep their order; a slow store holds
+//! one pool thread, not the pool (see `pool`).
 //!
 //! Faults: a replica that fails leaves the data in the outbox, retried with
 //! backoff (`last_error` says why); writes never wait for it. Past
@@ -27,8 +31,10 @@
 //! other call only sends a message.
 //!
 //! Files: this one holds the public handle and the engine's observer
-//! calls; `shared` the state they share with the thread; `worker` the
-//! thread's loop; `upload` its sync round; `housekeeping` compaction,
+//! calls; `shared` the state they share with the steps; `pool` the
+//! threads and the timer; `replication` a database's step (what is due,
+//! and when next); `worker` the state between steps; `upload` the sync
+//! round; `housekeeping` compaction,
 //! snapshots and retention, each only when `backlog` says something new
 //! is there; `worker_lease` taking and giving back the lease.
 
@@ -36,18 +42,19 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Condvar, Mutex};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crossbeam_channel::{bounded, unbounded, Sender, TrySendError};
+use crossbeam_channel::{unbounded, Sender};
 use offloop_engine::{CheckpointPermit, CheckpointWrites, WalObserver};
 use offloop_ltx::Txid;
 
 use crate::lease::Lease;
+use crate::pool::{Lane, Wake};
+use crate::replication::Replication;
 use crate::settings::ReplicaSettings;
 use crate::shared::{Command, Counters, Local, Shared};
 use crate::stager::now_ms;
-use crate::worker::run;
+use crate::worker::Worker;
 
 pub use crate::shared::{Answer, Connect, Handover, Reply};
 pub use crate::worker::state_dir;
@@ -76,12 +83,14 @@ pub struct ReplicaStats {
 pub struct Replicator {
     shared: Arc<Shared>,
     commands: Sender<Command>,
-    thread: Mutex<Option<JoinHandle<()>>>,
+    /// The database's place in the replicator pool.
+    lane: Arc<Lane>,
 }
 
 impl Replicator {
-    /// Starts the replicator thread. It waits for the engine's `opened`
-    /// before it touches any file.
+    /// Starts replicating, on the replicator pool (its first step connects
+    /// to the replica). It waits for the engine's `opened` before it
+    /// touches any file.
     pub fn start(settings: ReplicaSettings, connect: Connect) -> std::io::Result<Arc<Self>> {
         Self::start_with(settings, connect, None)
     }
@@ -102,7 +111,7 @@ impl Replicator {
         connect: Connect,
         handover: Option<Handover>,
     ) -> std::io::Result<Arc<Self>> {
-        let (wake, woken) = bounded(1);
+        let lane = Lane::new();
         let (commands, inbox) = unbounded();
         let (durable, waiting) = unbounded();
         let lease = match &handover {
@@ -119,19 +128,15 @@ impl Replicator {
             pin: Arc::default(),
             image: Mutex::new(None),
             counters: Counters::default(),
-            wake,
+            wake: Wake::new(Arc::downgrade(&lane)),
             durable,
         });
-        let thread = {
-            let shared = shared.clone();
-            std::thread::Builder::new()
-                .name("offloop-replicator".into())
-                .spawn(move || run(shared, connect, handover, inbox, woken, waiting))?
-        };
+        let worker = Worker::new(shared.clone(), handover);
+        lane.start(Box::new(Replication::new(worker, connect, inbox, waiting)))?;
         Ok(Arc::new(Replicator {
             shared,
             commands,
-            thread: Mutex::new(Some(thread)),
+            lane,
         }))
     }
 
@@ -173,8 +178,9 @@ impl Replicator {
     /// upload is retried and the call keeps waiting; a fenced database
     /// answers with why (see [`Replicator::fenced`]).
     pub fn durable(&self, reply: Reply) {
-        if let Err(err) = self.shared.durable.send(reply) {
-            (err.0)(Err("replication has stopped".into()));
+        match self.shared.durable.send(reply) {
+            Ok(()) => self.lane.schedule(),
+            Err(err) => (err.0)(Err("replication has stopped".into())),
         }
     }
 
@@ -193,7 +199,7 @@ impl Replicator {
     }
 
     /// Ships what is committed (trying for a bounded time), then ends the
-    /// thread; `reply` hears the replica's TXID. The database may go on
+    /// replication; `reply` hears the replica's TXID. The database may go on
     /// without replication.
     pub fn stop(&self, reply: Reply) {
         self.send(Command::Stop {
@@ -212,22 +218,21 @@ impl Replicator {
         });
     }
 
-    /// Waits for the thread to end (after `stop`), on the caller's thread.
+    /// Waits for the replication to end (after `stop`), on the caller's
+    /// thread.
     pub fn join(&self) {
-        let thread = self.thread.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(thread) = thread {
-            let _ = thread.join();
-        }
+        self.lane.join();
     }
 
     fn send(&self, command: Command) {
-        if let Err(err) = self.commands.send(command) {
-            match err.0 {
+        match self.commands.send(command) {
+            Ok(()) => self.lane.schedule(),
+            Err(err) => match err.0 {
                 Command::Ready(reply) | Command::Sync(reply) | Command::Stop { reply, .. } => {
                     reply(Err("replication has stopped".into()))
                 }
                 Command::Opened(_) => {}
-            }
+            },
         }
     }
 
@@ -264,6 +269,16 @@ impl Replicator {
     }
 }
 
+/// A replicator dropped without `stop` ends its replication as the thread
+/// of its own did when its inbox closed: the waiting hear that it stopped.
+impl Drop for Replicator {
+    fn drop(&mut self) {
+        let (closed, _) = unbounded();
+        drop(std::mem::replace(&mut self.commands, closed));
+        self.lane.schedule();
+    }
+}
+
 impl WalObserver for Replicator {
     fn opened(&self, path: &str) {
         self.send(Command::Opened(PathBuf::from(path)));
@@ -277,9 +292,7 @@ impl WalObserver for Replicator {
             Ordering::SeqCst,
             Ordering::SeqCst,
         );
-        match self.shared.wake.try_send(()) {
-            Ok(()) | Err(TrySendError::Full(())) | Err(TrySendError::Disconnected(())) => {}
-        }
+        self.shared.wake.try_send(());
     }
 
     /// Past the lease's deadline, or fenced, no commit may be acknowledged:

@@ -1,13 +1,13 @@
 //! The state the replicator's handle, the engine's observer calls and the
-//! replicator thread share: the counters `stats()` reads, the stager
-//! behind its lock, the read connections that pin the WAL, the
-//! messages the handle sends the thread, and what a promotion hands the
+//! database's replication steps share: the counters `stats()` reads, the
+//! stager behind its lock, the read connections that pin the WAL, the
+//! messages the handle sends the steps, and what a promotion hands the
 //! replicator it starts.
 //!
 //! It grants checkpoint permits (capturing the WAL's tail on the caller's
 //! thread) and runs a full image inside a read snapshot. It never uploads,
 //! never runs a thread of its own, and never decides when anything is due:
-//! the thread loop does.
+//! the step does (`replication`).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -21,6 +21,7 @@ use offloop_ltx::Txid;
 
 use crate::error::Result;
 use crate::lease::Lease;
+use crate::pool::Wake;
 use crate::settings::ReplicaSettings;
 use crate::stager::Stager;
 use crate::store::Store;
@@ -83,8 +84,9 @@ pub(crate) enum Local {
     Failed(String),
 }
 
-/// Connects to the replica; run on the replicator's thread, so that even
-/// resolving a local folder never happens on the caller's.
+/// Connects to the replica; run by the replication's first step (on a
+/// pool thread), so that even resolving a local folder never happens on
+/// the caller's.
 pub type Connect = Box<dyn FnOnce() -> Result<Arc<dyn Store>> + Send>;
 
 /// What a promotion hands the replicator it starts: the lease it took
@@ -113,7 +115,8 @@ pub(crate) struct Shared {
     /// still while a full image is read.
     pub(crate) image: Mutex<Option<Connection>>,
     pub(crate) counters: Counters,
-    pub(crate) wake: Sender<()>,
+    /// The commit wake-up, which schedules the database's next step.
+    pub(crate) wake: Wake,
     /// Writes waiting for their commit to be in the replica
     /// (`Replicator::durable`): every waiter queued when an upload starts
     /// shares it.

@@ -1,12 +1,13 @@
-//! The sync round of the replicator thread: capture and stage what was
+//! The sync round of a database's replication: capture and stage what was
 //! committed, drop the outbox past `max_pending_bytes`, check the replica's
 //! position against the outbox (continue its chain, or start again from a
 //! full image), repair a broken chain and upload the outbox in TXID order,
 //! with backoff after a failure.
 //!
-//! It runs only on the replicator thread, as methods of its `Worker`. It
-//! never decides when a round is due (the thread loop does) and never
-//! compacts or trims the replica (housekeeping does, after a clean round).
+//! It runs only in the database's replication steps (on a pool thread), as
+//! methods of its `Worker`. It never decides when a round is due (the step
+//! does, `replication`) and never compacts or trims the replica
+//! (housekeeping does, after a clean round).
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};

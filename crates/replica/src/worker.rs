@@ -1,11 +1,10 @@
-//! The replicator thread (`offloop-replicator`): its loop, which answers
-//! the handle's messages, captures shortly after a commit wakes it and
-//! runs a sync round each `sync_interval`; and the `Worker`, the thread's
-//! state between messages, with the steps that open the local state, capture
-//! and stop.
+//! The `Worker`: one database's replication state between steps, with the
+//! steps that connect, open the local state, capture and stop.
 //!
-//! A panic in any step becomes an error and the thread lives on. It never
-//! runs on the JS thread; the sync round itself (upload) and the
+//! It runs on the replicator pool's threads, one step at a time
+//! (`replication` decides which step is due, `pool` which thread runs
+//! it). A panic in any step becomes an error and the replication goes on.
+//! It never runs on the JS thread; the sync round itself (upload) and the
 //! compaction/snapshot schedule live in their own files.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -14,7 +13,6 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{select, Receiver};
 use rusqlite::{Connection, OpenFlags};
 
 use offloop_ltx::Txid;
@@ -23,20 +21,15 @@ use crate::backlog::Backlog;
 use crate::error::Error;
 use crate::renewer::Renewer;
 use crate::settings::PagedGate;
-use crate::shared::{Answer, Command, Connect, Handover, Local, Reply, Shared};
+use crate::shared::{Answer, Connect, Handover, Local, Shared};
 use crate::stager::Stager;
 use crate::store::{LtxFile, Store, Timestamps};
 
 /// First retry after a failed upload; doubles up to `MAX_BACKOFF`.
 pub(crate) const FIRST_BACKOFF: Duration = Duration::from_millis(500);
-/// How long after a commit wakes the thread it captures: the commits of
-/// those milliseconds are read in one pass, so a busy writer costs one
-/// capture per interval rather than one per commit. A checkpoint never
-/// waits for it (it captures the tail itself).
-const CAPTURE_DELAY: Duration = Duration::from_millis(20);
 /// How long `stop` keeps trying to upload what waits before it gives up
 /// and leaves it in the outbox for the next open.
-const STOP_UPLOAD_DEADLINE: Duration = Duration::from_secs(10);
+pub(crate) const STOP_UPLOAD_DEADLINE: Duration = Duration::from_secs(10);
 
 /// The replicator's folder for the database at `db`: `<db>-replica`.
 pub fn state_dir(db: &Path) -> PathBuf {
@@ -45,7 +38,7 @@ pub fn state_dir(db: &Path) -> PathBuf {
     PathBuf::from(dir)
 }
 
-/// The thread's state between messages.
+/// A database's replication state between steps.
 pub(crate) struct Worker {
     pub(crate) shared: Arc<Shared>,
     /// The replica's position has been checked against the outbox since
@@ -67,9 +60,10 @@ pub(crate) struct Worker {
     /// Why the chain started again, to show as `last_error` after the
     /// round that did it succeeds (the open turns it into a warning).
     pub(crate) notice: Option<String>,
-    /// The replica, once connected. Held by this thread alone, so that it
+    /// The replica, once connected. Held by the worker alone, so that it
     /// goes (and with the process's last store, the store's threads) when
-    /// the thread ends, not when the last handle to the replicator does.
+    /// the replication ends, not when the last handle to the replicator
+    /// does.
     store: Option<Arc<dyn Store>>,
     /// Renews the lease while it is held.
     pub(crate) renewer: Option<Renewer>,
@@ -85,215 +79,74 @@ pub(crate) struct Worker {
     handover: Option<Handover>,
 }
 
-pub(crate) fn run(
-    shared: Arc<Shared>,
-    connect: Connect,
-    handover: Option<Handover>,
-    inbox: Receiver<Command>,
-    woken: Receiver<()>,
-    waiting: Receiver<Reply>,
-) {
-    let _ended = Ended(shared.clone());
-    let connected = catch_unwind(AssertUnwindSafe(connect)).unwrap_or_else(|_| {
-        Err(Error::State(
-            "offloop internal error: connecting to the replica panicked".into(),
-        ))
-    });
-    let mut worker = Worker {
-        last_compaction: vec![Instant::now(); shared.settings.levels.len()],
-        backlog: Backlog::unknown(&shared.settings),
-        shared,
-        verified: false,
-        has_snapshot: false,
-        last_snapshot_ms: 0,
-        failures: 0,
-        retry_at: None,
-        permanent_error: None,
-        db: None,
-        notice: None,
-        store: None,
-        renewer: None,
-        tenure: false,
-        listed: None,
-        handover,
-    };
-    match connected {
-        Ok(store) => {
-            worker.store = Some(store);
-        }
-        Err(e) => {
-            let why = format!("replica {}: {e}", worker.shared.settings.url);
-            worker.shared.set_error(why.clone());
-            worker.permanent_error = Some(why);
+impl Worker {
+    /// The state before the first step: nothing connected yet.
+    pub(crate) fn new(shared: Arc<Shared>, handover: Option<Handover>) -> Self {
+        Worker {
+            last_compaction: vec![Instant::now(); shared.settings.levels.len()],
+            backlog: Backlog::unknown(&shared.settings),
+            shared,
+            verified: false,
+            has_snapshot: false,
+            last_snapshot_ms: 0,
+            failures: 0,
+            retry_at: None,
+            permanent_error: None,
+            db: None,
+            notice: None,
+            store: None,
+            renewer: None,
+            tenure: false,
+            listed: None,
+            handover,
         }
     }
-    // A database restored at open: its lease is taken now, beside the
-    // restore's reads, which write nothing before it is held, and the
-    // replica listed under it.
-    let first = (
-        worker.shared.settings.restore_at.clone(),
-        worker.shared.lease.clone(),
-    );
-    if let (Some(db), Some(lease)) = first {
-        let outcome = match &worker.permanent_error {
-            Some(why) => Err(why.clone()),
-            None => guarded(|| {
-                worker.take_lease_first(lease, &db)?;
-                worker.list_under_lease()
-            }),
-        };
-        if let Err(why) = &outcome {
-            worker.shared.set_error(why.clone());
-            worker.permanent_error = Some(why.clone());
-        }
-        worker.shared.set_leased(outcome);
-    }
-    let mut waiting_ready: Vec<Reply> = Vec::new();
-    let mut opened = false;
-    let sync_interval = worker.shared.settings.sync_interval;
-    let gather_window = worker.shared.settings.gather_window;
-    let mut next_sync = Instant::now() + sync_interval;
-    // When the next capture runs, once a commit woke the thread: commits
-    // arriving meanwhile are captured together.
-    let mut capture_at: Option<Instant> = None;
-    let never = crossbeam_channel::never();
-    // Writes waiting for the replica, and when a failed upload for them is
-    // tried again.
-    let mut durable: Vec<Reply> = Vec::new();
-    let mut durable_retry: Option<Instant> = None;
-    // Until when, and for how many waiters, the next round gathers.
-    let mut gather: Option<(Instant, usize)> = None;
-    loop {
-        durable.extend(waiting.try_iter());
-        let gathered = gather
-            .is_none_or(|(until, expected)| durable.len() >= expected || Instant::now() >= until);
-        if opened && !durable.is_empty() {
-            if let Some(why) = worker.shared.fenced() {
-                for reply in durable.drain(..) {
-                    reply(Err(why.clone()));
-                }
-            } else if gathered && durable_retry.is_none_or(|at| Instant::now() >= at) {
-                gather = None;
-                // Everyone who asked before this upload starts shares it
-                // (they were gathered at the top of the loop).
-                // They hear back once the upload is done; compaction and
-                // the rest run after the replies.
-                let result = guarded(|| worker.ship(true));
-                let result = match (result, worker.shared.fenced()) {
-                    (_, Some(why)) => Err(why),
-                    (result, None) => result,
-                };
-                let keep_waiting = result.is_err()
-                    && worker.permanent_error.is_none()
-                    && worker.shared.fenced().is_none();
-                if keep_waiting {
-                    durable_retry = Some(Instant::now() + FIRST_BACKOFF);
-                } else {
-                    durable_retry = None;
-                    let answered = durable.len();
-                    if result.is_ok() {
-                        worker.shared.counters.count_durable_round(answered);
-                    }
-                    for reply in durable.drain(..) {
-                        reply(result.clone());
-                    }
-                    // Those who asked meanwhile, and those just answered
-                    // coming back, share the next round.
-                    durable.extend(waiting.try_iter());
-                    gather = Some((Instant::now() + gather_window, durable.len() + answered));
-                }
-                worker.tidy_after(result.is_ok());
-                next_sync = Instant::now() + sync_interval;
-                continue;
+
+    /// The first step: connects to the replica and, for a database
+    /// restored at open, takes its lease.
+    pub(crate) fn begin(&mut self, connect: Connect) {
+        let connected = catch_unwind(AssertUnwindSafe(connect)).unwrap_or_else(|_| {
+            Err(Error::State(
+                "offloop internal error: connecting to the replica panicked".into(),
+            ))
+        });
+        match connected {
+            Ok(store) => {
+                self.store = Some(store);
+            }
+            Err(e) => {
+                let why = format!("replica {}: {e}", self.shared.settings.url);
+                self.shared.set_error(why.clone());
+                self.permanent_error = Some(why);
             }
         }
-        let mut due = capture_at.map_or(next_sync, |c| c.min(next_sync));
-        if let Some(retry) = durable_retry.filter(|_| !durable.is_empty()) {
-            due = due.min(retry);
-        }
-        if let Some((until, _)) = gather.filter(|_| !durable.is_empty()) {
-            due = due.min(until);
-        }
-        let timeout = due.saturating_duration_since(Instant::now());
-        let wake = if capture_at.is_some() { &never } else { &woken };
-        select! {
-            recv(inbox) -> msg => match msg {
-                Ok(Command::Opened(path)) => {
-                    opened = true;
-                    let result = guarded(|| worker.open(&path));
-                    for reply in waiting_ready.drain(..) {
-                        reply(result.clone());
-                    }
-                }
-                Ok(Command::Ready(reply)) => {
-                    if opened {
-                        reply(worker.readiness());
-                    } else {
-                        waiting_ready.push(reply);
-                    }
-                }
-                Ok(Command::Sync(reply)) => {
-                    let result = guarded(|| worker.ship(true));
-                    let shipped = result.is_ok();
-                    reply(result);
-                    worker.tidy_after(shipped);
-                }
-                Ok(Command::Stop { reply, .. }) if !opened => {
-                    // The database never opened (its open failed): nothing
-                    // was committed, and no stager will ever be ready to
-                    // ship it. A lease taken for its restore goes back.
-                    worker.release_lease();
-                    reply(Err("replication stopped before the database opened".into()));
-                    break;
-                }
-                Ok(Command::Stop { reply, closed }) => {
-                    durable.extend(waiting.try_iter());
-                    let result = guarded(|| worker.stop(closed));
-                    for waiter in durable.drain(..) {
-                        waiter(result.clone());
-                    }
-                    reply(result);
-                    break;
-                }
-                Err(_) => break,
-            },
-            recv(wake) -> _ => {
-                capture_at = Some(Instant::now() + CAPTURE_DELAY);
+        // A database restored at open: its lease is taken now, beside the
+        // restore's reads, which write nothing before it is held, and the
+        // replica listed under it.
+        let first = (
+            self.shared.settings.restore_at.clone(),
+            self.shared.lease.clone(),
+        );
+        if let (Some(db), Some(lease)) = first {
+            let outcome = match &self.permanent_error {
+                Some(why) => Err(why.clone()),
+                None => guarded(|| {
+                    self.take_lease_first(lease, &db)?;
+                    self.list_under_lease()
+                }),
+            };
+            if let Err(why) = &outcome {
+                self.shared.set_error(why.clone());
+                self.permanent_error = Some(why.clone());
             }
-            recv(waiting) -> reply => {
-                if let Ok(reply) = reply {
-                    durable.push(reply);
-                }
-            }
-            default(timeout) => {
-                let now = Instant::now();
-                if capture_at.is_some_and(|c| c <= now) {
-                    capture_at = None;
-                    let _ = guarded(|| {
-                        worker.capture();
-                        Ok(None)
-                    });
-                }
-                if next_sync <= now {
-                    if opened {
-                        let _ = guarded(|| worker.sync(false));
-                    }
-                    next_sync = Instant::now() + sync_interval;
-                }
-            }
+            self.shared.set_leased(outcome);
         }
-    }
-    for reply in waiting_ready {
-        reply(Err("replication stopped before the database opened".into()));
-    }
-    for reply in durable.into_iter().chain(waiting.try_iter()) {
-        reply(Err("replication has stopped".into()));
     }
 }
 
-/// However the thread ends, permits asked for afterwards find no stager
-/// and pass at once instead of waiting for one, and the pin closes.
-struct Ended(Arc<Shared>);
+/// However the replication ends, permits asked for afterwards find no
+/// stager and pass at once instead of waiting for one, and the pin closes.
+pub(crate) struct Ended(pub(crate) Arc<Shared>);
 
 impl Drop for Ended {
     fn drop(&mut self) {
@@ -311,8 +164,8 @@ impl Drop for Ended {
     }
 }
 
-/// Runs one step under `catch_unwind`: a panic becomes an error and the
-/// thread lives on.
+/// Runs one piece of a step under `catch_unwind`: a panic becomes an
+/// error and the database's replication goes on.
 pub(crate) fn guarded(f: impl FnOnce() -> Answer) -> Answer {
     catch_unwind(AssertUnwindSafe(f))
         .unwrap_or_else(|_| Err("offloop internal error: the replicator panicked".into()))
@@ -510,47 +363,45 @@ impl Worker {
         }
     }
 
-    /// The final round: capture, stage and upload, retrying until the
-    /// deadline; whatever is left stays in the outbox for the next open.
-    pub(crate) fn stop(&mut self, closed: bool) -> Answer {
-        let deadline = Instant::now() + STOP_UPLOAD_DEADLINE;
-        loop {
-            match self.sync(true) {
-                Ok(txid) => {
-                    if closed {
-                        self.shared
-                            .pin
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .take();
-                        self.shared
-                            .image
-                            .lock()
-                            .unwrap_or_else(|e| e.into_inner())
-                            .take();
-                        if let Some(db) = &self.db {
-                            self.close_last(db);
-                            let dir = state_dir(db);
-                            self.shared.with_stager(|f| f.mark_clean(&dir));
-                        }
+    /// A round of the stop: capture, stage and upload. `None`: it failed
+    /// before `deadline`, and is worth another round; else the answer, and
+    /// whatever is left stays in the outbox for the next open.
+    pub(crate) fn stop_round(&mut self, closed: bool, deadline: Instant) -> Option<Answer> {
+        match self.sync(true) {
+            Ok(txid) => {
+                if closed {
+                    self.shared
+                        .pin
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .take();
+                    self.shared
+                        .image
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .take();
+                    if let Some(db) = &self.db {
+                        self.close_last(db);
+                        let dir = state_dir(db);
+                        self.shared.with_stager(|f| f.mark_clean(&dir));
                     }
-                    self.shared.with_stager(|f| f.make_durable());
-                    self.release_lease();
-                    return Ok(txid);
                 }
-                Err(e)
-                    if self.permanent_error.is_some()
-                        || self.shared.refusal().is_some()
-                        || Instant::now() >= deadline =>
-                {
-                    self.shared.with_stager(|f| f.make_durable());
-                    // What waits is not in the replica: the lease expires
-                    // rather than let another writer in before it is.
-                    self.renewer.take();
-                    return Err(e);
-                }
-                Err(_) => std::thread::sleep(FIRST_BACKOFF),
+                self.shared.with_stager(|f| f.make_durable());
+                self.release_lease();
+                Some(Ok(txid))
             }
+            Err(e)
+                if self.permanent_error.is_some()
+                    || self.shared.refusal().is_some()
+                    || Instant::now() >= deadline =>
+            {
+                self.shared.with_stager(|f| f.make_durable());
+                // What waits is not in the replica: the lease expires
+                // rather than let another writer in before it is.
+                self.renewer.take();
+                Some(Err(e))
+            }
+            Err(_) => None,
         }
     }
 }
