@@ -139,6 +139,7 @@ impl Work for Checkpointer {
                         }
                         Ok(Ok(Served::Closing)) => {
                             self.close(&open);
+                            self.doze.closed();
                             "the checkpointer thread stopped".to_string()
                         }
                         Ok(Ok(Served::Stopped)) => "stopped by request".to_string(),
@@ -202,6 +203,9 @@ impl Checkpointer {
         if self.opened_once && self.nudges.is_empty() && self.requests.is_empty() {
             return None;
         }
+        if !doze::admit(&self.lane, &self.doze) {
+            return None;
+        }
         if self.opened_once {
             return match open_checkpointer(&self.settings) {
                 Ok((conn, _)) => Some(self.serving(conn)),
@@ -259,7 +263,8 @@ impl Checkpointer {
         self.opened_once = true;
         let counted = Counted::new();
         self._departure.0.other_opened();
-        doze::relieve();
+        self.doze.opened(&self.lane);
+        doze::relieve(0);
         let wal_path = wal_path(&conn);
         CheckpointerState::Serving(Box::new(Open {
             conn,

@@ -8,16 +8,17 @@
 //!
 //! The cap: the process keeps at most `connection_limit()` connections
 //! open (by default what the file descriptor limit allows, see
-//! `default_connections`). A lane that opens one past it asks the lanes
-//! idle longest to close theirs (`Doze::list`, `relieve`), oldest first.
-//! What must stay open stays: the cap is then exceeded, never enforced by
-//! closing a connection under its user.
+//! `default_connections`). A lane that needs one at the cap asks the lanes
+//! idle longest to close theirs (`relieve`, oldest first) and waits for a
+//! close (`admit`). What must stay open stays: when nothing idle can
+//! close, the cap is exceeded, never enforced by closing a connection
+//! under its user.
 //!
 //! This file decides nothing about what a connection holds; each lane asks
 //! its own (`writer.rs`, `reader.rs`, `checkpointer.rs`).
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -42,9 +43,12 @@ struct Global {
     idle_close_ms: AtomicU64,
     /// 0: the default.
     connections: AtomicUsize,
-    /// Lanes that went idle with a connection open, oldest first (an entry
-    /// stays until taken; one used since is put back at the end).
-    idle: Mutex<VecDeque<(WeakLane, Arc<Doze>, u64)>>,
+    /// Every lane with a connection open (from `opened` to `closed`): no
+    /// more entries than connections.
+    open: Mutex<Vec<(WeakLane, Arc<Doze>)>>,
+    /// Lanes waiting for a connection (see `admit`), first come first
+    /// notified as connections close.
+    waiting: Mutex<VecDeque<WeakLane>>,
 }
 
 fn global() -> &'static Global {
@@ -52,7 +56,8 @@ fn global() -> &'static Global {
     GLOBAL.get_or_init(|| Global {
         idle_close_ms: AtomicU64::new(0),
         connections: AtomicUsize::new(0),
-        idle: Mutex::new(VecDeque::new()),
+        open: Mutex::new(Vec::new()),
+        waiting: Mutex::new(VecDeque::new()),
     })
 }
 
@@ -132,25 +137,34 @@ pub struct Doze {
     armed: AtomicU64,
     /// Asked to close now (the cap is exceeded).
     evict: AtomicBool,
-    /// In the idle list.
-    listed: AtomicBool,
     /// The lane's connection is open.
     open: AtomicBool,
+    /// It kept its connection the last time it was asked (it holds
+    /// state): not asked again until it works and goes idle again.
+    holding: AtomicBool,
+    /// Times in a row the lane was told to wait for a connection.
+    waits: AtomicU32,
 }
 
 impl Doze {
-    /// The lane goes idle with its connection open: notes when, arms its
-    /// timer unless one is armed, and joins the idle list.
+    /// The lane opened its connection: it counts among those the cap may
+    /// ask to close.
+    pub fn opened(self: &Arc<Self>, lane: &WeakLane) {
+        self.idle_since.store(now_ms(), Ordering::Release);
+        if !self.open.swap(true, Ordering::AcqRel) {
+            let mut open = global().open.lock().unwrap_or_else(|e| e.into_inner());
+            open.push((lane.clone(), self.clone()));
+        }
+    }
+
+    /// The lane goes idle with its connection open: notes when, and arms
+    /// its timer unless one is armed.
     pub fn went_idle(self: &Arc<Self>, lane: &WeakLane) {
         let now = now_ms();
-        self.open.store(true, Ordering::Release);
         self.idle_since.store(now, Ordering::Release);
+        self.holding.store(false, Ordering::Release);
         if self.armed.load(Ordering::Acquire) == 0 {
             self.arm(lane, now);
-        }
-        if !self.listed.swap(true, Ordering::AcqRel) {
-            let mut idle = global().idle.lock().unwrap_or_else(|e| e.into_inner());
-            idle.push_back((lane.clone(), self.clone(), now));
         }
     }
 
@@ -200,46 +214,111 @@ impl Doze {
     /// The connection must stay open for now: nothing to do until the
     /// lane is idle again.
     pub fn kept(&self) {
+        self.holding.store(true, Ordering::Release);
         self.evict.store(false, Ordering::Release);
         self.armed.store(0, Ordering::Release);
     }
 
     /// The connection closed.
-    pub fn closed(&self) {
-        self.open.store(false, Ordering::Release);
-        self.kept();
+    pub fn closed(self: &Arc<Self>) {
+        self.evict.store(false, Ordering::Release);
+        self.armed.store(0, Ordering::Release);
+        if self.open.swap(false, Ordering::AcqRel) {
+            let mut open = global().open.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(at) = open.iter().position(|(_, d)| Arc::ptr_eq(d, self)) {
+                open.swap_remove(at);
+            }
+        }
     }
 }
 
-/// A connection just opened: if the process holds more than its cap, asks
-/// the lanes idle longest to close theirs (one for each over the cap).
-pub fn relieve() {
-    let open = pool::connections_open();
-    let limit = connection_limit();
-    if open <= limit {
-        return;
+/// How long a lane told to wait for a connection waits at most before it
+/// looks again (a close notifies it sooner), and how many looks before it
+/// opens past the cap anyway.
+const WAIT_LOOK: Duration = Duration::from_millis(20);
+const WAIT_LOOKS: u32 = 50;
+
+/// Whether the lane may open a connection now. Under the cap, yes. At the
+/// cap, the lanes idle longest are asked to close theirs and this one
+/// waits (it is notified as a connection closes, or after `WAIT_LOOK`):
+/// `false`, and the lane leaves its work queued. When no connection can be
+/// asked to close, now or once its job ends (every one holds state), or
+/// after `WAIT_LOOKS` looks, it opens past the cap anyway: waiting then
+/// could wait for a transaction that waits for this very call.
+pub fn admit(lane: &WeakLane, doze: &Doze) -> bool {
+    if pool::connections_open() < connection_limit() {
+        doze.waits.store(0, Ordering::Release);
+        return true;
     }
+    let waits = doze.waits.fetch_add(1, Ordering::AcqRel);
+    if waits >= WAIT_LOOKS || (relieve(1) == 0 && !any_busy()) {
+        doze.waits.store(0, Ordering::Release);
+        return true;
+    }
+    global()
+        .waiting
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push_back(lane.clone());
+    notify_at(Instant::now() + WAIT_LOOK, lane.clone());
+    false
+}
+
+/// Whether a lane with a connection open is running now and holds no
+/// state: once idle, it can be asked to close (a waiting lane looks again
+/// every `WAIT_LOOK`).
+fn any_busy() -> bool {
+    let open = global().open.lock().unwrap_or_else(|e| e.into_inner());
+    open.iter().any(|(lane, doze)| {
+        !doze.holding.load(Ordering::Acquire) && lane.is_live() && !lane.is_idle()
+    })
+}
+
+/// A connection closed: the lane waiting longest for one looks again.
+pub fn connection_closed() {
+    let next = global()
+        .waiting
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .pop_front();
+    if let Some(lane) = next {
+        lane.notify();
+    }
+}
+
+/// Asks the lanes idle longest to close their connections: one for each
+/// connection over the cap, and at least `least`; not those running now,
+/// asked already, or holding state. How many were asked.
+pub fn relieve(least: usize) -> usize {
+    let over = pool::connections_open()
+        .saturating_sub(connection_limit())
+        .max(least);
+    if over == 0 {
+        return 0;
+    }
+    let mut candidates: Vec<(u64, WeakLane, Arc<Doze>)> = {
+        let open = global().open.lock().unwrap_or_else(|e| e.into_inner());
+        open.iter()
+            .filter(|(lane, doze)| {
+                !doze.evict.load(Ordering::Acquire)
+                    && !doze.holding.load(Ordering::Acquire)
+                    && lane.is_idle()
+            })
+            .map(|(lane, doze)| {
+                (
+                    doze.idle_since.load(Ordering::Acquire),
+                    lane.clone(),
+                    doze.clone(),
+                )
+            })
+            .collect()
+    };
+    candidates.sort_unstable_by_key(|(since, _, _)| *since);
     let mut asked = 0;
-    let mut idle = global().idle.lock().unwrap_or_else(|e| e.into_inner());
-    let mut looked = idle.len();
-    while asked < open - limit && looked > 0 {
-        looked -= 1;
-        let Some((lane, doze, since)) = idle.pop_front() else {
-            break;
-        };
-        if !lane.is_live() || !doze.open.load(Ordering::Acquire) {
-            doze.listed.store(false, Ordering::Release);
-            continue;
-        }
-        if doze.idle_since.load(Ordering::Acquire) != since {
-            // Used since it was listed: its place is at the end now.
-            let now = doze.idle_since.load(Ordering::Acquire);
-            idle.push_back((lane, doze, now));
-            continue;
-        }
-        doze.listed.store(false, Ordering::Release);
+    for (_, lane, doze) in candidates.into_iter().take(over) {
         doze.evict.store(true, Ordering::Release);
         lane.notify();
         asked += 1;
     }
+    asked
 }

@@ -56,6 +56,14 @@ impl WeakLane {
             .is_some_and(|inner| inner.state.load(Ordering::Acquire) != FINISHED)
     }
 
+    /// Whether the lane sleeps (it exists, neither queued to run nor
+    /// running).
+    pub fn is_idle(&self) -> bool {
+        self.0
+            .upgrade()
+            .is_some_and(|inner| inner.state.load(Ordering::Acquire) == IDLE)
+    }
+
     /// Whether this is a handle on `lane`.
     pub fn is(&self, lane: &Lane) -> bool {
         std::ptr::eq(self.0.as_ptr(), Arc::as_ptr(&lane.0))

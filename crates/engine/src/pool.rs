@@ -165,6 +165,7 @@ impl Counted {
 impl Drop for Counted {
     fn drop(&mut self) {
         global().connections.fetch_sub(1, Ordering::AcqRel);
+        crate::doze::connection_closed();
     }
 }
 

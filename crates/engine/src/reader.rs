@@ -115,11 +115,15 @@ impl ReaderLane {
         if let Err(error) = self.gate.get()? {
             return Some(ReaderState::Refusing(error));
         }
-        let latch = self.latch.take();
         let idle = self.next.is_none() && self.private.is_empty() && self.shared.is_empty();
-        if latch.is_none() && idle {
+        if self.latch.is_none() && idle {
             return None;
         }
+        let lane = self.lanes.readers[self.index].downgrade();
+        if !doze::admit(&lane, &self.doze) {
+            return None;
+        }
+        let latch = self.latch.take();
         Some(match open_reader(&self.settings, self.index) {
             Ok((conn, settings)) => {
                 if let Some(latch) = latch {
@@ -133,7 +137,8 @@ impl ReaderLane {
                     scope: None,
                 }));
                 self.lanes.other_opened();
-                doze::relieve();
+                self.doze.opened(&lane);
+                doze::relieve(0);
                 serving
             }
             Err(error) => {
@@ -373,6 +378,7 @@ impl Work for ReaderLane {
                             serving.executor.finish();
                             self.pin(false);
                             self.lanes.other_closed();
+                            self.doze.closed();
                             return Ran::Finished;
                         }
                         Err(_) => {

@@ -134,7 +134,8 @@ impl WriterLane {
                 return State::Refusing(error);
             }
         };
-        doze::relieve();
+        self.doze.opened(&c.lanes.writer.downgrade());
+        doze::relieve(0);
         let path = conn.path().filter(|p| !p.is_empty()).map(str::to_string);
         if let Some(path) = &path {
             c.settings.observer.opened(path);
@@ -183,6 +184,18 @@ impl WriterLane {
 }
 
 impl WriterLane {
+    /// Whether the lane may go on to open its connection (see
+    /// `doze::admit`): at once unless it is closed with work queued and the
+    /// process is at its cap on connections.
+    fn admitted(&self) -> bool {
+        let needs = match self.state {
+            State::Unopened => true,
+            State::Dozing => !self.context.queue.is_empty(),
+            _ => false,
+        };
+        !needs || doze::admit(&self.context.lanes.writer.downgrade(), &self.doze)
+    }
+
     /// The lane goes idle with its connection open: closes it if it has
     /// been idle long enough (or the process needs the descriptors) and it
     /// holds nothing the user could miss (see `keeps_connection`).
@@ -345,7 +358,9 @@ unsafe impl Send for WriterLane {}
 impl Work for WriterLane {
     fn run(&mut self) -> Ran {
         loop {
+            let admitted = self.admitted();
             match &mut self.state {
+                State::Unopened | State::Dozing if !admitted => return Ran::Idle,
                 State::Unopened => self.state = self.open(),
                 State::Dozing => match self.context.queue.try_recv() {
                     Err(TryRecvError::Disconnected) => break,
@@ -385,6 +400,7 @@ impl Work for WriterLane {
                             let error = writer_died(&panic_detail(&*panic));
                             c.failure.fail(error.clone());
                             c.in_transaction.store(false, Ordering::Release);
+                            self.doze.closed();
                             self.state = State::Refusing(error);
                         }
                     }
@@ -413,6 +429,7 @@ impl Work for WriterLane {
         {
             return Ran::Idle;
         }
+        self.doze.closed();
         if let State::Serving(serving) = std::mem::replace(&mut self.state, State::Closed) {
             let Serving {
                 mut executor,

@@ -105,6 +105,9 @@ impl Store for Gated {
     fn url(&self) -> &str {
         self.inner.url()
     }
+    fn lease_root(&self) -> offloop_replica::Result<offloop_replica::LeaseRoot> {
+        self.inner.lease_root()
+    }
     fn list(&self, level: u8, from: Txid, t: Timestamps) -> offloop_replica::Result<Vec<LtxFile>> {
         self.inner.list(level, from, t)
     }
