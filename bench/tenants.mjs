@@ -60,7 +60,7 @@ import { toolVersions } from './lib/tools.mjs';
 const COMMAND = 'npm run bench -- tenants';
 const APP = path.join(BENCH, 'workloads', 'tenants-app.mjs');
 const BUCKET = 'tenants';
-/** Rows in each tenant's table (tenants-app.mjs reads one of them by id). */
+/** Rows in each tenant's table (tenants-app.mjs reads one of them by id, told by --rows). */
 const ROWS = 10;
 /** The open-files limit of a default Linux login: the goal says it must do. */
 const DEFAULT_FD_LIMIT = 1024;
@@ -77,7 +77,7 @@ const { values: opts } = parseArgs({
     'fd-limit': { type: 'string', default: String(DEFAULT_FD_LIMIT) },
     'no-raise': { type: 'boolean', default: false },
     'max-threads': { type: 'string', default: '4096' },
-    'max-sidecar-rss-mib': { type: 'string', default: String(Math.round(os.totalmem() / 4 / 2 ** 20)) },
+    'max-sidecar-rss-mib': { type: 'string', default: String(Math.round(os.totalmem() / 6 / 2 ** 20)) },
     'idle-s': { type: 'string' },
     'settle-s': { type: 'string' },
     reads: { type: 'string' },
@@ -198,6 +198,7 @@ function appArgs(run, dirs, extra) {
     '--in-flight', String(PLAN.inFlight),
     '--max-threads', String(PLAN.maxThreads),
     '--cache', String(PLAN.peerCache),
+    '--rows', String(ROWS),
     ...extra,
   ];
 }
@@ -256,8 +257,10 @@ async function startSidecar(ctx, run, dirs) {
   let guard = null;
   while (pending.size > 0 && !sidecar.exit()) {
     await sleep(500);
+    // A folder replica: only the tenants whose folder is there yet are looked into.
+    const started = run.store === 's3' ? null : new Set(listing(dirs.replica));
     for (const name of pending) {
-      const done = run.store === 's3' ? seen.has(name) : holdsFile(path.join(dirs.replica, `${name}.db`, 'ltx', '0'));
+      const done = run.store === 's3' ? seen.has(name) : started.has(`${name}.db`) && listing(path.join(dirs.replica, `${name}.db`, 'ltx', '0')).length > 0;
       if (done) {
         pending.delete(name);
         lastProgress = performance.now();
@@ -275,11 +278,11 @@ async function startSidecar(ctx, run, dirs) {
   return { sidecar, state };
 }
 
-function holdsFile(dir) {
+function listing(dir) {
   try {
-    return fs.readdirSync(dir).length > 0;
+    return fs.readdirSync(dir);
   } catch {
-    return false;
+    return [];
   }
 }
 
@@ -297,6 +300,12 @@ async function litestreamRun(ctx, run, fdLimit) {
   return { out, sidecar: { ...state, exit, errors: sidecar.errors(), logTail: sidecar.log().slice(-1500) } };
 }
 
+/** What a Litestream log line says (its msg and error), without the time and the fields around them. */
+function logMessage(line) {
+  const m = /msg="([^"]*)".*?error="([^"]*)"/.exec(line);
+  return m ? `${m[1]}: ${m[2]}` : line;
+}
+
 /** A phase's figure for the app and its sidecar together; null when the phase was not reached. */
 function total(out, phase, key) {
   const f = out?.figures[phase];
@@ -311,18 +320,26 @@ function summarizeRun(run, fdLimit, { out, sidecar }) {
   // "unable to open database file" says nothing of why: a process at its limit ran out of descriptors.
   const fdsAtOpen = out?.figures.open?.self?.fds;
   if (stop?.reason === 'error' && out?.limits?.soft && fdsAtOpen >= out.limits.soft - 64) stop = { ...stop, reason: 'fds' };
-  let reached = r?.tenantsReached ?? 0;
+  // The tenants the processes hold: the app's open ones (Litestream scanned
+  // and watches every one of them, replicated or not).
+  const held = r?.tenantsReached ?? 0;
+  let reached = held;
   if (sidecar) {
     const why = sidecar.guard ?? (sidecar.exit ? `Litestream exited with ${sidecar.exit.code ?? sidecar.exit.signal}` : null);
     if (sidecar.replicated < run.tenants || why) {
-      const errors = sidecar.errors.count ? `; ${sidecar.errors.count} ERROR lines, the first: ${sidecar.errors.first[0]}` : '';
-      stop = { reason: sidecar.guard ? 'guard' : 'sidecar', at: sidecar.replicated, message: `Litestream's replica held ${sidecar.replicated} of ${run.tenants} tenants after ${round(sidecar.ms / 1000, 1)} s${why ? ` (${why})` : ''}${errors}` };
+      const errors = sidecar.errors.count ? `; ${sidecar.errors.count} ERROR lines, the first: ${logMessage(sidecar.errors.first[0])}` : '';
+      const outOfFds = sidecar.errors.first.some((line) => /too many open files/i.test(line));
+      stop = {
+        reason: sidecar.guard ? 'guard' : outOfFds ? 'fds' : 'sidecar',
+        at: sidecar.replicated,
+        message: `Litestream's replica held ${sidecar.replicated} of ${run.tenants} tenants after ${round(sidecar.ms / 1000, 1)} s${why ? ` (${why})` : ''}${errors}`,
+      };
     }
     reached = Math.min(reached, sidecar.replicated);
   }
   const base = out?.figures.baseline?.self;
   const phase = (p) => (total(out, p, 'threads') === null ? null : { threads: total(out, p, 'threads'), fds: total(out, p, 'fds'), rssKiB: total(out, p, 'rssKiB') });
-  const perTenant = (p, key) => (base && reached && total(out, p, key) !== null ? round((total(out, p, key) - base[key]) / reached, 2) : null);
+  const perTenant = (p, key) => (base && held && total(out, p, key) !== null ? round((total(out, p, key) - base[key]) / held, 2) : null);
   const idleCpu = r && total(out, 'idle-end', 'cpuSeconds') !== null ? total(out, 'idle-end', 'cpuSeconds') - total(out, 'idle-start', 'cpuSeconds') : null;
   const requests = out?.idleRequests ?? null;
   const requestCount = requests ? Object.values(requests).reduce((a, b) => a + b, 0) : null;
@@ -335,6 +352,7 @@ function summarizeRun(run, fdLimit, { out, sidecar }) {
     store: run.store,
     tenantsAsked: run.tenants,
     tenantsReached: reached,
+    tenantsHeld: held,
     stop,
     fdLimitAsked: fdLimit,
     limits: out?.limits ?? null,
@@ -348,7 +366,7 @@ function summarizeRun(run, fdLimit, { out, sidecar }) {
     firstSync: r?.firstSync ?? null,
     reads: r?.reads ?? null,
     idleCpuPercent: idleCpu === null ? null : round((100 * idleCpu) / r.idleSeconds, 2),
-    s3: requests && r ? { idleSeconds: r.idleSeconds, requests, perMinutePerTenant: reached ? round((requestCount / reached / r.idleSeconds) * 60, 3) : null } : null,
+    s3: requests && r ? { idleSeconds: r.idleSeconds, requests, perMinutePerTenant: held ? round((requestCount / held / r.idleSeconds) * 60, 3) : null } : null,
     close: r && closed && base ? { ms: r.close.ms, errors: r.close.errors, threadsLeft: closed.threads - base.threads, fdsLeft: closed.fds - base.fds } : null,
     engineStats: r?.engineStats ?? null,
     sidecar,

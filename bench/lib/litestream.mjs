@@ -150,11 +150,12 @@ export async function startLitestreamDirectory({ dbDir, pattern = '*.db', replic
       '',
     ].join('\n'),
   );
-  const child = spawn(bin(), ['replicate', '-config', config], { env: litestreamEnv(), stdio: ['ignore', 'ignore', 'pipe'] });
+  // Litestream 0.5 logs to stdout.
+  const child = spawn(bin(), ['replicate', '-config', config], { env: litestreamEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   let partial = '';
   const errors = { count: 0, first: [] };
-  child.stderr.on('data', (d) => {
+  const onLog = (d) => {
     log = (log + d).slice(-LOG_TAIL);
     const lines = (partial + d).split('\n');
     partial = lines.pop();
@@ -163,7 +164,9 @@ export async function startLitestreamDirectory({ dbDir, pattern = '*.db', replic
       errors.count += 1;
       if (errors.first.length < 5) errors.first.push(line.slice(0, 500));
     }
-  });
+  };
+  child.stdout.on('data', onLog);
+  child.stderr.on('data', onLog);
   let exit = null;
   const exited = new Promise((resolve) =>
     child.once('exit', (code, signal) => {

@@ -32,14 +32,16 @@ const REASONS = {
   error: 'an open failed',
 };
 
-/** "200 tenants", or "85 of 10,000 tenants (stopped: out of file descriptors)". */
+/** Why a run stopped short, in a few words. */
+export const stopText = (run) => REASONS[run.stop.reason] ?? run.stop.reason;
+
+/** "200 tenants", or "85 of 10,000 tenants, stopped: out of file descriptors". */
 export function reachedText(run) {
   if (!run.stop) return `${n(run.tenantsReached)} tenants`;
-  return `${n(run.tenantsReached)} of ${n(run.tenantsAsked)} tenants (stopped: ${REASONS[run.stop.reason] ?? run.stop.reason})`;
+  return `${n(run.tenantsReached)} of ${n(run.tenantsAsked)} tenants, stopped: ${stopText(run)}`;
 }
 
-/** "folder, 200 tenants": where a figure was read. */
-const where = (run) => `${run.store === 's3' ? 'S3' : 'folder'}, ${reachedText(run)}`;
+const storeText = (run) => (run.store === 's3' ? 'S3' : 'folder');
 
 /** offloop's runs at the limit the goals assume (the first run of each size), and Litestream's. */
 function runsOf(report) {
@@ -87,33 +89,39 @@ export function goalResults(report) {
       met: verdict(run, value, g.max, g.atTenants),
     });
   };
-  // Over every run at the default limit: the worst figure decides.
-  const worst = (id, text, g, figure, format, runs = offloop) => {
+  // Over every run at the default limit: the worst figure decides. A run
+  // that stopped short shows nothing of the tenants it did not reach: the
+  // goal is then missed only by the figure, or (`stopMisses`) by the stop.
+  const worst = (id, text, g, figure, format, { runs = offloop, stopMisses = () => false } = {}) => {
     const measured = runs.filter(ok);
     if (measured.length === 0) return out.push({ id, goal: text, result: 'not run', peer: '—', met: runs.length ? false : null });
     const worstRun = measured.reduce((a, b) => (figure(b) > figure(a) ? b : a));
     const value = figure(worstRun);
     const peers = measured.map(peerOf).filter(ok);
     const peerWorst = peers.length ? Math.max(...peers.map(figure)) : NaN;
-    const stopped = runs.find((r) => r.stop);
+    const stopped = runs.filter((r) => r.stop || !ok(r));
+    const stops = stopped.map((r) => (r.stop ? `${storeText(r)} at ${n(r.tenantsReached)} of ${n(r.tenantsAsked)} (${stopText(r)})` : `${storeText(r)} failed`));
+    const missed = !Number.isFinite(value) || value > g.max || stopped.some((r) => !ok(r) || stopMisses(r));
     out.push({
       id,
       goal: text,
       value,
-      result: `${format(value)} (${where(worstRun)})${stopped && stopped !== worstRun ? `; ${where(stopped)}` : ''}`,
+      result: `${format(value)} (${storeText(worstRun)}, ${n(worstRun.tenantsReached)} tenants)${stops.length ? `; stopped short: ${stops.join(', ')}` : ''}`,
       peer: peers.length ? format(peerWorst) : '—',
-      met: runs.every((r) => ok(r) && !r.stop) && value <= g.max,
+      met: missed ? false : stopped.length ? null : true,
     });
   };
   const tenantsAt = (x) => (x >= 100_000 ? `${x / 1000}k` : n(x));
   sized('threads', `threads in all with ${tenantsAt(goal.threads.atTenants)} open ≤ ${goal.threads.max}`, goal.threads, (r) => r.totals.idle.threads, n);
-  worst('fds', `file descriptors in all ≤ ${n(goal.fds.max)}, at \`ulimit -n ${n(report.plan.fdLimit ?? goal.fds.max)}\``, goal.fds, (r) => Math.max(r.totals.open.fds, r.totals.idle.fds, r.totals.read.fds), n);
+  worst('fds', `file descriptors in all ≤ ${n(goal.fds.max)}, at \`ulimit -n ${n(report.plan.fdLimit ?? goal.fds.max)}\``, goal.fds, (r) => Math.max(r.totals.open.fds, r.totals.idle.fds, r.totals.read.fds), n, {
+    stopMisses: (r) => r.stop.reason === 'fds',
+  });
   sized('rss', `RSS per tenant at ${tenantsAt(goal.rssKiBPerTenant.atTenants)} ≤ ${goal.rssKiBPerTenant.max} KiB`, goal.rssKiBPerTenant, (r) => r.perTenant.rssKiBAfterReads, kib);
   sized('rss-idle', `RSS per idle tenant at ${tenantsAt(goal.rssKiBPerIdleTenant.atTenants)} ≤ ${goal.rssKiBPerIdleTenant.max} KiB`, goal.rssKiBPerIdleTenant, (r) => r.perTenant.rssKiB, kib);
   worst('open', `\`Database.open\` median ≤ ${goal.openMedianMs.max} ms`, goal.openMedianMs, (r) => r.openMs.p50, msText);
   worst('read', `read p99 to a random tenant ≤ ${goal.readP99Ms.max} ms, 64 in flight, cold and warm`, goal.readP99Ms, (r) => Math.max(r.reads.cold.p99, r.reads.warm.p99), msText);
   sized('idle-cpu', `idle CPU at ${tenantsAt(goal.idleCpuPercent.atTenants)} ≤ ${goal.idleCpuPercent.max} % of a core`, goal.idleCpuPercent, (r) => r.idleCpuPercent, (x) => `${fix(x, 2)} %`);
   const s3 = offloop.filter((r) => r.store === 's3');
-  worst('idle-s3', `idle S3 requests ≤ ${goal.idleS3PerMinutePerTenant.max} a minute per tenant`, goal.idleS3PerMinutePerTenant, (r) => r.s3?.perMinutePerTenant ?? NaN, (x) => fix(x, 2), s3);
+  worst('idle-s3', `idle S3 requests ≤ ${goal.idleS3PerMinutePerTenant.max} a minute per tenant`, goal.idleS3PerMinutePerTenant, (r) => r.s3?.perMinutePerTenant ?? NaN, (x) => fix(x, 2), { runs: s3 });
   return out;
 }

@@ -29,7 +29,7 @@ function header(report) {
           '',
         ]
       : []),
-    `Per tenant: the growth over the app's own process before it opened anything (Litestream counted whole), divided by the tenants reached, after the idle window. Open: the time of each \`Database.open\` (offloop) or \`new Database(file)\` (better-sqlite3), one at a time. Reads: \`SELECT v FROM t WHERE id = ?\` of a random tenant, ${plan.inFlight} in flight, ${n(plan.reads)} of them; cold: each tenant untouched since it was opened, read once; warm: ${plan.inFlight} tenants read just before. better-sqlite3's calls are synchronous: a read waits for its turn on the event loop, as a request does in a server. Idle CPU: both processes' CPU time over ${plan.idleS} s (folder) while nothing is asked, in % of one core. S3: requests through a counting proxy in front of moto, over ${plan.s3IdleS} s from ${plan.s3SettleS} s after every tenant's first upload. Opening stops at a failure, at ${n(plan.maxThreads)} threads, or (Litestream) at ${n(plan.maxSidecarRssMiB)} MiB resident: guards for a shared machine.`,
+    `Per tenant: the growth over the app's own process before it opened anything (Litestream counted whole), after the idle window, divided by the tenants held: those the app opened (Litestream watches each of them, replicated or not). Reached: those open and replicated. Open: the time of each \`Database.open\` (offloop) or \`new Database(file)\` (better-sqlite3), one at a time. Reads: \`SELECT v FROM t WHERE id = ?\` of a random tenant, ${plan.inFlight} in flight, ${n(plan.reads)} of them; cold: each tenant untouched since it was opened, read once; warm: ${plan.inFlight} tenants read just before. better-sqlite3's calls are synchronous: a read waits for its turn on the event loop, as a request does in a server. Idle CPU: both processes' CPU time over ${plan.idleS} s (folder) while nothing is asked, in % of one core. S3: requests through a counting proxy in front of moto, over ${plan.s3IdleS} s from ${plan.s3SettleS} s after every tenant's first upload. Opening stops at a failure, at ${n(plan.maxThreads)} threads, or (Litestream) at ${n(plan.maxSidecarRssMiB)} MiB resident: guards for a shared machine.`,
     '',
   ];
 }
@@ -119,7 +119,7 @@ function ratioSection(report) {
     .filter(([, p]) => p);
   if (pairs.length === 0) return [];
   const x = (a, b) => (Number.isFinite(a / b) && b !== 0 ? `${fix(a / b, 2)}×` : '—');
-  const perTenantCpu = (r) => r.idleCpuPercent / r.tenantsReached;
+  const perTenantCpu = (r) => r.idleCpuPercent / r.tenantsHeld;
   const columns = ['offloop run', 'threads / tenant', 'fds / tenant', 'RSS / idle tenant', 'open p50', 'cold read p99', 'warm read p99', 'idle CPU / tenant', 'S3 / idle tenant'].map(
     (title, i) => ({ title, align: i === 0 ? 'left' : 'right' }),
   );
@@ -144,6 +144,7 @@ function notesSection(runs) {
     else if (r.stop) lines.push(`- ${r.label}: stopped at ${n(r.tenantsReached)} of ${n(r.tenantsAsked)}: ${r.stop.message.replace(/\s+/g, ' ').slice(0, 600)}`);
     if (r.s3) lines.push(`- ${r.label}: S3 requests in ${fix(r.s3.idleSeconds, 0)} s idle: ${Object.entries(r.s3.requests).map(([k, v]) => `${k} ${n(v)}`).join(', ') || 'none'}.`);
     if (r.firstSync?.errors) lines.push(`- ${r.label}: ${n(r.firstSync.errors)} of ${n(r.tenantsReached)} replicas failed their first sync: ${r.firstSync.firstError}`);
+    if (r.replicator === 'offloop' && r.engineStats) lines.push(`- ${r.label}: \`Database.stats()\` with every tenant open: \`${JSON.stringify(r.engineStats).slice(0, 400)}\``);
     if (r.close) lines.push(`- ${r.label}: closing every tenant took ${msText(r.close.ms)}; a second later ${n(r.close.threadsLeft)} threads and ${n(r.close.fdsLeft)} fds were left over the baseline.`);
   }
   return lines.length ? ['### Notes', '', ...lines, ''] : [];

@@ -13,7 +13,7 @@
 //   node bench/workloads/tenants-app.mjs --library offloop|better-sqlite3 --dir D --tenants N
 //        [--replica-dir R | --endpoint E --bucket B --prefix P]
 //        [--settle-s 2] [--idle-s 10] [--reads 2000] [--in-flight 64] [--hot 64]
-//        [--max-threads 4096] [--cache 100] [--offloop DIR]
+//        [--max-threads 4096] [--cache 100] [--rows 10] [--offloop DIR]
 //
 // Prints JSON lines: `{ event: 'opened', tenants }` while it opens, then
 // `{ event: 'measure', phase }` at each point where the parent is to read
@@ -58,6 +58,7 @@ const { values: opts } = parseArgs({
     hot: { type: 'string', default: '64' },
     'max-threads': { type: 'string', default: '4096' },
     cache: { type: 'string', default: '100' },
+    rows: { type: 'string', default: '10' },
     offloop: { type: 'string', default: ROOT },
   },
 });
@@ -72,8 +73,8 @@ const READS = Number(opts.reads);
  * process that ran out of them still needs a few to measure itself.
  */
 const RESERVE_FDS = 32;
-/** Rows in each tenant's table t (the parent's seed). */
-const ROWS = 10;
+/** Rows in each tenant's table t, ids 1 to ROWS (the parent seeded them). */
+const ROWS = Number(opts.rows);
 const SQL = 'SELECT v FROM t WHERE id = ?';
 
 const emit = (event) => process.stdout.write(`${JSON.stringify(event)}\n`);
