@@ -14,6 +14,7 @@ import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { report } from '../lib/report/index.mjs';
+import { SUMMARIES } from '../lib/report/summaries.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const RESULTS = path.join(ROOT, 'bench', 'results');
@@ -23,7 +24,7 @@ after(() => {
   for (const dir of copies) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-/** A folder holding copies of the README, the pages with generated tables, and the results JSON. */
+/** A folder holding copies of the README, every page with generated tables, and the results JSON. */
 function copyOfCheckout() {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'offloop-report-'));
   copies.push(dir);
@@ -32,9 +33,9 @@ function copyOfCheckout() {
   for (const f of fs.readdirSync(RESULTS).filter((n) => n.endsWith('.json'))) {
     fs.copyFileSync(path.join(RESULTS, f), path.join(dir, 'bench', 'results', f));
   }
-  fs.copyFileSync(path.join(ROOT, 'README.md'), path.join(dir, 'README.md'));
-  for (const page of ['performance.md', 'roundtrip.md', 'install.md']) {
-    fs.copyFileSync(path.join(ROOT, 'docs', page), path.join(dir, 'docs', page));
+  for (const page of new Set(['README.md', 'docs/performance.md', ...SUMMARIES.map((s) => s.page)])) {
+    fs.mkdirSync(path.dirname(path.join(dir, page)), { recursive: true });
+    fs.copyFileSync(path.join(ROOT, page), path.join(dir, page));
   }
   return dir;
 }

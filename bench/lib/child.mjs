@@ -1,5 +1,6 @@
 // Running one measurement in a fresh child process, bounded in time. A
-// child prints its result as one JSON line, the last line of its stdout.
+// child prints its result as one JSON line, the last line of its stdout;
+// one run by runChildEvents prints its progress as JSON lines before it.
 
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -41,6 +42,55 @@ export function runChild(bin, args, { timeoutMs, cwd } = {}) {
       } catch {
         reject(new Error(`printed no JSON result\n${stdout.slice(-500)}\n${tail}`));
       }
+    });
+  });
+}
+
+/**
+ * Runs `bin args…` as a child that may die on the way: it prints one JSON
+ * object a line, each an event for `onEvent(event, child)` as it comes
+ * (`child.pid`, and `child.reply(line)` writes a line to its stdin), the
+ * last one `{ result }`. Never rejects for the child's sake; resolves to
+ * `{ result, events, exit: { code, signal }, timedOut, stderrTail, ms }`,
+ * with `result` null when none came (the events then say how far it got).
+ */
+export function runChildEvents(bin, args, { timeoutMs = 600_000, onEvent = () => {} } = {}) {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(bin, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    // A child that dies leaves its stdin closed: a late reply is dropped.
+    child.stdin.on('error', () => {});
+    const handle = { pid: child.pid, reply: (line) => child.stdin.writable && child.stdin.write(`${line}\n`) };
+    const events = [];
+    let result = null;
+    let stderr = '';
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      let event;
+      try {
+        event = JSON.parse(line);
+      } catch {
+        return;
+      }
+      if (event.result !== undefined) result = event.result;
+      else {
+        events.push(event);
+        onEvent(event, handle);
+      }
+    });
+    child.stderr.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      const stderrTail = stderr.trim().split('\n').slice(-8).join('\n');
+      resolve({ result, events, exit: { code, signal }, timedOut, stderrTail, ms: performance.now() - started });
     });
   });
 }

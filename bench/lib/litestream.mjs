@@ -126,6 +126,75 @@ export async function startLitestream({ db, replica, dir, syncIntervalMs = 1000 
 }
 
 /**
+ * Starts `litestream replicate -config F` in directory mode (Litestream
+ * 0.5's `dbs: - dir:`): every file in `dbDir` whose name matches
+ * `pattern`, found by one scan at Litestream's start, each replicated under
+ * the replica's path by its own name (`<path>/<name>/ltx/...`). The config
+ * goes in `configDir`. Resolves as soon as the process runs: which
+ * databases the replica holds is the caller's to watch. Returns `{ pid,
+ * cpuSeconds(), exit(), log(), errors(), stop() }`: `exit()` is null while
+ * it runs, then `{ code, signal }`; `errors()` counts the ERROR lines it
+ * logged and keeps the first few.
+ */
+export async function startLitestreamDirectory({ dbDir, pattern = '*.db', replica, configDir, syncIntervalMs = 1000 }) {
+  fs.mkdirSync(configDir, { recursive: true });
+  const config = path.join(configDir, 'litestream.yml');
+  fs.writeFileSync(
+    config,
+    [
+      'dbs:',
+      `  - dir: ${dbDir}`,
+      `    pattern: "${pattern}"`,
+      '    replica:',
+      ...replicaYaml(replica, syncIntervalMs).map((l) => `      ${l}`),
+      '',
+    ].join('\n'),
+  );
+  // Litestream 0.5 logs to stdout.
+  const child = spawn(bin(), ['replicate', '-config', config], { env: litestreamEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  let partial = '';
+  const errors = { count: 0, first: [] };
+  const onLog = (d) => {
+    log = (log + d).slice(-LOG_TAIL);
+    const lines = (partial + d).split('\n');
+    partial = lines.pop();
+    for (const line of lines) {
+      if (!line.includes('level=ERROR')) continue;
+      errors.count += 1;
+      if (errors.first.length < 5) errors.first.push(line.slice(0, 500));
+    }
+  };
+  child.stdout.on('data', onLog);
+  child.stderr.on('data', onLog);
+  let exit = null;
+  const exited = new Promise((resolve) =>
+    child.once('exit', (code, signal) => {
+      exit = { code, signal };
+      resolve();
+    }),
+  );
+  await new Promise((resolve, reject) => {
+    child.once('spawn', resolve);
+    child.once('error', reject);
+  });
+  let lastCpu = 0;
+  return {
+    pid: child.pid,
+    cpuSeconds: () => (lastCpu = processCpuSeconds(child.pid) ?? lastCpu),
+    exit: () => exit,
+    log: () => log,
+    errors: () => ({ count: errors.count, first: [...errors.first] }),
+    stop: async () => {
+      if (exit) return;
+      child.kill('SIGTERM');
+      await Promise.race([exited, sleep(10_000).then(() => child.kill('SIGKILL'))]);
+      await exited;
+    },
+  };
+}
+
+/**
  * Runs `litestream restore -o out url`. Resolves to `{ wallMs, cpuSeconds }`:
  * the wall time from spawn to exit and the CPU time Litestream used (read
  * by a shell that waited for it, from its children's times).

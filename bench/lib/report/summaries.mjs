@@ -9,6 +9,7 @@
 // and the caller reports and skips that file.
 
 import { count, lowerBy, megabytes, median, ms, rate, ratio, seconds, us } from './format.mjs';
+import { tenants } from './tenants-summary.mjs';
 
 const PERF = 'docs/performance.md';
 
@@ -586,9 +587,9 @@ function runtimes(r) {
  * in the order its rows appear, with the page that explains the benchmark
  * (where its own table goes) and its short name for the goals table.
  * `overview: false` keeps a benchmark out of the README's table and the
- * goals table (its own page shows its rows and goals): RUNTIMES, whose
- * rows would take the README past its 250 lines and performance.md past
- * its 500.
+ * goals table (its own page shows its rows and goals): RUNTIMES and
+ * TENANTS, whose rows would take the README past its 250 lines and
+ * performance.md past its 500.
  */
 export const SUMMARIES = [
   { name: 'checkpoint', page: 'docs/performance.md', benchmark: 'W1', summarize: checkpoint },
@@ -603,6 +604,7 @@ export const SUMMARIES = [
   { name: 'failover', page: 'docs/performance.md', benchmark: 'FAILOVER', summarize: failover },
   { name: 'sqlite3', page: 'docs/performance.md', benchmark: 'SQLITE3', summarize: sqlite3 },
   { name: 'runtimes', page: 'docs/install.md', benchmark: 'RUNTIMES', summarize: runtimes, overview: false },
+  { name: 'tenants', page: 'bench/README.md', benchmark: 'TENANTS', summarize: tenants, overview: false },
 ];
 
 /**
