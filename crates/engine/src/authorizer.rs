@@ -89,7 +89,7 @@ pub fn install(
                     }
                 }
                 if let Some(flag) = &set_pragma {
-                    if sets_connection_pragma(&ctx) {
+                    if sets_connection_pragma(&ctx) || adds_connection_state(&ctx) {
                         flag.store(true, Ordering::Relaxed);
                     }
                 }
@@ -211,6 +211,19 @@ const CONNECTION_PRAGMAS: &[&str] = &[
 fn sets_connection_pragma(ctx: &AuthContext<'_>) -> bool {
     matches!(ctx.action, AuthAction::Pragma { pragma_name, pragma_value: Some(_) }
         if CONNECTION_PRAGMAS.iter().any(|p| pragma_name.eq_ignore_ascii_case(p)))
+}
+
+/// Whether the statement creates something only this connection has: a
+/// TEMP table, index, view or trigger, or an attached database.
+fn adds_connection_state(ctx: &AuthContext<'_>) -> bool {
+    matches!(
+        ctx.action,
+        AuthAction::CreateTempTable { .. }
+            | AuthAction::CreateTempIndex { .. }
+            | AuthAction::CreateTempView { .. }
+            | AuthAction::CreateTempTrigger { .. }
+            | AuthAction::Attach { .. }
+    )
 }
 
 /// Whether the statement sets `PRAGMA query_only`.

@@ -29,14 +29,14 @@ use crossbeam_channel::{Receiver, TryRecvError};
 use rusqlite::{ffi, Connection};
 
 use crate::connection::open_checkpointer;
-use crate::doze::{self, Doze};
+use crate::doze::{self, Counted, Doze};
 use crate::error::{Error, Result};
 use crate::faults::{self, Site};
 use crate::job::{complete, Job, Outcome, Request};
 use crate::lanes::Departure;
 use crate::latch::{OpenLatch, WriterGate};
 use crate::observer::CheckpointWrites;
-use crate::pool::{Counted, Ran, WeakLane, Work};
+use crate::pool::{Ran, WeakLane, Work};
 use crate::role::Role;
 use crate::settings::{self, Settings};
 use crate::timers::notify_at;

@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering}
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::pool::{self, WeakLane};
+use crate::pool::WeakLane;
 use crate::timers::notify_at;
 
 /// How long a connection stays open with nothing to do, by default.
@@ -43,6 +43,8 @@ struct Global {
     idle_close_ms: AtomicU64,
     /// 0: the default.
     connections: AtomicUsize,
+    /// SQLite connections open now.
+    open_count: AtomicUsize,
     /// Every lane with a connection open (from `opened` to `closed`): no
     /// more entries than connections.
     open: Mutex<Vec<(WeakLane, Arc<Doze>)>>,
@@ -56,6 +58,7 @@ fn global() -> &'static Global {
     GLOBAL.get_or_init(|| Global {
         idle_close_ms: AtomicU64::new(0),
         connections: AtomicUsize::new(0),
+        open_count: AtomicUsize::new(0),
         open: Mutex::new(Vec::new()),
         waiting: Mutex::new(VecDeque::new()),
     })
@@ -246,7 +249,7 @@ const WAIT_LOOKS: u32 = 50;
 /// after `WAIT_LOOKS` looks, it opens past the cap anyway: waiting then
 /// could wait for a transaction that waits for this very call.
 pub fn admit(lane: &WeakLane, doze: &Doze) -> bool {
-    if pool::connections_open() < connection_limit() {
+    if connections_open() < connection_limit() {
         doze.waits.store(0, Ordering::Release);
         return true;
     }
@@ -290,7 +293,7 @@ pub fn connection_closed() {
 /// connection over the cap, and at least `least`; not those running now,
 /// asked already, or holding state. How many were asked.
 pub fn relieve(least: usize) -> usize {
-    let over = pool::connections_open()
+    let over = connections_open()
         .saturating_sub(connection_limit())
         .max(least);
     if over == 0 {
@@ -321,4 +324,28 @@ pub fn relieve(least: usize) -> usize {
         asked += 1;
     }
     asked
+}
+
+/// SQLite connections open now.
+pub fn connections_open() -> usize {
+    global().open_count.load(Ordering::Acquire)
+}
+
+/// A connection's place in the process's count of open connections, held
+/// beside the connection and given up when it drops (which lets a lane
+/// waiting for a connection look again).
+pub struct Counted(());
+
+impl Counted {
+    pub fn new() -> Counted {
+        global().open_count.fetch_add(1, Ordering::AcqRel);
+        Counted(())
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        global().open_count.fetch_sub(1, Ordering::AcqRel);
+        connection_closed();
+    }
 }

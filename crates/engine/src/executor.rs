@@ -49,7 +49,8 @@ pub struct Executor {
     /// this connection alone (see `authorizer.rs`).
     state_reads: Option<Arc<AtomicBool>>,
     /// Writer only: set once a statement set a pragma of the connection's
-    /// own, which an idle close would lose (see `doze.rs`).
+    /// own, created a TEMP object or attached a database: state an idle
+    /// close would lose (see `doze.rs`).
     set_pragma: Option<Arc<AtomicBool>>,
     /// The user functions this connection carries so far.
     registered: Registered,
@@ -178,8 +179,9 @@ impl Executor {
         unsafe { self.conn.handle() }
     }
 
-    /// Whether a statement set a pragma of the connection's own (writer).
-    pub fn set_connection_pragma(&self) -> bool {
+    /// Whether a statement set a pragma of the connection's own, created a
+    /// TEMP object or attached a database (writer).
+    pub fn holds_connection_state(&self) -> bool {
         self.set_pragma
             .as_ref()
             .is_some_and(|flag| flag.load(Ordering::Relaxed))

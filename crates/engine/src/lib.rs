@@ -38,7 +38,6 @@ pub mod faults;
 mod functions;
 mod image;
 mod job;
-mod lane;
 mod lanes;
 mod latch;
 mod observer;

@@ -28,7 +28,7 @@ pub fn process_stats() -> ProcessStats {
     let (threads, queued) = pool::threads_and_queued();
     ProcessStats {
         databases: pool::databases_open(),
-        connections: pool::connections_open(),
+        connections: crate::doze::connections_open(),
         threads: threads + usize::from(timers::running()),
         queued,
         thread_limit: pool::thread_limit(),

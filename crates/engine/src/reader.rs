@@ -11,7 +11,7 @@ use std::sync::Arc;
 use crossbeam_channel::{Receiver, TryRecvError};
 
 use crate::connection::open_reader;
-use crate::doze::{self, Doze};
+use crate::doze::{self, Counted, Doze};
 use crate::error::Error;
 use crate::executor::Executor;
 use crate::failure::Failure;
@@ -19,7 +19,7 @@ use crate::faults::{self, Site};
 use crate::job::{Job, Request};
 use crate::lanes::{Departure, Lanes};
 use crate::latch::{OpenLatch, WriterGate};
-use crate::pool::{Counted, Ran, Work};
+use crate::pool::{Ran, Work};
 use crate::role::Role;
 use crate::settings::Settings;
 use crate::stats::RoleCounters;

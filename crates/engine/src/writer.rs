@@ -11,7 +11,7 @@ use std::sync::Arc;
 use crossbeam_channel::{Receiver, TryRecvError};
 
 use crate::connection::open_writer;
-use crate::doze::{self, Doze};
+use crate::doze::{self, Counted, Doze};
 use crate::error::Error;
 use crate::executor::Executor;
 use crate::failure::{writer_died, Failure};
@@ -20,7 +20,7 @@ use crate::job::Job;
 use crate::lanes::Lanes;
 use crate::latch::{OpenLatch, WriterGate};
 use crate::observer::CheckpointWrites;
-use crate::pool::{Counted, Ran, Work};
+use crate::pool::{Ran, Work};
 use crate::role::Role;
 use crate::schemas::Schemas;
 use crate::settings::Settings;
@@ -204,14 +204,14 @@ impl WriterLane {
         let State::Serving(serving) = &mut self.state else {
             return;
         };
-        if keeps_connection(&self.context, serving) {
-            self.doze.kept();
-            return;
-        }
         if !self.doze.due(&lane) {
             if std::mem::take(&mut self.worked) {
                 self.doze.went_idle(&lane);
             }
+            return;
+        }
+        if keeps_connection(&self.context, serving) {
+            self.doze.kept();
             return;
         }
         // Its close must be the database's last: the readers and the
@@ -244,7 +244,7 @@ impl WriterLane {
 /// session, TEMP objects, an attached database, user functions, a pragma
 /// of the connection's own set by a statement, a database that lives in
 /// memory, a WAL observer, a VFS of its own.
-fn keeps_connection(c: &WriterContext, serving: &mut Serving) -> bool {
+fn keeps_connection(c: &WriterContext, serving: &Serving) -> bool {
     let settings = &c.settings;
     if settings.is_private()
         || settings.follower
@@ -254,21 +254,14 @@ fn keeps_connection(c: &WriterContext, serving: &mut Serving) -> bool {
         || serving.scope.is_some()
         || serving.executor.has_live_cursors()
         || serving.executor.has_sessions()
-        || serving.executor.set_connection_pragma()
+        || serving.executor.holds_connection_state()
     {
         return true;
     }
-    let conn = serving.executor.connection();
-    if !conn.is_autocommit() {
-        return true;
-    }
-    let temp: rusqlite::Result<i64> =
-        conn.query_row("SELECT count(*) FROM temp.sqlite_schema", [], |r| r.get(0));
-    let attached: rusqlite::Result<i64> =
-        conn.query_row("SELECT count(*) FROM pragma_database_list", [], |r| {
-            r.get(0)
-        });
-    !matches!((temp, attached), (Ok(0), Ok(n)) if n <= 2)
+    // TEMP objects and attached databases are seen as they are created
+    // (`holds_connection_state`): no statement runs here, where the
+    // caller's authorizer would see it.
+    !serving.executor.connection().is_autocommit()
 }
 
 impl WriterContext {

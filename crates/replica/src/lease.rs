@@ -3,7 +3,7 @@
 //!
 //! The lease is the object `lock.json` at the replica's root, in the name
 //! and format of Litestream's S3 leaser (`s3/leaser.go`), plus the name of
-//! the process lease that keeps it live (`crate::process_lease`):
+//! the process lease that keeps it live (`process_lease.rs`):
 //! `{"generation":N,"expires_at":"<RFC 3339>","owner":"<holder>","process_lease":".offloop/leases/<id>.json"}`.
 //! It is written once when the database takes it: with `If-None-Match: *`
 //! (none yet) or `If-Match` on the version of a free one, and given back at
@@ -48,10 +48,7 @@ pub use crate::lease_record::{LeaseRecord, PROCESS_LEASE_FOLDER};
 /// `DefaultLeasePath`).
 pub const LEASE_OBJECT: &str = "lock.json";
 
-/// How far apart the wall clocks of two machines sharing a replica may be.
-/// Another holder judges the lease expired by its own wall clock against
-/// `expires_at`; the holder stops this much sooner by its monotonic clock.
-pub const CLOCK_SKEW_BOUND: Duration = Duration::from_secs(1);
+pub use crate::lease_record::CLOCK_SKEW_BOUND;
 
 /// Why the lease could not be taken.
 #[derive(Debug)]

@@ -1,6 +1,6 @@
 //! The JSON of a lease object: a database's `lock.json` at its replica's
 //! root, and a process lease under `.offloop/leases/` beside the replicas
-//! (`crate::process_lease`). Both are Litestream's leaser record
+//! (`process_lease.rs`). Both are Litestream's leaser record
 //! (`s3/leaser.go`): `{"generation":N,"expires_at":"<RFC 3339>","owner":"…"}`;
 //! a `lock.json` offloop writes adds `"process_lease"`, the name of the
 //! process lease whose life is the database's.
@@ -120,6 +120,34 @@ pub(crate) fn held_by(record: &LeaseRecord, expires_at_ms: i64) -> String {
         },
         go_rfc3339_nano(expires_at_ms)
     )
+}
+
+/// How far apart the wall clocks of two machines sharing a replica may be.
+/// Another holder judges the lease expired by its own wall clock against
+/// `expires_at`; the holder stops this much sooner by its monotonic clock.
+pub const CLOCK_SKEW_BOUND: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// 16 hex digits no other holder is likely to draw.
+pub(crate) fn random_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    // RandomState is seeded from the system's randomness, per process.
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    h.write_u32(std::process::id());
+    format!("{:016x}", h.finish())
+}
+
+/// This machine's name, as a holder's id starts with it.
+pub(crate) fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@
 //! database under it refuses commits (the lapse), and a renewal that finds
 //! the object as this process wrote it ends the lapse. Whoever takes over
 //! any of its databases after it expired first replaces this object
-//! (`crate::lease`), so that renewal is refused: the process is then
+//! (`lease.rs`), so that renewal is refused: the process is then
 //! *fenced*, and with it every database it holds under that root, for good.
 //!
 //! It owns the object, the deadline, the fence and the renewal thread, and
@@ -32,9 +32,9 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
 
 use crate::error::{Error, Result};
-use crate::lease::CLOCK_SKEW_BOUND;
+use crate::lease_record::CLOCK_SKEW_BOUND;
+use crate::lease_record::{host_name, random_id};
 use crate::lease_record::{LeaseRecord, PROCESS_LEASE_FOLDER};
-use crate::renewer::{host_name, random_id};
 use crate::stager::now_ms;
 use crate::store::{Expect, Fault, LeaseRoot, Store};
 

@@ -12,12 +12,13 @@
 //! writer asks the `Lease` before each commit.
 
 use std::fs;
-use std::hash::{BuildHasher, Hasher};
+
 use std::io;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use crate::lease::Lease;
+use crate::lease_record::{host_name, random_id};
 
 /// The file in the replicator's folder that names this database as a
 /// lease holder.
@@ -63,26 +64,4 @@ pub(crate) fn holder_id(dir: &Path) -> io::Result<String> {
     let id = format!("{}:offloop-{}", host_name(), random_id());
     offloop_file::replace_file(&path, id.as_bytes())?;
     Ok(id)
-}
-
-/// 16 hex digits no other holder is likely to draw.
-pub(crate) fn random_id() -> String {
-    // RandomState is seeded from the system's randomness, per process.
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos()),
-    );
-    h.write_u32(std::process::id());
-    format!("{:016x}", h.finish())
-}
-
-/// This machine's name, as a holder's id starts with it.
-pub(crate) fn host_name() -> String {
-    fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .map(|h| h.trim().to_string())
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "localhost".into())
 }

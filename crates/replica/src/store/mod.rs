@@ -128,7 +128,7 @@ pub enum Expect {
 }
 
 /// Where the process leases of a replica live (see
-/// `crate::process_lease`): a store whose `read_object` and
+/// `process_lease.rs`): a store whose `read_object` and
 /// `replace_object` address `<parent>/.offloop/leases/<name>`, the parent
 /// being the folder or S3 prefix that holds the replica, on the same S3
 /// client. `key` names that place and client: equal for every replica

@@ -9,7 +9,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
-use crate::pool::Pool;
+use super::Pool;
 
 /// What a lane's run ended with.
 pub enum Ran {

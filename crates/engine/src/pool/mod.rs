@@ -71,7 +71,8 @@ pub fn on_starved(hook: fn()) {
     let _ = ON_STARVED.set(hook);
 }
 
-pub use crate::lane::{Lane, Ran, WeakLane, Work};
+mod lane;
+pub use lane::{Lane, Ran, WeakLane, Work};
 
 /// What the run queue carries: a lane to run, or word for one thread that
 /// the last database closed (one is sent for each thread alive).
@@ -114,7 +115,6 @@ struct Global {
     /// The bound on threads per pool; 0 until configured (the default).
     threads: AtomicUsize,
     databases: AtomicUsize,
-    connections: AtomicUsize,
 }
 
 fn global() -> &'static Global {
@@ -123,7 +123,6 @@ fn global() -> &'static Global {
         pools: Mutex::new(Vec::new()),
         threads: AtomicUsize::new(0),
         databases: AtomicUsize::new(0),
-        connections: AtomicUsize::new(0),
     })
 }
 
@@ -149,24 +148,6 @@ pub fn configure_threads(threads: Option<usize>) {
     global()
         .threads
         .store(threads.unwrap_or(0), Ordering::Relaxed);
-}
-
-/// A connection's place in the process's count of open connections, held
-/// beside the connection and given up when it drops.
-pub struct Counted(());
-
-impl Counted {
-    pub fn new() -> Counted {
-        global().connections.fetch_add(1, Ordering::AcqRel);
-        Counted(())
-    }
-}
-
-impl Drop for Counted {
-    fn drop(&mut self) {
-        global().connections.fetch_sub(1, Ordering::AcqRel);
-        crate::doze::connection_closed();
-    }
 }
 
 /// The pool for threads at nice value `nice`, created on first use.
@@ -237,11 +218,6 @@ pub fn rescue_stalled() -> bool {
         again |= pool.rescue();
     }
     again
-}
-
-/// SQLite connections open now.
-pub fn connections_open() -> usize {
-    global().connections.load(Ordering::Acquire)
 }
 
 /// Pool threads alive, and lanes waiting for one, every pool together.
