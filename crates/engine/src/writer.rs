@@ -223,8 +223,16 @@ impl WriterLane {
             }
             return;
         }
+        self.close_connection(State::Dozing, false);
+    }
+
+    /// Closes the connection, its cursors and statements first; the lane
+    /// goes to `next`. With `capture` (the database's last close), the WAL
+    /// observer captures the last frames before it closes: nothing commits
+    /// after the writer.
+    fn close_connection(&mut self, next: State, capture: bool) {
         self.doze.closed();
-        if let State::Serving(serving) = std::mem::replace(&mut self.state, State::Dozing) {
+        if let State::Serving(serving) = std::mem::replace(&mut self.state, next) {
             let Serving {
                 mut executor,
                 _counted: counted,
@@ -232,9 +240,16 @@ impl WriterLane {
                 ..
             } = *serving;
             executor.finish();
+            let permit = capture.then(|| {
+                self.context
+                    .settings
+                    .observer
+                    .before_checkpoint(CheckpointWrites::Excluded)
+            });
             drop(wal);
             drop(executor);
             drop(counted);
+            drop(permit);
         }
     }
 }
@@ -422,27 +437,7 @@ impl Work for WriterLane {
         {
             return Ran::Idle;
         }
-        self.doze.closed();
-        if let State::Serving(serving) = std::mem::replace(&mut self.state, State::Closed) {
-            let Serving {
-                mut executor,
-                _counted: counted,
-                wal,
-                ..
-            } = *serving;
-            executor.finish();
-            // Nothing commits after the writer, so the observer captures
-            // the last frames now, before the connection closes.
-            let permit = self
-                .context
-                .settings
-                .observer
-                .before_checkpoint(CheckpointWrites::Excluded);
-            drop(wal);
-            drop(executor);
-            drop(counted);
-            drop(permit);
-        }
+        self.close_connection(State::Closed, true);
         self.state = State::Closed;
         self.context.lanes.finished();
         Ran::Finished
