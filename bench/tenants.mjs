@@ -189,7 +189,7 @@ function appCommand(fdLimit, args) {
 function appArgs(run, dirs, extra) {
   const s3 = run.store === 's3';
   return [
-    '--library', run.library,
+    '--driver', run.driver,
     '--dir', dirs.db,
     '--tenants', String(run.tenants),
     '--settle-s', String(s3 ? PLAN.s3SettleS : PLAN.settleS),
@@ -348,7 +348,7 @@ function summarizeRun(run, fdLimit, { out, sidecar }) {
   return {
     id: `${run.replicator}-${run.store}-${run.tenants}${run.replicator === 'offloop' ? `-fd${fdLimit ?? 'raised'}` : ''}`,
     replicator: run.replicator,
-    library: run.library,
+    driver: run.driver,
     store: run.store,
     tenantsAsked: run.tenants,
     tenantsReached: reached,
@@ -424,7 +424,7 @@ async function measure() {
       if (store === 's3' && !ctx.s3) ctx.s3 = await startS3();
       console.error(`${store}, ${tenants.toLocaleString('en-US')} tenants:`);
       if (libraries.has('offloop')) {
-        const base = { replicator: 'offloop', library: 'offloop', store, tenants };
+        const base = { replicator: 'offloop', driver: 'offloop', store, tenants };
         const first = await runConfiguration(ctx, { ...base, index: index++ }, PLAN.fdLimit);
         report.runs.push(first);
         if (PLAN.raise && PLAN.fdLimit !== null && first.stop?.reason === 'fds') {
@@ -432,7 +432,7 @@ async function measure() {
         }
       }
       if (libraries.has('litestream')) {
-        const run = { replicator: 'litestream', library: 'better-sqlite3', store, tenants, index: index++ };
+        const run = { replicator: 'litestream', driver: 'better-sqlite3', store, tenants, index: index++ };
         report.runs.push(await runConfiguration(ctx, run, PLAN.fdLimit));
       }
     }

@@ -10,7 +10,7 @@
 //    app cannot keep thousands of handles open, so it keeps the `--cache`
 //    most recently used ones and opens the others on demand.
 //
-//   node bench/workloads/tenants-app.mjs --library offloop|better-sqlite3 --dir D --tenants N
+//   node bench/workloads/tenants-app.mjs --driver offloop|better-sqlite3 --dir D --tenants N
 //        [--replica-dir R | --endpoint E --bucket B --prefix P]
 //        [--settle-s 2] [--idle-s 10] [--reads 2000] [--in-flight 64] [--hot 64]
 //        [--max-threads 4096] [--cache 100] [--rows 10] [--offloop DIR]
@@ -44,7 +44,7 @@ import { percentile, round, sorted } from '../lib/stats.mjs';
 
 const { values: opts } = parseArgs({
   options: {
-    library: { type: 'string' },
+    driver: { type: 'string' },
     dir: { type: 'string' },
     tenants: { type: 'string' },
     'replica-dir': { type: 'string' },
@@ -62,8 +62,8 @@ const { values: opts } = parseArgs({
     offloop: { type: 'string', default: ROOT },
   },
 });
-const LIBRARY = opts.library;
-if (LIBRARY !== 'offloop' && LIBRARY !== 'better-sqlite3') throw new Error(`unknown --library ${LIBRARY}`);
+const DRIVER = opts.driver;
+if (DRIVER !== 'offloop' && DRIVER !== 'better-sqlite3') throw new Error(`unknown --driver ${DRIVER}`);
 const N = Number(opts.tenants);
 const IN_FLIGHT = Number(opts['in-flight']);
 const MAX_THREADS = Number(opts['max-threads']);
@@ -222,7 +222,7 @@ function betterSqlite3App() {
 
 // ---------------------------------------------------------------------------
 
-const app = LIBRARY === 'offloop' ? offloopApp() : betterSqlite3App();
+const app = DRIVER === 'offloop' ? offloopApp() : betterSqlite3App();
 await measured('baseline');
 const reserve = Array.from({ length: RESERVE_FDS }, () => fs.openSync('/dev/null', 'r'));
 
@@ -290,7 +290,7 @@ await measured('closed');
 
 emit({
   result: {
-    library: LIBRARY,
+    driver: DRIVER,
     version: app.version,
     node: process.version,
     tenantsAsked: N,

@@ -230,7 +230,7 @@ function readers(r) {
 function mmap(r) {
   const covering = one(r.settings, (s) => s.label === 'covering', 'setting covering').bytes;
   const scan = (library, bytes) =>
-    one(r.runs, (x) => x.library === library && x.mmapRequested === bytes, `${library} scan with mmap at ${bytes} bytes`).scanMs.median;
+    one(r.runs, ({ library: name, mmapRequested }) => name === library && mmapRequested === bytes, `${library} scan with mmap at ${bytes} bytes`).scanMs.median;
   const gain = (library) => 1 - scan(library, covering) / scan(library, 0);
   const pct = (x) => `${Math.round(x * 100)}%`;
   return {
