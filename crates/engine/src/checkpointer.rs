@@ -20,7 +20,6 @@
 //! itself inactive and the writer hands automatic checkpoints back to
 //! SQLite (`wal_autocheckpoint` = 1000) between two jobs.
 
-use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -62,13 +61,12 @@ pub struct Checkpointer {
     /// This lane, for the idle timer.
     pub lane: WeakLane,
     pub state: CheckpointerState,
-    /// Its idle close (see `doze.rs`); whether it took a nudge or a
-    /// request since it last went idle; whether it ever opened (it opens
-    /// again only for work).
+    /// Its idle close (see `doze.rs`), and whether it ever opened (it
+    /// opens again only for work).
     pub doze: Arc<Doze>,
-    pub worked: Cell<bool>,
     pub opened_once: bool,
-    pub _departure: Departure,
+    /// Its place among the database's lanes (see `Lanes`).
+    pub departure: Departure,
 }
 
 pub enum CheckpointerState {
@@ -110,7 +108,7 @@ impl Work for Checkpointer {
                     Some(state) => self.state = state,
                     // Closed when idle, and the database is closing
                     // (nothing can be queued any more): done.
-                    None if self.opened_once && self._departure.0.is_stopping() => {
+                    None if self.opened_once && self.departure.0.is_stopping() => {
                         return match self.requests.try_recv() {
                             Ok(job) => {
                                 job.fail(Error::closed());
@@ -183,13 +181,10 @@ impl Checkpointer {
     /// idle long enough (or the process needs the descriptors); whether it
     /// did. It opens again at the next nudge or request.
     fn doze(&mut self) -> bool {
-        if self.doze.due(&self.lane) {
+        if self.doze.settle(&self.lane) {
             self.doze.closed();
-            self._departure.0.other_closed();
+            self.departure.0.other_closed();
             return true;
-        }
-        if self.worked.take() {
-            self.doze.went_idle(&self.lane);
         }
         false
     }
@@ -262,9 +257,7 @@ impl Checkpointer {
     fn serving(&mut self, conn: Connection) -> CheckpointerState {
         self.opened_once = true;
         let counted = Counted::new();
-        self._departure.0.other_opened();
         self.doze.opened(&self.lane);
-        doze::relieve(0);
         let wal_path = wal_path(&conn);
         CheckpointerState::Serving(Box::new(Open {
             conn,
@@ -284,7 +277,7 @@ impl Checkpointer {
         let (conn, wal_path) = (&open.conn, open.wal_path.as_deref());
         for _ in 0..RUN_BUDGET {
             if self.nudges.try_recv().is_ok() {
-                self.worked.set(true);
+                self.doze.worked();
                 faults::panic_point(Site::Checkpointer);
                 self.control.record_nudge();
                 open.pending = true;
@@ -299,7 +292,7 @@ impl Checkpointer {
             }
             match self.requests.try_recv() {
                 Ok(job) => {
-                    self.worked.set(true);
+                    self.doze.worked();
                     if !self.answer(conn, wal_path, job) {
                         return Ok(Served::Stopped);
                     }

@@ -124,9 +124,8 @@ impl Database {
                 lane: lane.downgrade(),
                 state: CheckpointerState::Unopened,
                 doze: lanes.dozes[reader_count].clone(),
-                worked: std::cell::Cell::new(true),
                 opened_once: false,
-                _departure: Departure(lanes.clone()),
+                departure: Departure(lanes.clone()),
             }));
             (nudge, wal.clone())
         });
@@ -145,7 +144,6 @@ impl Database {
                 state: ReaderState::Unopened,
                 held: false,
                 doze: lanes.dozes[index].clone(),
-                worked: true,
                 next: None,
                 latch: Some(latch.clone()),
                 _departure: Departure(lanes.clone()),

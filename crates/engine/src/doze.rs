@@ -1,6 +1,6 @@
 //! Connections closed when idle and reopened on demand. Each lane that
 //! holds a connection has a `Doze`: when the lane goes idle it notes the
-//! time and arms one timer at `idle + IDLE_CLOSE`; when the timer (or the
+//! time and arms one timer at `idle + idle_close()`; when the timer (or the
 //! cap below) notifies it and it is still idle, and its connection holds
 //! nothing the user could miss, the lane closes the connection. The next
 //! job opens a fresh one, with the database's settings, functions and
@@ -147,22 +147,50 @@ pub struct Doze {
     holding: AtomicBool,
     /// Times in a row the lane was told to wait for a connection.
     waits: AtomicU32,
+    /// It ran a job (or opened) since it last went idle.
+    worked: AtomicBool,
 }
 
 impl Doze {
     /// The lane opened its connection: it counts among those the cap may
-    /// ask to close.
+    /// ask to close (and, past the cap, the ones idle longest are asked
+    /// now). The open counts as work: the timer is armed at the next idle.
     pub fn opened(self: &Arc<Self>, lane: &WeakLane) {
         self.idle_since.store(now_ms(), Ordering::Release);
+        self.worked.store(true, Ordering::Release);
         if !self.open.swap(true, Ordering::AcqRel) {
             let mut open = global().open.lock().unwrap_or_else(|e| e.into_inner());
             open.push((lane.clone(), self.clone()));
         }
+        relieve(0);
+    }
+
+    /// Whether the lane's connection is open.
+    pub fn is_open(&self) -> bool {
+        self.open.load(Ordering::Acquire)
+    }
+
+    /// The lane runs a job.
+    pub fn worked(&self) {
+        self.worked.store(true, Ordering::Release);
+    }
+
+    /// The lane is idle with its connection open: whether to close it now
+    /// (`due`); if not, and it worked since it last went idle, it went idle
+    /// now (`went_idle`).
+    pub fn settle(self: &Arc<Self>, lane: &WeakLane) -> bool {
+        if self.due(lane) {
+            return true;
+        }
+        if self.worked.swap(false, Ordering::AcqRel) {
+            self.went_idle(lane);
+        }
+        false
     }
 
     /// The lane goes idle with its connection open: notes when, and arms
     /// its timer unless one is armed.
-    pub fn went_idle(self: &Arc<Self>, lane: &WeakLane) {
+    fn went_idle(self: &Arc<Self>, lane: &WeakLane) {
         let now = now_ms();
         self.idle_since.store(now, Ordering::Release);
         self.holding.store(false, Ordering::Release);
@@ -181,7 +209,7 @@ impl Doze {
     /// Whether the idle lane should close its connection now: asked to, or
     /// idle for `idle_close()`. Re-arms the timer when it fired early (the
     /// lane was used since it was armed).
-    pub fn due(&self, lane: &WeakLane) -> bool {
+    fn due(&self, lane: &WeakLane) -> bool {
         if self.evict.load(Ordering::Acquire) {
             return true;
         }
@@ -202,7 +230,7 @@ impl Doze {
     /// Asks the lane to close its connection when next idle; whether it
     /// has one open.
     pub fn evict(&self) -> bool {
-        let open = self.open.load(Ordering::Acquire);
+        let open = self.is_open();
         if open {
             self.evict.store(true, Ordering::Release);
         }

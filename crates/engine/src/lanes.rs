@@ -30,12 +30,11 @@ pub struct Lanes {
     /// Readers and checkpointer not finished yet.
     others: AtomicUsize,
     closing: Mutex<Closing>,
-    /// Readers' and checkpointer's connections open now: the writer
-    /// closes its own when idle only once none is (its close is then the
-    /// last, which checkpoints and removes the WAL, as at `close()`).
-    others_open: Mutex<usize>,
-    /// The idle close of each reader, then of the checkpointer: an evicted
-    /// writer asks them to close too (it closes last).
+    /// The idle close of each reader, then of the checkpointer: whether
+    /// its connection is open (the writer closes its own when idle only
+    /// once none is: its close is then the last, which checkpoints and
+    /// removes the WAL, as at `close()`), and an evicted writer asks them
+    /// to close too.
     pub dozes: Vec<std::sync::Arc<crate::doze::Doze>>,
     /// Set once the database's queues are closed (`wake_all`): a lane whose
     /// connection is closed finishes once nothing is queued for it.
@@ -67,7 +66,6 @@ impl Lanes {
             next_reader: AtomicUsize::new(0),
             opened: AtomicBool::new(false),
             closing: Mutex::new(Closing::default()),
-            others_open: Mutex::new(0),
             stopping: AtomicBool::new(false),
             dozes,
         }
@@ -86,26 +84,10 @@ impl Lanes {
         self.stopping.load(Ordering::SeqCst)
     }
 
-    fn lock_others(&self) -> std::sync::MutexGuard<'_, usize> {
-        self.others_open.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// A reader or the checkpointer opened its connection. (After the
-    /// first open a reader needs no writer's connection: the file is in
-    /// WAL mode, and a read-only connection opens it without the WAL index
-    /// the writer's last close removed.)
-    pub fn other_opened(&self) {
-        *self.lock_others() += 1;
-    }
-
     /// A reader or the checkpointer closed its connection when idle (or
     /// lost it): the last one lets an idle writer close too.
     pub fn other_closed(&self) {
-        let mut open = self.lock_others();
-        *open = open.saturating_sub(1);
-        let last = *open == 0;
-        drop(open);
-        if last {
+        if self.writer_may_close() {
             self.writer.notify();
         }
     }
@@ -128,7 +110,7 @@ impl Lanes {
     /// A reader opening meanwhile is no harm: its close would leave the
     /// empty WAL behind until the writer's next open and close.
     pub fn writer_may_close(&self) -> bool {
-        *self.lock_others() == 0
+        self.dozes.iter().all(|doze| !doze.is_open())
     }
 
     fn is_opened(&self) -> bool {

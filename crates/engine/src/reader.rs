@@ -59,10 +59,8 @@ pub struct ReaderLane {
     pub state: ReaderState,
     /// Whether this reader counts in `pinned` now.
     pub held: bool,
-    /// Its idle close (see `doze.rs`), and whether it ran a job since it
-    /// last went idle.
+    /// Its idle close (see `doze.rs`).
     pub doze: Arc<Doze>,
-    pub worked: bool,
     /// A job taken while looking whether the queues are closed, run first.
     pub next: Option<Job>,
     /// Until the first open: the database's open waits for every
@@ -136,9 +134,7 @@ impl ReaderLane {
                     _counted: Counted::new(),
                     scope: None,
                 }));
-                self.lanes.other_opened();
                 self.doze.opened(&lane);
-                doze::relieve(0);
                 serving
             }
             Err(error) => {
@@ -173,13 +169,10 @@ impl ReaderLane {
             self.doze.kept();
             return false;
         }
-        if self.doze.due(&lane) {
+        if self.doze.settle(&lane) {
             self.doze.closed();
             self.lanes.other_closed();
             return true;
-        }
-        if std::mem::take(&mut self.worked) {
-            self.doze.went_idle(&lane);
         }
         false
     }
@@ -242,7 +235,7 @@ impl ReaderLane {
                 }
             };
             faults::panic_point(Site::Reader);
-            self.worked = true;
+            self.doze.worked();
             // Busy until the job's reply (`run_one`).
             self.lanes.set_busy(self.index, true);
             serving.scope = if shares_snapshot(&next) {
@@ -377,8 +370,8 @@ impl Work for ReaderLane {
                         Ok(None) => {
                             serving.executor.finish();
                             self.pin(false);
-                            self.lanes.other_closed();
                             self.doze.closed();
+                            self.lanes.other_closed();
                             return Ran::Finished;
                         }
                         Err(_) => {
@@ -390,8 +383,8 @@ impl Work for ReaderLane {
                             drop(serving);
                             self.pin(false);
                             self.lanes.set_busy(self.index, false);
-                            self.lanes.other_closed();
                             self.doze.closed();
+                            self.lanes.other_closed();
                         }
                     }
                 }

@@ -55,9 +55,8 @@ pub struct WriterLane {
     latch: Option<Arc<OpenLatch>>,
     /// Present when a checkpointer runs.
     wal: Option<(Nudge, Arc<WalControl>)>,
-    /// Its idle close, and whether it ran a job since it last went idle.
+    /// Its idle close (see `doze.rs`).
     doze: Arc<Doze>,
-    worked: bool,
     /// Why opening again after an idle close failed.
     reopen_error: Option<Error>,
 }
@@ -93,8 +92,6 @@ impl WriterLane {
             latch: Some(latch),
             wal,
             doze: Arc::default(),
-            // The open counts as work: the timer is armed at the first idle.
-            worked: true,
             reopen_error: None,
         }
     }
@@ -135,7 +132,6 @@ impl WriterLane {
             }
         };
         self.doze.opened(&c.lanes.writer.downgrade());
-        doze::relieve(0);
         let path = conn.path().filter(|p| !p.is_empty()).map(str::to_string);
         if let Some(path) = &path {
             c.settings.observer.opened(path);
@@ -204,10 +200,7 @@ impl WriterLane {
         let State::Serving(serving) = &mut self.state else {
             return;
         };
-        if !self.doze.due(&lane) {
-            if std::mem::take(&mut self.worked) {
-                self.doze.went_idle(&lane);
-            }
+        if !self.doze.settle(&lane) {
             return;
         }
         if keeps_connection(&self.context, serving) {
@@ -393,7 +386,9 @@ impl Work for WriterLane {
                     let before = c.counters.executed();
                     match catch_unwind(AssertUnwindSafe(|| c.serve(serving))) {
                         Ok(Some(Ran::Idle)) => {
-                            self.worked |= c.counters.executed() != before;
+                            if c.counters.executed() != before {
+                                self.doze.worked();
+                            }
                             self.doze();
                             return Ran::Idle;
                         }
