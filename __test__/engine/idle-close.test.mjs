@@ -47,6 +47,29 @@ test('an idle database closes its connections, and the next calls reopen them wi
   }
 });
 
+test('an open opens the writer only: readers and the checkpointer open at their first job; strictSettings opens them all at once', async () => {
+  const before = connections();
+  const lazy = await Database.open(path.join(tmp.dir, 'on-demand.db'), { readers: 2 });
+  const strict = await Database.open(path.join(tmp.dir, 'strict.db'), { readers: 2, strictSettings: true });
+  try {
+    // The strict one: writer, two readers, the checkpointer.
+    assert.equal(connections() - before, 1 + 4);
+    await strict.close();
+    assert.equal(connections() - before, 1);
+    // Reads open readers as they need them, each with the database's data.
+    await lazy.exec('CREATE TABLE t(v); INSERT INTO t VALUES (1)');
+    const reads = await Promise.all(Array.from({ length: 16 }, () => lazy.prepare('SELECT v FROM t').get()));
+    for (const row of reads) assert.deepEqual(row, { __proto__: null, v: 1 });
+    assert.ok(connections() - before >= 2, 'a reader opened');
+    // A checkpoint on request opens the checkpointer if it is not open yet.
+    assert.equal((await lazy.checkpoint('TRUNCATE')).logFrames, 0);
+  } finally {
+    await lazy.close();
+    await strict.close();
+  }
+  assert.equal(connections(), before);
+});
+
 test('what holds state keeps the connection open: TEMP tables, an attached database, a transaction, an iterator, a session, a user function, a pragma set by a statement', async () => {
   const cases = {
     temp: async (db) => {

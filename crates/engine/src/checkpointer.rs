@@ -61,10 +61,11 @@ pub struct Checkpointer {
     /// This lane, for the idle timer.
     pub lane: WeakLane,
     pub state: CheckpointerState,
-    /// Its idle close (see `doze.rs`), and whether it ever opened (it
-    /// opens again only for work).
+    /// Its idle close (see `doze.rs`), and whether it opens only for work:
+    /// after its first open, or from the start when the database opens its
+    /// connections on demand (see `Database::open`).
     pub doze: Arc<Doze>,
-    pub opened_once: bool,
+    pub on_demand: bool,
     /// Its place among the database's lanes (see `Lanes`).
     pub departure: Departure,
 }
@@ -108,7 +109,7 @@ impl Work for Checkpointer {
                     Some(state) => self.state = state,
                     // Closed when idle, and the database is closing
                     // (nothing can be queued any more): done.
-                    None if self.opened_once && self.departure.0.is_stopping() => {
+                    None if self.on_demand && self.departure.0.is_stopping() => {
                         return match self.requests.try_recv() {
                             Ok(job) => {
                                 job.fail(Error::closed());
@@ -195,13 +196,13 @@ impl Checkpointer {
         if let Err(error) = self.gate.get()? {
             return Some(CheckpointerState::Refusing(error));
         }
-        if self.opened_once && self.nudges.is_empty() && self.requests.is_empty() {
+        if self.on_demand && self.nudges.is_empty() && self.requests.is_empty() {
             return None;
         }
         if !doze::admit(&self.lane, &self.doze) {
             return None;
         }
-        if self.opened_once {
+        if self.on_demand {
             return match open_checkpointer(&self.settings) {
                 Ok((conn, _)) => Some(self.serving(conn)),
                 Err(error) => {
@@ -255,7 +256,7 @@ impl Checkpointer {
     }
 
     fn serving(&mut self, conn: Connection) -> CheckpointerState {
-        self.opened_once = true;
+        self.on_demand = true;
         let counted = Counted::new();
         self.doze.opened(&self.lane);
         let wal_path = wal_path(&conn);

@@ -70,8 +70,8 @@ pub struct Database {
 
 impl Database {
     /// Sets up the database's lanes on the process's pool and returns at
-    /// once; `opened` is called when every connection is open, or with the
-    /// first error. Jobs submitted before then wait in their queues. The
+    /// once; `opened` is called when the writer's connection is open (every
+    /// connection, under `strict_settings`), or with the first error. Jobs submitted before then wait in their queues. The
     /// error: no pool thread runs and none can start.
     pub fn open(settings: Settings, opened: Done) -> Result<Database> {
         let settings = Arc::new(settings);
@@ -83,11 +83,24 @@ impl Database {
         let reader_count = settings.reader_count();
         let gate = Arc::new(WriterGate::default());
         let checkpointer = settings.runs_checkpointer();
-        let latch = Arc::new(OpenLatch::new(
-            1 + reader_count + usize::from(checkpointer),
-            opened,
-        ));
+        // Only the writer opens now; readers and the checkpointer open at
+        // their first job, so an open costs one connection and an idle
+        // database that only writes never opens the others. Under
+        // `strict_settings` every connection opens now, so that a setting
+        // refused anywhere fails the open.
+        let eager = settings.strict_settings;
+        let waited = if eager {
+            reader_count + usize::from(checkpointer)
+        } else {
+            0
+        };
+        let latch = Arc::new(OpenLatch::new(1 + waited, opened));
         let wal = Arc::new(WalControl::default());
+        if checkpointer && !eager {
+            // It runs from now on, opening its connection at the first
+            // nudge or request.
+            wal.mark_active();
+        }
         let (checkpoint_tx, checkpoint_rx) = unbounded();
         let writer_counters = Arc::new(RoleCounters::default());
         let reader_counters: Vec<_> = (0..reader_count)
@@ -111,6 +124,7 @@ impl Database {
             Lane::new(pool.clone()),
             (0..reader_count).map(|_| Lane::new(pool.clone())).collect(),
             checkpointer.then(|| Lane::new(pool.clone())),
+            eager,
         ));
         let nudge = lanes.checkpointer.as_ref().map(|lane| {
             let (nudge, nudges) = nudge_channel(lane.clone());
@@ -120,11 +134,11 @@ impl Database {
                 nudges,
                 requests: checkpoint_rx,
                 gate: gate.clone(),
-                latch: Some(latch.clone()),
+                latch: eager.then(|| latch.clone()),
                 lane: lane.downgrade(),
                 state: CheckpointerState::Unopened,
                 doze: lanes.dozes[reader_count].clone(),
-                opened_once: false,
+                on_demand: !eager,
                 departure: Departure(lanes.clone()),
             }));
             (nudge, wal.clone())
@@ -145,7 +159,7 @@ impl Database {
                 held: false,
                 doze: lanes.dozes[index].clone(),
                 next: None,
-                latch: Some(latch.clone()),
+                latch: eager.then(|| latch.clone()),
                 _departure: Departure(lanes.clone()),
             }));
         }

@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::pool::WeakLane;
-use crate::timers::notify_at;
+use crate::timers::{notify_at, trim_soon};
 
 /// How long a connection stays open with nothing to do, by default.
 pub const DEFAULT_IDLE_CLOSE: Duration = Duration::from_secs(30);
@@ -375,5 +375,6 @@ impl Drop for Counted {
     fn drop(&mut self) {
         global().open_count.fetch_sub(1, Ordering::AcqRel);
         connection_closed();
+        trim_soon();
     }
 }

@@ -27,6 +27,9 @@ pub struct Lanes {
     /// Set once the writer's open is decided: readers and the checkpointer
     /// are notified only from then on, so none waits for it on a thread.
     opened: AtomicBool,
+    /// Set when one of them was to be notified before that: then they all
+    /// are, once it is decided (none otherwise: they open on demand).
+    early: AtomicBool,
     /// Readers and checkpointer not finished yet.
     others: AtomicUsize,
     closing: Mutex<Closing>,
@@ -48,7 +51,9 @@ struct Closing {
 }
 
 impl Lanes {
-    pub fn new(writer: Lane, readers: Vec<Lane>, checkpointer: Option<Lane>) -> Lanes {
+    /// `eager`: the readers and the checkpointer open as soon as the writer
+    /// has (else at their first job).
+    pub fn new(writer: Lane, readers: Vec<Lane>, checkpointer: Option<Lane>, eager: bool) -> Lanes {
         pool::database_opened();
         let dozes = readers
             .iter()
@@ -65,18 +70,33 @@ impl Lanes {
             checkpointer,
             next_reader: AtomicUsize::new(0),
             opened: AtomicBool::new(false),
+            early: AtomicBool::new(eager),
             closing: Mutex::new(Closing::default()),
             stopping: AtomicBool::new(false),
             dozes,
         }
     }
 
-    /// The writer's open is decided (either way): every other lane runs.
+    /// The writer's open is decided (either way): every other lane runs,
+    /// if it opens at once or work was queued for one of them meanwhile.
     pub fn writer_opened(&self) {
         self.opened.store(true, Ordering::SeqCst);
-        for lane in self.readers.iter().chain(&self.checkpointer) {
-            lane.notify();
+        if self.early.load(Ordering::SeqCst) {
+            for lane in self.readers.iter().chain(&self.checkpointer) {
+                lane.notify();
+            }
         }
+    }
+
+    /// Whether the writer's open is decided, so that the other lanes may
+    /// be notified; if not, `writer_opened` notifies them all. (Either this
+    /// sees `opened`, or `writer_opened` sees `early`.)
+    fn may_notify(&self) -> bool {
+        if self.is_opened() {
+            return true;
+        }
+        self.early.store(true, Ordering::SeqCst);
+        self.is_opened()
     }
 
     /// Whether the database's queues are closed.
@@ -135,7 +155,7 @@ impl Lanes {
     /// sleeps); when every reader is pinned, all of them, to see whether
     /// the queue is starving (see `reader.rs`).
     pub fn wake_shared(&self, jobs: usize) {
-        if !self.is_opened() || self.readers.is_empty() {
+        if self.readers.is_empty() || !self.may_notify() {
             return;
         }
         let count = self.readers.len();
@@ -194,14 +214,14 @@ impl Lanes {
     }
 
     pub fn wake_reader(&self, reader: usize) {
-        if self.is_opened() {
+        if self.may_notify() {
             self.readers[reader].notify();
         }
     }
 
     pub fn wake_checkpointer(&self) {
         if let Some(lane) = &self.checkpointer {
-            if self.is_opened() {
+            if self.may_notify() {
                 lane.notify();
             }
         }
@@ -211,7 +231,7 @@ impl Lanes {
     pub fn wake_all(&self) {
         self.stopping.store(true, Ordering::SeqCst);
         self.writer.notify();
-        if self.is_opened() {
+        if self.may_notify() {
             self.wake_all_readers();
             self.wake_checkpointer();
         }
@@ -251,6 +271,7 @@ impl Lanes {
         };
         if pool::database_closed() {
             timers::clear(&self.writer);
+            timers::trim_now();
         }
         if let Some(done) = done {
             complete(done, Ok(Outcome::Done));

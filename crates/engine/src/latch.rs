@@ -1,6 +1,7 @@
 //! Start-up ordering: readers open after the writer has opened (and set WAL),
-//! and the caller hears once when every connection is open, with the
-//! settings each one has in force, or the first failure.
+//! and the caller hears once when the connections it waits for are open
+//! (the writer's; every one under `strict_settings`), with the settings
+//! each one has in force, or the first failure.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;

@@ -61,6 +61,7 @@ mod steps;
 mod threads;
 mod timers;
 mod timing;
+mod trim;
 mod value;
 mod wal;
 mod worker;

@@ -36,8 +36,14 @@ pub struct Pace {
 /// Spinning needs a CPU other than the one the thread it waits for runs
 /// on: a process confined to one CPU (`taskset -c 0`) never spins.
 fn spinning_helps() -> bool {
+    cores() > 1
+}
+
+/// The CPUs this process may run on, read once: the standard library reads
+/// the cgroup's files each time it is asked, a dozen system calls.
+pub fn cores() -> usize {
     static CPUS: OnceLock<usize> = OnceLock::new();
-    *CPUS.get_or_init(|| thread::available_parallelism().map_or(1, |n| n.get())) > 1
+    *CPUS.get_or_init(|| thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 impl Default for Pace {

@@ -1,7 +1,8 @@
 //! A reader lane: one read-only connection serving the shared reader queue,
 //! plus a private queue for the cursors it holds open, and a read snapshot's
-//! queue while it serves one. It opens its connection at its first run
-//! after the writer opened. If its run dies, a fresh connection takes its
+//! queue while it serves one. It opens its connection at its first job
+//! after the writer opened (at once, under `strict_settings`), and again
+//! after an idle close. If its run dies, a fresh connection takes its
 //! place on the same queues.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -63,9 +64,9 @@ pub struct ReaderLane {
     pub doze: Arc<Doze>,
     /// A job taken while looking whether the queues are closed, run first.
     pub next: Option<Job>,
-    /// Until the first open: the database's open waits for every
-    /// connection (and reports each one's settings); later opens are on
-    /// demand.
+    /// Under `strict_settings`, until the first open: the database's open
+    /// waits for this connection too (and reports its settings). Otherwise,
+    /// and after that, it opens on demand.
     pub latch: Option<Arc<OpenLatch>>,
     pub _departure: Departure,
 }
@@ -106,9 +107,8 @@ impl ReaderLane {
         )
     }
 
-    /// Opens the connection once the writer has opened: at once the first
-    /// time, later (after it closed when idle) once there is work for it;
-    /// `None` until then.
+    /// Opens the connection once the writer has opened and there is work
+    /// for it (with a latch, at once); `None` until then.
     fn open(&mut self) -> Option<ReaderState> {
         if let Err(error) = self.gate.get()? {
             return Some(ReaderState::Refusing(error));

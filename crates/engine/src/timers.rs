@@ -1,7 +1,8 @@
 //! The process-wide timer: one thread that notifies lanes at deadlines (a
 //! scope's idle timeout, the checkpointer's idle pass), and looks for a
 //! stalled pool `STALL` after a push found every pool thread busy (see
-//! `pool::rescue_stalled`). It starts with the first deadline and leaves
+//! `pool::rescue_stalled`), and hands the memory of closed connections
+//! back to the system (see `trim.rs`). It starts with the first deadline and leaves
 //! soon after the last one passed, or was dropped because no database is
 //! open (every lane is gone then). A timer only notifies: the lane decides,
 //! when it runs, whether its deadline still stands. It never runs a job or
@@ -14,9 +15,15 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::pool::{self, Lane, WeakLane, STALL};
+use crate::trim::release_free_memory;
 
 /// How long the timer thread waits with nothing to wait for before leaving.
 const LINGER: Duration = Duration::from_millis(100);
+
+/// How long after a connection closes its memory is handed back: closes
+/// come in waves (idle connections time out together, a server closes its
+/// databases), and one trim a second serves a whole wave.
+const TRIM_DELAY: Duration = Duration::from_secs(1);
 
 struct Entry {
     at: Instant,
@@ -48,6 +55,8 @@ struct State {
     running: bool,
     /// When to look for a stalled pool, if a push asked.
     pool_check: Option<Instant>,
+    /// When to hand freed memory back, if a connection closed since.
+    trim: Option<Instant>,
 }
 
 struct Timers {
@@ -98,6 +107,30 @@ pub fn watch_pools() {
     timers.changed.notify_one();
 }
 
+/// A connection closed: its memory goes back to the system within
+/// `TRIM_DELAY`, with that of every other closed meanwhile.
+pub fn trim_soon() {
+    trim_at(Instant::now() + TRIM_DELAY);
+}
+
+/// The last database closed: its memory goes back now (and the timer
+/// thread leaves soon after, rather than wait for the delay).
+pub fn trim_now() {
+    trim_at(Instant::now());
+}
+
+fn trim_at(at: Instant) {
+    let timers = timers();
+    let mut state = timers.state.lock().unwrap_or_else(|e| e.into_inner());
+    if state.trim.is_some_and(|due| due <= at) {
+        return;
+    }
+    state.trim = Some(at);
+    start(&mut state);
+    drop(state);
+    timers.changed.notify_one();
+}
+
 fn start(state: &mut State) {
     if !state.running {
         let started = thread::Builder::new()
@@ -115,12 +148,17 @@ fn start(state: &mut State) {
 /// thread leaves soon.
 pub fn clear(closing: &Lane) {
     let timers = timers();
-    timers
-        .state
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .heap
-        .retain(|Reverse(entry)| entry.lane.is_live() && !entry.lane.is(closing));
+    let mut state = timers.state.lock().unwrap_or_else(|e| e.into_inner());
+    if pool::databases_open() == 0 {
+        // Every lane is gone or going: another database's writer may still
+        // be returning from its last run, live for a moment more.
+        state.heap.clear();
+    } else {
+        state
+            .heap
+            .retain(|Reverse(entry)| entry.lane.is_live() && !entry.lane.is(closing));
+    }
+    drop(state);
     timers.changed.notify_all();
 }
 
@@ -140,6 +178,13 @@ fn serve() {
             }
             continue;
         }
+        if state.trim.is_some_and(|at| at <= now) {
+            state.trim = None;
+            drop(state);
+            release_free_memory();
+            state = lock();
+            continue;
+        }
         if state
             .heap
             .peek()
@@ -154,14 +199,23 @@ fn serve() {
             continue;
         }
         let deadline = state.heap.peek().map(|Reverse(entry)| entry.at);
-        match deadline.into_iter().chain(state.pool_check).min() {
+        match deadline
+            .into_iter()
+            .chain(state.pool_check)
+            .chain(state.trim)
+            .min()
+        {
             None => {
                 let (next, waited) = timers
                     .changed
                     .wait_timeout(state, LINGER)
                     .unwrap_or_else(|e| e.into_inner());
                 state = next;
-                if waited.timed_out() && state.heap.is_empty() && state.pool_check.is_none() {
+                if waited.timed_out()
+                    && state.heap.is_empty()
+                    && state.pool_check.is_none()
+                    && state.trim.is_none()
+                {
                     state.running = false;
                     return;
                 }

@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{unbounded, Receiver, Sender, TryRecvError};
 
 use crate::error::Result;
-use crate::pace::Pace;
+use crate::pace::{self, Pace};
 use crate::threads::spawn;
 
 /// How long a pool thread with nothing to run stays, while databases are open.
@@ -74,17 +74,10 @@ pub fn on_starved(hook: fn()) {
 mod lane;
 pub use lane::{Lane, Ran, WeakLane, Work};
 
-/// What the run queue carries: a lane to run, or word for one thread that
-/// the last database closed (one is sent for each thread alive).
-enum Task {
-    Run(Lane),
-    Check,
-}
-
 pub struct Pool {
     nice: i32,
-    sender: Sender<Task>,
-    receiver: Receiver<Task>,
+    sender: Sender<Lane>,
+    receiver: Receiver<Lane>,
     /// Threads alive, and of those, looking at the run queue before they
     /// sleep (they take a task without a wake-up).
     live: AtomicUsize,
@@ -130,7 +123,7 @@ fn global() -> &'static Global {
 /// thread blocks only inside SQLite (a busy lock, disk I/O), never waiting
 /// for JavaScript, so a few per core keep the cores busy through waits.
 pub fn default_threads() -> usize {
-    let cores = thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = pace::cores();
     (4 * cores).clamp(8, 64)
 }
 
@@ -186,16 +179,14 @@ pub fn database_opened() {
 }
 
 /// The last lane of a database finished. When no database is left, every
-/// idle thread hears it and leaves; whether that was the last one.
+/// sleeping thread wakes to sleep again for `CLOSED_LINGER` only (a database
+/// opened meanwhile finds it still there); whether that was the last one.
 pub fn database_closed() -> bool {
     if global().databases.fetch_sub(1, Ordering::AcqRel) != 1 {
         return false;
     }
     let pools = global().pools.lock().unwrap_or_else(|e| e.into_inner());
     for pool in pools.iter() {
-        for _ in 0..pool.live.load(Ordering::Acquire) {
-            let _ = pool.sender.send(Task::Check);
-        }
         let sleepers =
             std::mem::take(&mut *pool.sleepers.lock().unwrap_or_else(|e| e.into_inner()));
         for thread in sleepers {
@@ -243,7 +234,7 @@ impl Pool {
     /// more thread to take it.
     pub(crate) fn push(self: Arc<Self>, lane: Lane, by_runner: bool) {
         // The receiver lives in `self`: the send cannot fail.
-        let _ = self.sender.send(Task::Run(lane));
+        let _ = self.sender.send(lane);
         // A spinning thread takes a task without a wake-up.
         fence(Ordering::SeqCst);
         let takers = self.spinning.load(Ordering::SeqCst) + usize::from(by_runner);
@@ -293,11 +284,12 @@ impl Pool {
         !self.watched.swap(true, Ordering::SeqCst)
     }
 
-    /// Sleeps until a push unparks this thread or `linger` passes; whether
-    /// a task may be waiting. The thread counts as spinning until it is
-    /// among the sleepers, so that a push always finds it one way or the
+    /// Sleeps until a push unparks this thread or it has lingered long
+    /// enough (`THREAD_LINGER`, or `CLOSED_LINGER` with no database open);
+    /// whether a task may be waiting. The thread counts as spinning until it
+    /// is among the sleepers, so that a push always finds it one way or the
     /// other (and wakes it, rather than another).
-    fn sleep(&self, linger: Duration) -> bool {
+    fn sleep(&self) -> bool {
         let me = thread::current();
         self.sleepers
             .lock()
@@ -305,6 +297,13 @@ impl Pool {
             .push(me.clone());
         self.spinning.fetch_sub(1, Ordering::SeqCst);
         fence(Ordering::SeqCst);
+        // Read once among the sleepers: a last close either counted before
+        // this read, or found this thread there and unparks it.
+        let linger = if databases_open() == 0 {
+            CLOSED_LINGER
+        } else {
+            THREAD_LINGER
+        };
         let deadline = Instant::now() + linger;
         loop {
             if !self.receiver.is_empty() {
@@ -388,12 +387,7 @@ impl Pool {
                         self.spinning.fetch_sub(1, Ordering::SeqCst);
                         continue;
                     }
-                    let linger = if databases_open() == 0 {
-                        CLOSED_LINGER
-                    } else {
-                        THREAD_LINGER
-                    };
-                    let woken = self.sleep(linger);
+                    let woken = self.sleep();
                     if measured {
                         pace.waited(since.elapsed(), SHORT);
                     }
@@ -403,14 +397,7 @@ impl Pool {
                     return;
                 }
             };
-            match task {
-                Task::Run(lane) => counted = lane.run(),
-                Task::Check => {
-                    if databases_open() == 0 && self.leave_after_close() {
-                        return;
-                    }
-                }
-            }
+            counted = task.run();
         }
     }
 
@@ -428,18 +415,6 @@ impl Pool {
             self.live.fetch_add(1, Ordering::AcqRel);
             false
         }
-    }
-
-    /// The last database closed: leaves, unless a database opened since
-    /// and this is the pool's last thread (the others may be leaving too;
-    /// each decides under the same lock).
-    fn leave_after_close(&self) -> bool {
-        let _member = self.membership.lock().unwrap_or_else(|e| e.into_inner());
-        if databases_open() > 0 && self.live.load(Ordering::Acquire) == 1 {
-            return false;
-        }
-        self.live.fetch_sub(1, Ordering::AcqRel);
-        true
     }
 
     fn leave_now(&self) {
