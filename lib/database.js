@@ -64,7 +64,7 @@ class Database extends EventEmitter {
 
   /**
    * Starts opening at once (unless `options.open` is false); `ready`
-   * settles when every connection is open. Calls made before then wait in
+   * settles when the writer's connection is open. Calls made before then wait in
    * their queues.
    */
   constructor(location, options) {
@@ -84,7 +84,7 @@ class Database extends EventEmitter {
 
   /**
    * Opens a database created with `open: false`, or one closed since;
-   * resolves once every connection is open. Throws ERR_INVALID_STATE when
+   * resolves once the writer's connection is open. Throws ERR_INVALID_STATE when
    * it is open or opening.
    */
   open() {
@@ -98,7 +98,7 @@ class Database extends EventEmitter {
     return this.#start();
   }
 
-  /** Opens; traced on `offloop:open` from this call until every connection is open. */
+  /** Opens; traced on `offloop:open` from this call until the writer's connection is open. */
   #start() {
     const fields = () => ({ method: 'open', database: absolutePath(this.#path) });
     const started = traceOperation('open', fields, () => this.#open());
@@ -164,7 +164,7 @@ class Database extends EventEmitter {
   }
 
   /**
-   * Opens a database and resolves once every connection is open. A failed
+   * Opens a database and resolves once the writer's connection is open. A failed
    * open rejects once its threads have ended and let go of every file, so
    * the caller, who has no database to close, may at once delete, move or
    * open the files again. (`new Database()` rejects `db.ready` at once, so

@@ -127,7 +127,13 @@ impl Work for Checkpointer {
                     // already), the lane is inactive from then on.
                     let why = match result {
                         Ok(Ok(Served::Ran(Ran::Idle))) if !open.pending => {
-                            if !self.doze() {
+                            if self.doze.settle(&self.lane) {
+                                // Closed before the writer hears: its close
+                                // must find no other connection open.
+                                drop(open);
+                                self.doze.closed();
+                                self.departure.0.other_closed();
+                            } else {
                                 self.state = CheckpointerState::Serving(open);
                             }
                             return Ran::Idle;
@@ -178,18 +184,6 @@ impl Work for Checkpointer {
 }
 
 impl Checkpointer {
-    /// Idle with nothing pending: closes the connection if it has been
-    /// idle long enough (or the process needs the descriptors); whether it
-    /// did. It opens again at the next nudge or request.
-    fn doze(&mut self) -> bool {
-        if self.doze.settle(&self.lane) {
-            self.doze.closed();
-            self.departure.0.other_closed();
-            return true;
-        }
-        false
-    }
-
     /// Opens the connection once the writer has (and, after an idle close,
     /// once there is work); `None` before.
     fn open(&mut self) -> Option<CheckpointerState> {

@@ -250,6 +250,14 @@ impl Doze {
         self.armed.store(0, Ordering::Release);
     }
 
+    /// The connection cannot close yet, for a reason that passes without
+    /// the lane working again (a replica still shipping): looks again after
+    /// another `idle_close()`.
+    pub fn look_again(&self, lane: &WeakLane) {
+        self.evict.store(false, Ordering::Release);
+        self.arm(lane, now_ms());
+    }
+
     /// The connection closed.
     pub fn closed(self: &Arc<Self>) {
         self.evict.store(false, Ordering::Release);

@@ -79,6 +79,16 @@ pub trait WalObserver: Send + Sync {
     fn refuses_commits(&self) -> bool {
         false
     }
+    /// Whether the writer may close its idle connection (the idle close,
+    /// see `doze.rs`): the observer has everything it needs from the WAL
+    /// and can let go of what it holds for the database until `opened` is
+    /// called again. Called on the writer's thread, idle; by default no.
+    fn may_rest(&self) -> bool {
+        false
+    }
+    /// The writer closed its idle connection after `may_rest` (the close
+    /// captured the WAL's last frames first, as at the database's close).
+    fn rested(&self) {}
 }
 
 /// Where the engine's threads find the current observer; `Database`
@@ -141,6 +151,17 @@ impl ObserverSlot {
     pub fn refuses_commits(&self) -> bool {
         self.get()
             .is_some_and(|observer| observer.refuses_commits())
+    }
+
+    /// With no observer, yes.
+    pub fn may_rest(&self) -> bool {
+        self.get().is_none_or(|observer| observer.may_rest())
+    }
+
+    pub fn rested(&self) {
+        if let Some(observer) = self.get() {
+            observer.rested();
+        }
     }
 
     pub fn before_checkpoint(&self, writes: CheckpointWrites) -> CheckpointPermit {

@@ -158,7 +158,7 @@ impl ReaderLane {
     /// The lane goes idle with its connection open: closes it if it has
     /// been idle long enough (or the process needs the descriptors) and
     /// holds nothing: no cursor, no read snapshot, no user function.
-    /// Whether it closed.
+    /// Whether to close it (the caller closes it, then tells `closed`).
     fn doze(&mut self, serving: &Serving) -> bool {
         let lane = self.lanes.readers[self.index].downgrade();
         let keeps = self.held
@@ -169,12 +169,7 @@ impl ReaderLane {
             self.doze.kept();
             return false;
         }
-        if self.doze.settle(&lane) {
-            self.doze.closed();
-            self.lanes.other_closed();
-            return true;
-        }
-        false
+        self.doze.settle(&lane)
     }
 
     /// Runs what is queued, up to the budget; `None` once the shared
@@ -358,7 +353,13 @@ impl Work for ReaderLane {
                     let served = catch_unwind(AssertUnwindSafe(|| self.serve(&mut serving)));
                     match served {
                         Ok(Some(Ran::Idle)) => {
-                            if !self.doze(&serving) {
+                            if self.doze(&serving) {
+                                // Closed before the writer hears: its close
+                                // must find no other connection open.
+                                drop(serving);
+                                self.doze.closed();
+                                self.lanes.other_closed();
+                            } else {
                                 self.state = ReaderState::Serving(serving);
                             }
                             return Ran::Idle;

@@ -207,6 +207,12 @@ impl WriterLane {
             self.doze.kept();
             return;
         }
+        // A replica with something left to ship: the connection closes
+        // once it has shipped, at a later look.
+        if !self.context.settings.observer.may_rest() {
+            self.doze.look_again(&lane);
+            return;
+        }
         // Its close must be the database's last: the readers and the
         // checkpointer close theirs first (the last of them notifies
         // this lane, see `Lanes::other_closed`).
@@ -216,7 +222,13 @@ impl WriterLane {
             }
             return;
         }
-        self.close_connection(State::Dozing, false);
+        // A replicated database's close captures the WAL's last frames,
+        // as at `close()`, and its replicator then lets go of its files.
+        let observed = self.context.settings.observer.is_set();
+        self.close_connection(State::Dozing, observed);
+        if observed {
+            self.context.settings.observer.rested();
+        }
     }
 
     /// Closes the connection, its cursors and statements first; the lane
@@ -251,13 +263,12 @@ impl WriterLane {
 /// lose or that a replica or follower needs: a transaction, a cursor, a
 /// session, TEMP objects, an attached database, user functions, a pragma
 /// of the connection's own set by a statement, a database that lives in
-/// memory, a WAL observer, a VFS of its own.
+/// memory, a VFS of its own.
 fn keeps_connection(c: &WriterContext, serving: &Serving) -> bool {
     let settings = &c.settings;
     if settings.is_private()
         || settings.follower
         || settings.vfs.is_some()
-        || settings.observer.is_set()
         || !settings.registrations.is_empty()
         || serving.scope.is_some()
         || serving.executor.has_live_cursors()

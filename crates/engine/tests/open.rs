@@ -1,5 +1,5 @@
-//! Opening: `opened` fires once, after every connection is open, or with the
-//! first error; jobs queued on a database that could not open fail with that
+//! Opening: `opened` fires once, after the writer's connection is open
+//! (every connection's, under `strict_settings`), or with the first error; jobs queued on a database that could not open fail with that
 //! error instead of waiting forever.
 
 mod common;
@@ -11,9 +11,24 @@ use offloop_engine::{
 };
 
 #[test]
-fn opened_fires_after_every_connection_is_open_and_reports_each_ones_settings() {
+fn opened_fires_once_the_writer_is_open_and_every_connection_under_strict_settings() {
     let dir = temp_dir();
     let (db, opened) = try_open(file_settings(&dir, 3));
+    let Ok(Outcome::Settings(report)) = opened else {
+        panic!("the database did not open: {opened:?}");
+    };
+    let roles: Vec<Role> = report.connections.iter().map(|c| c.role).collect();
+    // The readers and the checkpointer open at their first job.
+    assert_eq!(roles, [Role::Writer]);
+    // The checkpointer runs from the start, its connection on demand.
+    assert!(db.stats().checkpoint.active);
+    close(&db).unwrap();
+
+    let strict = Settings {
+        strict_settings: true,
+        ..file_settings(&dir, 3)
+    };
+    let (db, opened) = try_open(strict);
     let Ok(Outcome::Settings(report)) = opened else {
         panic!("the database did not open: {opened:?}");
     };
@@ -28,7 +43,6 @@ fn opened_fires_after_every_connection_is_open_and_reports_each_ones_settings() 
             Role::Checkpointer,
         ]
     );
-    // The checkpointer is running, not merely started.
     assert!(db.stats().checkpoint.active);
     close(&db).unwrap();
 }

@@ -46,6 +46,7 @@ mod renewer;
 mod replica_url;
 mod replication;
 pub mod replicator;
+mod rest;
 pub mod restore;
 mod restore_at_open;
 pub mod settings;

@@ -68,6 +68,8 @@ enum Act {
     Again,
     /// Nothing is due now.
     Idle,
+    /// At rest: nothing is due until a command comes.
+    Resting,
     Ended,
 }
 
@@ -127,12 +129,16 @@ impl Replication {
     /// when it is due), then one command, then the timers.
     fn act(&mut self) -> Act {
         self.durable.extend(self.waiting.try_iter());
-        if self.opened && !self.durable.is_empty() && self.serve_durable() {
+        // At rest (see `rest.rs`) nothing is due until the writer opens
+        // again: only commands are heard.
+        let rested = self.worker.shared.rest.is_rested();
+        if self.opened && !rested && !self.durable.is_empty() && self.serve_durable() {
             return Act::Again;
         }
         match self.inbox.try_recv() {
             Ok(command) => return self.command(command),
             Err(TryRecvError::Disconnected) => return Act::Ended,
+            Err(TryRecvError::Empty) if rested => return Act::Resting,
             Err(TryRecvError::Empty) => {}
         }
         if self.capture_at.is_none() && self.worker.shared.wake.take() {
@@ -236,6 +242,14 @@ impl Replication {
 
     fn command(&mut self, command: Command) -> Act {
         match command {
+            // The writer opened again, after an idle close.
+            Command::Opened(_) if self.opened => {
+                let _ = guarded(|| {
+                    self.worker.wake_from_rest();
+                    Ok(None)
+                });
+                self.next_sync = self.next_sync.min(Instant::now() + self.sync_interval());
+            }
             Command::Opened(path) => {
                 self.opened = true;
                 let result = guarded(|| self.worker.open(&path));
@@ -379,6 +393,7 @@ impl Task for Replication {
             match self.act() {
                 Act::Again => {}
                 Act::Idle => return Next::Wait(Some(self.due())),
+                Act::Resting => return Next::Wait(None),
                 Act::Ended => {
                     self.finish("replication has stopped");
                     return Next::Ended;

@@ -122,6 +122,7 @@ impl Replicator {
             lease,
             leased: Mutex::new(None),
             leased_changed: Condvar::new(),
+            rest: Default::default(),
             settings,
             local: Mutex::new(Local::Waiting),
             local_changed: Condvar::new(),
@@ -302,6 +303,16 @@ impl WalObserver for Replicator {
             .lease
             .as_ref()
             .is_some_and(|lease| lease.refuses_commits())
+    }
+
+    /// Asked on the writer's lane, idle (see `rest.rs`); a panic is a no.
+    fn may_rest(&self) -> bool {
+        catch_unwind(AssertUnwindSafe(|| self.shared.may_rest())).unwrap_or(false)
+    }
+
+    /// The writer closed its connection after `may_rest` said yes.
+    fn rested(&self) {
+        let _ = catch_unwind(AssertUnwindSafe(|| self.shared.rest()));
     }
 
     /// Runs on the engine's threads: a panic here must not end one of

@@ -9,8 +9,8 @@
 //! never runs a thread of its own, and never decides when anything is due:
 //! the step does (`replication`).
 
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 use crossbeam_channel::Sender;
@@ -77,6 +77,38 @@ impl Counters {
     }
 }
 
+/// Whether a database is at rest (see `rest.rs`), and its path.
+#[derive(Default)]
+pub(crate) struct Rest {
+    /// The database's path, once opened.
+    db: Mutex<Option<PathBuf>>,
+    /// At rest: no stager, no read connections, until the writer opens.
+    rested: AtomicBool,
+}
+
+impl Rest {
+    pub(crate) fn set_path(&self, db: &Path) {
+        *self.db.lock().unwrap_or_else(|e| e.into_inner()) = Some(db.to_path_buf());
+    }
+
+    pub(crate) fn path(&self) -> Option<PathBuf> {
+        self.db.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub(crate) fn is_rested(&self) -> bool {
+        self.rested.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn begin(&self) {
+        self.rested.store(true, Ordering::Release);
+    }
+
+    /// Leaves rest; whether the database was at rest.
+    pub(crate) fn end(&self) -> bool {
+        self.rested.swap(false, Ordering::AcqRel)
+    }
+}
+
 /// Local state: the stager once the database opened, or why it could not.
 pub(crate) enum Local {
     Waiting,
@@ -128,6 +160,8 @@ pub(crate) struct Shared {
     /// not: `None` until that is known.
     pub(crate) leased: Mutex<Option<Answer>>,
     pub(crate) leased_changed: Condvar,
+    /// Whether the database is at rest (see `rest.rs`), and its path.
+    pub(crate) rest: Rest,
 }
 
 impl Shared {

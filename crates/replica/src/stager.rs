@@ -24,6 +24,13 @@ use crate::pending::{Outbox, Staged};
 use crate::store::{LtxFile, SNAPSHOT_LEVEL};
 use crate::wal::{continues_at, read_committed, WalHeader, WalPosition, WAL_HEADER_SIZE};
 
+/// The replicator's folder for the database at `db`: `<db>-replica`.
+pub fn state_dir(db: &Path) -> PathBuf {
+    let mut dir = db.as_os_str().to_owned();
+    dir.push("-replica");
+    PathBuf::from(dir)
+}
+
 /// A position before any WAL generation: the next header seen starts the
 /// chain (the WAL was empty or absent when following began).
 pub(crate) const BEFORE_WAL: WalPosition = WalPosition {
@@ -77,6 +84,19 @@ impl Stager {
     /// and finds where the chain stands: continuing from the capture log
     /// when the WAL still holds its position, else broken.
     pub fn open(db_path: &Path, dir: &Path) -> io::Result<Stager> {
+        Stager::open_with(db_path, dir, false)
+    }
+
+    /// `open` when the database wakes from rest (`rest.rs`): the rest
+    /// recorded a clean close with the WAL removed, and no checkpoint can
+    /// run until this stager is in place, so frames in the WAL now are
+    /// commits made since the writer opened again, to capture from the
+    /// WAL's start; the database file must still be as recorded.
+    pub fn open_after_rest(db_path: &Path, dir: &Path) -> io::Result<Stager> {
+        Stager::open_with(db_path, dir, true)
+    }
+
+    fn open_with(db_path: &Path, dir: &Path, after_rest: bool) -> io::Result<Stager> {
         fs::create_dir_all(dir)?;
         let outbox = Outbox::open(&dir.join("outbox"))?;
         let log_path = dir.join("capture");
@@ -105,7 +125,8 @@ impl Stager {
             };
             let next_txid = log.txid_after_stage();
             let start = log.start();
-            let clean = !continues && log.is_empty() && stager.closed_cleanly(dir, &start)?;
+            let clean =
+                !continues && log.is_empty() && stager.closed_cleanly(dir, &start, after_rest)?;
             let _ = fs::remove_file(dir.join(CLEAN));
             stager.chain = Chain::Intact(log);
             if clean {
@@ -156,9 +177,15 @@ impl Stager {
     }
 
     /// Whether the last close was clean and nothing touched the database
-    /// since: the record matches `start`, the WAL holds no frames and the
-    /// database file has the same size and checksum.
-    fn closed_cleanly(&self, dir: &Path, start: &CaptureStart) -> io::Result<bool> {
+    /// since: the record matches `start`, the WAL holds no frames (unless
+    /// `frames_allowed`, see `open_after_rest`) and the database file has
+    /// the same size and checksum.
+    fn closed_cleanly(
+        &self,
+        dir: &Path,
+        start: &CaptureStart,
+        frames_allowed: bool,
+    ) -> io::Result<bool> {
         let b = match fs::read(dir.join(CLEAN)) {
             Ok(b) if b.len() == 32 => b,
             Ok(_) => return Ok(false),
@@ -173,7 +200,7 @@ impl Stager {
         {
             return Ok(false);
         }
-        if self.wal_has_frames()? {
+        if !frames_allowed && self.wal_has_frames()? {
             return Ok(false);
         }
         Ok(file_crc(&self.db_path)? == Some((be64(16), be64(24))))

@@ -13,14 +13,12 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, OpenFlags};
-
 use offloop_ltx::Txid;
 
 use crate::backlog::Backlog;
 use crate::error::Error;
 use crate::renewer::Renewer;
-use crate::settings::PagedGate;
+use crate::rest::close_last;
 use crate::shared::{Answer, Connect, Handover, Local, Shared};
 use crate::stager::Stager;
 use crate::store::{LtxFile, Store, Timestamps};
@@ -31,12 +29,7 @@ pub(crate) const FIRST_BACKOFF: Duration = Duration::from_millis(500);
 /// and leaves it in the outbox for the next open.
 pub(crate) const STOP_UPLOAD_DEADLINE: Duration = Duration::from_secs(10);
 
-/// The replicator's folder for the database at `db`: `<db>-replica`.
-pub fn state_dir(db: &Path) -> PathBuf {
-    let mut dir = db.as_os_str().to_owned();
-    dir.push("-replica");
-    PathBuf::from(dir)
-}
+pub use crate::stager::state_dir;
 
 /// A database's replication state between steps.
 pub(crate) struct Worker {
@@ -172,80 +165,65 @@ pub(crate) fn guarded(f: impl FnOnce() -> Answer) -> Answer {
 }
 
 impl Worker {
-    /// The database closed, and everything its WAL held is captured and
-    /// shipped. The pin and image connections closed after the writer's, and
-    /// read-only connections cannot checkpoint: the WAL and the `-shm` are
-    /// still there. The last connection to a file that can write checkpoints
-    /// and deletes both as it closes, so one is opened and closed here, as
-    /// SQLite's own last close would have done. A file a paged restore is
-    /// still filling is left as it is, and so is one another connection
-    /// holds (SQLite then checkpoints nothing).
-    fn close_last(&self, db: &Path) {
-        let filling = self
-            .shared
-            .settings
-            .paged
-            .as_ref()
-            .is_some_and(|gate| !gate.is_filled());
-        if filling {
-            return;
-        }
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        if let Ok(conn) = Connection::open_with_flags(db, flags) {
-            // A connection opens the WAL with its first read; only then does
-            // its close checkpoint and delete it.
-            let _ = conn.query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(()));
-        }
-    }
-
     /// The database opened: local state first (so permits can be granted),
     /// then the replica's position.
     pub(crate) fn open(&mut self, db: &Path) -> Answer {
         self.db = Some(db.to_path_buf());
-        let local = match Stager::open(db, &state_dir(db)) {
-            Ok(stager) => Local::Ready(Box::new(stager)),
-            Err(e) => Local::Failed(format!(
-                "cannot keep replication state next to the database: {e}"
-            )),
-        };
-        let failed = match &local {
+        self.open_local(db, false);
+        let failed = match &*self.shared.local.lock().unwrap_or_else(|e| e.into_inner()) {
             Local::Failed(why) => Some(why.clone()),
             _ => None,
         };
-        *self.shared.local.lock().unwrap_or_else(|e| e.into_inner()) = local;
-        self.shared.local_changed.notify_all();
         if let Some(why) = failed {
             self.shared.set_error(why.clone());
             self.permanent_error = Some(why.clone());
             return Err(why);
         }
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        // A database a paged restore put in place is read through the paged
-        // VFS, as the engine's connections read it; any other through the
-        // default one (the paged VFS is registered only for a restore).
-        let paged = self
-            .shared
-            .settings
-            .paged
-            .as_ref()
-            .is_some_and(PagedGate::is_set);
-        let read_only = || {
-            let opened = if paged {
-                Connection::open_with_flags_and_vfs(db, flags, offloop_vfs::VFS_NAME)
-            } else {
-                Connection::open_with_flags(db, flags)
-            };
-            // Without them, checkpoints beside the writer are refused and
-            // full images fail (with this error) rather than risk a frame.
-            opened
-                .map_err(|e| {
-                    self.shared
-                        .set_error(format!("could not open a read connection: {e}"))
-                })
-                .ok()
+        self.shared.rest.set_path(db);
+        self.shared.open_read_connections(db);
+        self.contact(db)
+    }
+
+    /// The writer opened again after the database rested (`rest.rs`), or
+    /// the database closes at rest: the local state and the read
+    /// connections come back, the chain carrying on from the clean-close
+    /// record. Nothing to do when it was not at rest.
+    pub(crate) fn wake_from_rest(&mut self) {
+        if !self.shared.rest.end() {
+            return;
+        }
+        if let Some(db) = self.db.clone() {
+            self.open_local(&db, true);
+            if let Local::Failed(why) =
+                &*self.shared.local.lock().unwrap_or_else(|e| e.into_inner())
+            {
+                self.shared.set_error(why.clone());
+            }
+            self.shared.open_read_connections(&db);
+        }
+    }
+
+    /// Opens the stager for the database at `db` (woken from rest, or not)
+    /// and publishes it (or why it could not open) as the local state,
+    /// which lets checkpoint permits through.
+    fn open_local(&self, db: &Path, after_rest: bool) {
+        let opened = if after_rest {
+            Stager::open_after_rest(db, &state_dir(db))
+        } else {
+            Stager::open(db, &state_dir(db))
         };
-        *self.shared.pin.lock().unwrap_or_else(|e| e.into_inner()) = read_only();
-        *self.shared.image.lock().unwrap_or_else(|e| e.into_inner()) = read_only();
+        let local = match opened {
+            Ok(stager) => Local::Ready(Box::new(stager)),
+            Err(e) => Local::Failed(format!(
+                "cannot keep replication state next to the database: {e}"
+            )),
+        };
+        *self.shared.local.lock().unwrap_or_else(|e| e.into_inner()) = local;
+        self.shared.local_changed.notify_all();
+    }
+
+    /// The first contact with the replica once the database opened.
+    fn contact(&mut self, db: &Path) -> Answer {
         // The first contact (a listing) decides whether the replica can be
         // used at all, and where it stands; uploads wait for the first
         // round. A replica that is only down is retried then.
@@ -367,6 +345,7 @@ impl Worker {
     /// before `deadline`, and is worth another round; else the answer, and
     /// whatever is left stays in the outbox for the next open.
     pub(crate) fn stop_round(&mut self, closed: bool, deadline: Instant) -> Option<Answer> {
+        self.wake_from_rest();
         match self.sync(true) {
             Ok(txid) => {
                 if closed {
@@ -381,7 +360,7 @@ impl Worker {
                         .unwrap_or_else(|e| e.into_inner())
                         .take();
                     if let Some(db) = &self.db {
-                        self.close_last(db);
+                        close_last(&self.shared.settings, db);
                         let dir = state_dir(db);
                         self.shared.with_stager(|f| f.mark_clean(&dir));
                     }
