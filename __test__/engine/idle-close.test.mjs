@@ -222,6 +222,45 @@ test('1,000 databases with the default options in a process allowed 1,024 open f
   assert.equal(result.connectionLimit, Math.floor((1024 - 64) / 4));
 });
 
+test('300 replicated databases in a process allowed 1,024 open files: what the replicators hold counts against the cap, and every call answers', { skip: process.platform !== 'linux' }, async () => {
+  // Before the replicator's connections counted, 84 of 200 opened.
+  const dir = path.join(tmp.dir, 'replicated');
+  fs.mkdirSync(dir);
+  const child = await withFileLimit(
+    1024,
+    `
+    const { Database } = require(process.env.OFFLOOP_INDEX);
+    const fs = require('node:fs');
+    const dir = ${JSON.stringify(dir)};
+    (async () => {
+      const dbs = [];
+      let peakFds = 0;
+      for (let i = 0; i < 300; i++) {
+        const db = await Database.open(dir + '/t' + i + '.db', { replica: { url: 'file://' + dir + '/replica-' + i } });
+        await db.exec('CREATE TABLE t(v); INSERT INTO t VALUES (' + i + ')');
+        dbs.push(db);
+        if (i % 20 === 0) peakFds = Math.max(peakFds, fs.readdirSync('/proc/self/fd').length);
+      }
+      // Reads of every tenant, 64 at a time.
+      const values = [];
+      for (let i = 0; i < dbs.length; i += 64) {
+        values.push(...(await Promise.all(dbs.slice(i, i + 64).map((db) => db.prepare('SELECT v FROM t').get().then((r) => r.v)))));
+        peakFds = Math.max(peakFds, fs.readdirSync('/proc/self/fd').length);
+      }
+      const ok = values.length === 300 && values.every((v, i) => v === i);
+      const errors = dbs.map((db) => db.stats().replica.lastError).filter(Boolean);
+      await Promise.all(dbs.map((db) => db.close()));
+      console.log(JSON.stringify({ ok, peakFds, errors }));
+    })();
+    `,
+  );
+  assert.equal(child.code, 0, child.stderr);
+  const result = JSON.parse(child.stdout);
+  assert.equal(result.ok, true);
+  assert.deepEqual(result.errors, []);
+  assert.ok(result.peakFds < 1024, `${result.peakFds} descriptors`);
+});
+
 test('out of file descriptors: the call that needed a connection fails with a clear error, and the other databases go on', { skip: process.platform !== 'linux' }, async () => {
   const dir = path.join(tmp.dir, 'emfile');
   fs.mkdirSync(dir);

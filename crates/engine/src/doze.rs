@@ -25,6 +25,10 @@ use std::time::{Duration, Instant};
 use crate::pool::WeakLane;
 use crate::timers::{notify_at, trim_soon};
 
+/// How soon a connection asked to close for the cap, that could not yet
+/// (its replica still shipping), looks again.
+const EVICTED_LOOK_MS: u64 = 250;
+
 /// How long a connection stays open with nothing to do, by default.
 pub const DEFAULT_IDLE_CLOSE: Duration = Duration::from_secs(30);
 
@@ -253,9 +257,16 @@ impl Doze {
     /// The connection cannot close yet, for a reason that passes without
     /// the lane working again (a replica still shipping): looks again after
     /// another `idle_close()`.
+    /// Asked to close for the cap, it stays asked and looks again after
+    /// `EVICTED_LOOK`.
     pub fn look_again(&self, lane: &WeakLane) {
-        self.evict.store(false, Ordering::Release);
-        self.arm(lane, now_ms());
+        if self.evict.load(Ordering::Acquire) {
+            let at = now_ms().saturating_add(EVICTED_LOOK_MS);
+            self.armed.store(at, Ordering::Release);
+            notify_at(epoch() + Duration::from_millis(at), lane.clone());
+        } else {
+            self.arm(lane, now_ms());
+        }
     }
 
     /// The connection closed.
@@ -369,19 +380,25 @@ pub fn connections_open() -> usize {
 
 /// A connection's place in the process's count of open connections, held
 /// beside the connection and given up when it drops (which lets a lane
-/// waiting for a connection look again).
-pub struct Counted(());
+/// waiting for a connection look again). A writer whose WAL observer holds
+/// connections of its own for the database (a replicator's) counts those
+/// too, until it closes (and the observer lets go of them, see `rested`).
+pub struct Counted(usize);
 
 impl Counted {
     pub fn new() -> Counted {
-        global().open_count.fetch_add(1, Ordering::AcqRel);
-        Counted(())
+        Counted::many(1)
+    }
+
+    pub fn many(connections: usize) -> Counted {
+        global().open_count.fetch_add(connections, Ordering::AcqRel);
+        Counted(connections)
     }
 }
 
 impl Drop for Counted {
     fn drop(&mut self) {
-        global().open_count.fetch_sub(1, Ordering::AcqRel);
+        global().open_count.fetch_sub(self.0, Ordering::AcqRel);
         connection_closed();
         trim_soon();
     }

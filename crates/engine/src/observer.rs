@@ -89,6 +89,16 @@ pub trait WalObserver: Send + Sync {
     /// The writer closed its idle connection after `may_rest` (the close
     /// captured the WAL's last frames first, as at the database's close).
     fn rested(&self) {}
+    /// The process is over its cap on connections and asked the idle
+    /// writer to close, but `may_rest` said not yet: whatever it waits for
+    /// (shipping) should happen now rather than on its schedule.
+    fn hurry(&self) {}
+    /// How many connections' worth of files the observer keeps open for
+    /// the database while its writer is open: they count against the
+    /// process's cap on connections (`Database.configure({ connections })`).
+    fn connections(&self) -> usize {
+        0
+    }
 }
 
 /// Where the engine's threads find the current observer; `Database`
@@ -162,6 +172,16 @@ impl ObserverSlot {
         if let Some(observer) = self.get() {
             observer.rested();
         }
+    }
+
+    pub fn hurry(&self) {
+        if let Some(observer) = self.get() {
+            observer.hurry();
+        }
+    }
+
+    pub fn connections(&self) -> usize {
+        self.get().map_or(0, |observer| observer.connections())
     }
 
     pub fn before_checkpoint(&self, writes: CheckpointWrites) -> CheckpointPermit {

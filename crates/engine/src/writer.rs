@@ -115,8 +115,9 @@ impl WriterLane {
                 if let Some(latch) = &latch {
                     latch.record(settings);
                 }
-                // Counted from the open, before anyone hears of it.
-                (conn, Counted::new())
+                // Counted from the open, before anyone hears of it, with
+                // the connections a replicator keeps for it meanwhile.
+                (conn, Counted::many(1 + c.settings.observer.connections()))
             }
             Err(error) if latch.is_none() => {
                 self.reopen_error = Some(error);
@@ -210,6 +211,9 @@ impl WriterLane {
         // A replica with something left to ship: the connection closes
         // once it has shipped, at a later look.
         if !self.context.settings.observer.may_rest() {
+            if self.doze.is_evicted() {
+                self.context.settings.observer.hurry();
+            }
             self.doze.look_again(&lane);
             return;
         }

@@ -269,6 +269,10 @@ impl Replication {
             Command::Sync(reply) if !self.opened => reply(Err(
                 "replication has not started: the database is not open".into(),
             )),
+            // At rest, the replica holds every commit already.
+            Command::Sync(reply) if self.worker.shared.rest.is_rested() => {
+                reply(self.worker.readiness());
+            }
             Command::Sync(reply) => {
                 let result = guarded(|| self.worker.ship(true));
                 let shipped = result.is_ok();

@@ -315,6 +315,18 @@ impl WalObserver for Replicator {
         let _ = catch_unwind(AssertUnwindSafe(|| self.shared.rest()));
     }
 
+    /// The process needs the writer's connection back: a sync round now,
+    /// rather than at the next interval, lets it rest sooner.
+    fn hurry(&self) {
+        self.send(Command::Sync(Box::new(|_| {})));
+    }
+
+    /// The two read-only connections (`pin`, `image`), each with its
+    /// database file and WAL open, and the capture log.
+    fn connections(&self) -> usize {
+        2
+    }
+
     /// Runs on the engine's threads: a panic here must not end one of
     /// them, so it becomes a free permit.
     fn before_checkpoint(&self, writes: CheckpointWrites) -> CheckpointPermit {

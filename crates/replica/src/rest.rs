@@ -82,6 +82,10 @@ impl Shared {
             // checkpoint permit asked for before the next open waits.
             *local = Local::Waiting;
             self.rest.begin();
+            // A step of the replication waiting for the stager (it began
+            // just before the rest) gives up rather than wait for a wake
+            // only the replication itself can process.
+            self.local_changed.notify_all();
         }
         drop(local);
         if !clean {

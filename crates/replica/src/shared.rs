@@ -192,11 +192,25 @@ impl Shared {
         }
     }
 
-    /// Waits until the local state is known; `None` when it never will be.
+    /// Waits until the local state is known; `None` when it never will be,
+    /// or while the database is at rest (see `rest.rs`): the replication's
+    /// own steps must never wait for a wake that only they can process.
     pub(crate) fn with_stager<T>(&self, f: impl FnOnce(&mut Stager) -> T) -> Option<T> {
+        self.stager_access(f, false)
+    }
+
+    /// `with_stager` for a checkpoint permit, asked on the engine's threads:
+    /// it waits through a rest too, since the writer opened again (or no
+    /// checkpoint would run) and the replication is about to wake.
+    fn with_stager_waking<T>(&self, f: impl FnOnce(&mut Stager) -> T) -> Option<T> {
+        self.stager_access(f, true)
+    }
+
+    fn stager_access<T>(&self, f: impl FnOnce(&mut Stager) -> T, through_rest: bool) -> Option<T> {
         let mut local = self.local.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             match &mut *local {
+                Local::Waiting if !through_rest && self.rest.is_rested() => return None,
                 Local::Waiting => {
                     local = self
                         .local_changed
@@ -220,7 +234,7 @@ impl Shared {
         if concurrent && !pinned {
             return CheckpointPermit::refused();
         }
-        let captured = self.with_stager(|stager| {
+        let captured = self.with_stager_waking(|stager| {
             let commit_ms = self.take_uncaptured();
             // Not synced here: a capture log that loses its tail to a power
             // cut no longer matches the WAL at the next open, which then
@@ -233,7 +247,7 @@ impl Shared {
             // The frames may be lost to the replica: start its chain again
             // rather than ship a page that is wrong.
             self.set_error(format!("could not capture the WAL: {e}"));
-            self.with_stager(|f| {
+            self.with_stager_waking(|f| {
                 let next = f.next_txid();
                 f.restart_at(next, format!("a capture failed: {e}"));
             });
