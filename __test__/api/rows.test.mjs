@@ -6,9 +6,11 @@
 // `constructor`, digits, quotes) kept as plain data.
 
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
 import { after, test } from 'node:test';
 
-import { Database, tempDir } from '../engine-helpers.mjs';
+import { Database, ROOT, tempDir } from '../engine-helpers.mjs';
 
 const tmp = tempDir('rows');
 after(() => tmp.cleanup());
@@ -100,4 +102,27 @@ test('many rows of one statement, called many times at once, each row its own va
   } finally {
     await db.close();
   }
+});
+
+test('rows keep their shape in a process that refuses code made from strings', () => {
+  // lib/rows.js compiles an object literal per column list; where that is
+  // refused, rows are built name by name, the same.
+  const script = `
+    const { Database } = require(${JSON.stringify(path.join(ROOT, 'index.js'))});
+    (async () => {
+      const db = await Database.open(':memory:');
+      const stmt = db.prepare("SELECT 1 AS a, 'x' AS b, 3 AS a");
+      const runs = [];
+      for (let run = 0; run < ${RUNS}; run++) {
+        for (const row of [await stmt.get(), ...(await stmt.all())]) {
+          runs.push([Object.getPrototypeOf(row) === null, Reflect.ownKeys(row).map((k) => [k, row[k]])]);
+        }
+      }
+      await db.close();
+      console.log(JSON.stringify(runs));
+    })();`;
+  const out = execFileSync(process.execPath, ['--disallow-code-generation-from-strings', '-e', script], { encoding: 'utf8' });
+  const runs = JSON.parse(out);
+  assert.equal(runs.length, 2 * RUNS);
+  for (const run of runs) assert.deepEqual(run, [true, [['a', 3], ['b', 'x']]]);
 });
