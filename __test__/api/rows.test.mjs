@@ -7,6 +7,7 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
@@ -125,4 +126,45 @@ test('rows keep their shape in a process that refuses code made from strings', (
   const runs = JSON.parse(out);
   assert.equal(runs.length, 2 * RUNS);
   for (const run of runs) assert.deepEqual(run, [true, [['a', 3], ['b', 'x']]]);
+});
+
+/** The names of this process's threads. */
+function threadNames() {
+  return fs.readdirSync('/proc/self/task').map((tid) => {
+    try {
+      return fs.readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim();
+    } catch {
+      return null;
+    }
+  });
+}
+
+test('the rows of a large result are freed on an offloop-sweeper thread, which ends once idle', { skip: !fs.existsSync('/proc/self/task') }, async () => {
+  // src/node/sweeper.rs: the JS thread hands the rows it converted to the
+  // sweeper once a drain held at least 1,024 values, instead of freeing
+  // them itself; the sweeper ends after a second with nothing to free.
+  const db = await Database.open(tmp.file());
+  try {
+    const stmt = db.prepare(
+      "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000) SELECT x, printf('v%d', x) AS v FROM c",
+    );
+    const sweeping = () => threadNames().includes('offloop-sweeper');
+    const idle = async () => {
+      for (let i = 0; i < 100 && sweeping(); i++) await new Promise((r) => setTimeout(r, 50));
+      return !sweeping();
+    };
+    // One may be left from an earlier test.
+    assert.ok(await idle(), 'no sweeper left before');
+    for (let run = 0; run < 2; run++) {
+      const rows = await stmt.all();
+      assert.deepEqual(rows.at(-1), { __proto__: null, x: 2000, v: 'v2000' });
+      // The drain hands its rows over once their continuations ran, and a
+      // new thread takes its name once it runs.
+      for (let i = 0; i < 100 && !sweeping(); i++) await new Promise((r) => setTimeout(r, 10));
+      assert.ok(sweeping(), `run ${run + 1}: ${threadNames().join(', ')}`);
+      assert.ok(await idle(), `run ${run + 1}: the sweeper ended once idle`);
+    }
+  } finally {
+    await db.close();
+  }
 });

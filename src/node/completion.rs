@@ -57,6 +57,15 @@ impl Completion {
         !matches!(self.result, Ok(engine::Outcome::Progress { .. }))
     }
 
+    /// The row values of a ROWS record it carries (what the sweeper may
+    /// free).
+    pub fn values(&self) -> usize {
+        match &self.result {
+            Ok(engine::Outcome::Rows(set)) => set.values.len(),
+            _ => 0,
+        }
+    }
+
     /// About how much work turning this completion into JS values and
     /// settling its promise costs the JS thread, in units of one value's
     /// conversion: a fixed share for the call (its promise, its settling)
