@@ -3,7 +3,7 @@
 //! `Waker`, the drain that hands the queued completions to lib/calls.js in
 //! one call per slice, keep-alive, and teardown.
 //!
-//! Slices: one drain takes about a millisecond of the JS thread's work
+//! Slices: one drain takes at most about a millisecond of the JS thread's work
 //! (`SLICE_WEIGHT`), whole completions at a time, and fires the waker
 //! again for the rest, so a burst of results (hundreds of `all()`s of many
 //! rows) is settled over several turns of the loop with timers and I/O
