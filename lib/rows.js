@@ -16,8 +16,8 @@ const { record, runRecord, rowsRecord, column, query, checkpointResult } = requi
 // dictionary of the right size, whose entries are then only overwritten:
 // less than half the work per row (docs/performance.md, CORES). So each
 // column list the addon hands over (the same array on every call of a
-// statement) gets such a literal, compiled on its second use: a statement
-// run once never pays for the compile.
+// statement) gets such a literal, compiled on its second use (a call, or
+// a chunk of `iterate()`): a statement run once never pays for the compile.
 const makers = new WeakMap();
 
 function assignRow(columns, values, offset) {
@@ -27,7 +27,7 @@ function assignRow(columns, values, offset) {
   return row;
 }
 
-/** `(columns, values, offset) => row` for `columns`. */
+/** `(columns, values, offset) => row` for `columns`; ask once per result. */
 function rowMaker(columns) {
   const known = makers.get(columns);
   if (typeof known === 'function') return known;
@@ -137,4 +137,4 @@ function decodeBatch(flat, arrays) {
   return results;
 }
 
-module.exports = { makeRow, decodeRun, decodeGet, decodeAll, decodeColumns, decodeQuery, decodeCheckpoint, decodeBatch };
+module.exports = { rowMaker, decodeRun, decodeGet, decodeAll, decodeColumns, decodeQuery, decodeCheckpoint, decodeBatch };
