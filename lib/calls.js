@@ -13,12 +13,33 @@ const { host } = require('./host.js');
 const { decodeAll, decodeRun } = require('./rows.js');
 const { cancel: CANCEL, error: ERROR, record: RECORD } = require('./protocol.js');
 
-// Calls by id. Entry 0 (no call's id) stays for good: a Map emptied by a
-// delete shrinks, and a long-lived Map's new table is allocated in the old
-// generation, so calls awaited one by one (the map going 0, 1, 0 ...) would
-// leave a table there per call until the next full GC.
-const pending = new Map([[0, null]]);
+// Calls by id, in a table indexed by the id's low bits: an array read
+// where a Map would hash, and a table that never rehashes while the calls
+// in flight stay under half its size. An id whose slot is taken (a call
+// that outlived its neighbours) is skipped: ids only need to be unique.
+// The table grows to keep at least half of it free and shrinks back once
+// nothing is in flight. (A Map emptied and refilled per call also
+// reallocates its table in the old generation each time it shrinks and
+// grows again, which only a full GC frees.)
+const MIN_SLOTS = 256;
+let slots = new Array(MIN_SLOTS).fill(undefined);
+let mask = MIN_SLOTS - 1;
+let live = 0;
 let nextId = 1;
+
+/** The call in flight with `id`, or undefined. */
+function lookup(id) {
+  const call = slots[id & mask];
+  return call !== undefined && call.id === id ? call : undefined;
+}
+
+function resize(size) {
+  const old = slots;
+  slots = new Array(size).fill(undefined);
+  mask = size - 1;
+  // Live ids differ in their low bits, so they differ in more of them.
+  for (let i = 0; i < old.length; i++) if (old[i] !== undefined) slots[old[i].id & mask] = old[i];
+}
 
 /**
  * Registers a call. `decode(payload, context)` turns the addon's payload
@@ -28,15 +49,18 @@ let nextId = 1;
  * call's TIMING record, just before it settles.
  */
 function track(decode, context, progress = null, timing = null) {
-  const id = nextId++;
-  if (nextId > Number.MAX_SAFE_INTEGER) nextId = 1;
+  if (2 * (live + 1) > slots.length) resize(2 * slots.length);
+  let id = nextId;
+  while (slots[id & mask] !== undefined) id++;
+  nextId = id + 1 > Number.MAX_SAFE_INTEGER ? 1 : id + 1;
   let resolve;
   let reject;
   const promise = new Promise((res, rej) => {
     resolve = res;
     reject = rej;
   });
-  pending.set(id, { resolve, reject, decode, context, progress, timing, timer: null, armed: null, abortReason: undefined });
+  slots[id & mask] = { id, resolve, reject, decode, context, progress, timing, timer: null, armed: null, abortReason: undefined };
+  live++;
   return { id, promise };
 }
 
@@ -45,13 +69,14 @@ function track(decode, context, progress = null, timing = null) {
  * (its arguments were refused). Returns its record.
  */
 function forget(id) {
-  const call = pending.get(id);
-  if (call !== undefined) release(id, call);
+  const call = lookup(id);
+  if (call !== undefined) release(call);
   return call;
 }
 
-function release(id, call) {
-  pending.delete(id);
+function release(call) {
+  slots[call.id & mask] = undefined;
+  if (--live === 0 && slots.length > MIN_SLOTS) resize(MIN_SLOTS);
   if (call.timer !== null) clearTimeout(call.timer);
   if (call.armed !== null) call.armed.live--;
 }
@@ -63,7 +88,7 @@ function release(id, call) {
  * finished first, its result stands (an abort never hides a commit).
  */
 function armCancel(id, cancel, signal, timeoutMs) {
-  const call = pending.get(id);
+  const call = lookup(id);
   if (call === undefined) return;
   if (timeoutMs > 0) {
     call.timer = setTimeout(
@@ -102,7 +127,7 @@ function armedOn(signal) {
       () => {
         const { ids } = calls;
         for (let i = 0; i < ids.length; i += 2) {
-          const call = pending.get(ids[i]);
+          const call = lookup(ids[i]);
           if (call !== undefined && call.armed === calls) abortCall(ids[i], call, ids[i + 1], signal.reason);
         }
       },
@@ -117,7 +142,7 @@ function compact(armed) {
   const { ids } = armed;
   let kept = 0;
   for (let i = 0; i < ids.length; i += 2) {
-    const call = pending.get(ids[i]);
+    const call = lookup(ids[i]);
     if (call !== undefined && call.armed === armed) {
       ids[kept++] = ids[i];
       ids[kept++] = ids[i + 1];
@@ -127,7 +152,7 @@ function compact(armed) {
 }
 
 function abortCall(id, call, cancel, reason) {
-  if (pending.get(id) !== call || call.abortReason !== undefined) return;
+  if (lookup(id) !== call || call.abortReason !== undefined) return;
   call.abortReason = reason;
   if (cancel(id) === CANCEL.BEFORE_START) {
     forget(id);
@@ -143,14 +168,13 @@ function drain(batch) {
     const kind = batch[i + 1];
     const next =
       kind === ROWS ? i + 4 + batch[i + 3] : kind === RUN || kind === PROGRESS ? i + 4 : kind === TIMING ? i + 5 : i + 3;
-    const id = batch[i];
-    const call = pending.get(id);
+    const call = lookup(batch[i]);
     if (call !== undefined && kind === PROGRESS) {
       if (call.progress !== null) call.progress(batch[i + 2], batch[i + 3]);
     } else if (call !== undefined && kind === TIMING) {
       if (call.timing !== null) call.timing(batch[i + 2], batch[i + 3], batch[i + 4]);
     } else if (call !== undefined) {
-      release(id, call);
+      release(call);
       settle(call, batch, i, kind);
     }
     i = next;

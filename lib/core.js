@@ -110,7 +110,7 @@ const [callSpread, batchSpread] = native.spreadFunctions();
 const MAX_SPREAD = 16384;
 
 /** `calls` is `[handle, args, stmtOptions]` per statement. */
-function queueBatch(nativeDb, id, calls, readBigInts, session) {
+function queueBatch(nativeDb, dispatcher, id, calls, readBigInts, session) {
   let size = 0;
   for (const c of calls) size += BATCH_ENTRY.PARAMS + c[1].length;
   if (size > MAX_SPREAD) {
@@ -129,7 +129,7 @@ function queueBatch(nativeDb, id, calls, readBigInts, session) {
     flat.push(handle, flagsOf(options), args.length);
     for (let i = 0; i < args.length; i++) flat.push(args[i]);
   }
-  return batchSpread(nativeDb, id, readBigInts, session, ...flat);
+  return batchSpread(dispatcher, id, readBigInts, session, ...flat);
 }
 
 // The close() contract: once close() is called, nothing new starts (calls,
@@ -144,6 +144,8 @@ class Core {
 
   constructor(nativeDb, options, location) {
     this.native = nativeDb;
+    // What the spread calls take in place of the database (src/node/spread.rs).
+    this.dispatcher = nativeDb.dispatcher();
     this.options = options;
     // The public Database this core serves, named in diagnostics messages,
     // and the location it was opened at (lib/tracing.js makes it absolute).
@@ -264,7 +266,7 @@ class Core {
     let bad;
     try {
       bad = callSpread(
-        this.native,
+        this.dispatcher,
         kind,
         id,
         handle,
@@ -330,7 +332,7 @@ class Core {
     // readBigInts.
     let bad;
     try {
-      bad = queueBatch(this.native, id, calls, this.options.readBigInts, scope?.native ?? null);
+      bad = queueBatch(this.native, this.dispatcher, id, calls, this.options.readBigInts, scope?.native ?? null);
     } catch (err) {
       forget(id);
       throw err;

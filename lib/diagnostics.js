@@ -11,6 +11,11 @@ const diagnosticsChannel = require('node:diagnostics_channel');
 
 const channel = diagnosticsChannel.channel('sqlite.db.query');
 
+/** Whether the channel has subscribers: else `observe` returns its promise as it is. */
+function published() {
+  return channel.hasSubscribers;
+}
+
 /**
  * Returns `promise` as it is; while the channel has subscribers, a promise
  * of the same outcome that first publishes its SQL (`sql()` is asked only
@@ -39,4 +44,4 @@ function observe(promise, sql, database) {
   );
 }
 
-module.exports = { observe };
+module.exports = { observe, published };

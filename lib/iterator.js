@@ -11,7 +11,7 @@ const { finalized } = require('./core.js');
 const { restackAt } = require('./calls.js');
 const { errorFromNative } = require('./errors.js');
 const { chunk: CHUNK, unreadable: UNREADABLE } = require('./protocol.js');
-const { makeRow } = require('./rows.js');
+const { rowMaker } = require('./rows.js');
 
 /** The cursor a chunk leaves open, as `[role, id]` (core.next's), or null once it is done. */
 function cursorOf(chunk) {
@@ -32,6 +32,8 @@ class RowIterator {
   #scope;
   #options;
   #columns = null;
+  // The chunk's `(columns, values, offset) => row`, asked for once a chunk.
+  #make = null;
   #values = null;
   #offset = 0;
   #cursor = null;
@@ -99,7 +101,10 @@ class RowIterator {
           // A row with a value JS cannot take: node:sqlite's next() throws
           // on it, and the one after goes on with the next row.
           if (err !== undefined) throw errorFromNative(err);
-          const row = makeRow(this.#columns, this.#values, this.#offset - width, this.#options.returnArrays);
+          const start = this.#offset - width;
+          const row = this.#options.returnArrays
+            ? this.#values.slice(start, this.#offset)
+            : this.#make(this.#columns, this.#values, start);
           return { __proto__: null, done: false, value: row };
         }
         if (this.#ahead === null) {
@@ -126,6 +131,7 @@ class RowIterator {
         }
         this.#ahead = null;
         this.#columns = chunk[CHUNK.COLUMNS];
+        this.#make = rowMaker(this.#columns);
         this.#values = this.#columns.length === 0 ? [] : chunk[CHUNK.VALUES];
         this.#offset = 0;
         this.#unreadable = null;

@@ -63,10 +63,10 @@ const error = Object.freeze({ CODE: 0, MESSAGE: 1, ERRCODE: 2, ERRSTR: 3, SQLITE
 // camelCase here and snake_case in Rust (`spreadCall`, `spread_call`).
 
 /** `callSpread`'s arguments, in this order; the SQL parameters follow from PARAMS on. */
-const spreadCall = Object.freeze({ DB: 0, KIND: 1, ID: 2, SQL: 3, FLAGS: 4, SCOPE: 5, CANCELLABLE: 6, PARAMS: 7 });
+const spreadCall = Object.freeze({ DISPATCHER: 0, KIND: 1, ID: 2, SQL: 3, FLAGS: 4, SCOPE: 5, CANCELLABLE: 6, PARAMS: 7 });
 
 /** `batchSpread`'s arguments, in this order; the statements follow from ENTRIES on. */
-const spreadBatch = Object.freeze({ DB: 0, ID: 1, READ_BIG_INTS: 2, SCOPE: 3, ENTRIES: 4 });
+const spreadBatch = Object.freeze({ DISPATCHER: 0, ID: 1, READ_BIG_INTS: 2, SCOPE: 3, ENTRIES: 4 });
 
 /** One statement of a spread batch, from its start; its COUNT parameters follow from PARAMS on. */
 const batchEntry = Object.freeze({ SQL: 0, FLAGS: 1, COUNT: 2, PARAMS: 3 });

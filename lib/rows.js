@@ -9,13 +9,60 @@
 
 const { record, runRecord, rowsRecord, column, query, checkpointResult } = require('./protocol.js');
 
-function makeRow(columns, values, offset, arrays) {
-  const n = columns.length;
-  if (arrays) return values.slice(offset, offset + n);
+// A null-prototype object is a dictionary in V8 however it is made, as
+// node:sqlite's rows are. Assigning each name to `{ __proto__: null }`
+// grows its dictionary as it goes (through V8's runtime, twice for four
+// columns); a literal that already names every column is a copy of a
+// dictionary of the right size, whose entries are then only overwritten:
+// less than half the work per row (docs/performance.md, CORES). So each
+// column list the addon hands over (the same array on every call of a
+// statement) gets such a literal, compiled on its second use (a call, or
+// a chunk of `iterate()`): a statement run once never pays for the compile.
+const makers = new WeakMap();
+
+function assignRow(columns, values, offset) {
   const row = { __proto__: null };
   // Duplicate names: the last value wins, in the first one's position.
-  for (let c = 0; c < n; c++) row[columns[c]] = values[offset + c];
+  for (let c = 0; c < columns.length; c++) row[columns[c]] = values[offset + c];
   return row;
+}
+
+/** `(columns, values, offset) => row` for `columns`; ask once per result. */
+function rowMaker(columns) {
+  const known = makers.get(columns);
+  if (typeof known === 'function') return known;
+  if (known === undefined) {
+    makers.set(columns, 1);
+    return assignRow;
+  }
+  const maker = compileMaker(columns) ?? assignRow;
+  makers.set(columns, maker);
+  return maker;
+}
+
+/**
+ * The literal maker of `columns`, or null where one cannot be made: a
+ * column named `__proto__` (a literal would take it for the prototype), or
+ * a process that refuses code made from strings
+ * (`--disallow-code-generation-from-strings`). Each name is written as a
+ * JSON string, which is a JS string literal of exactly that name.
+ */
+function compileMaker(columns) {
+  if (columns.includes('__proto__')) return null;
+  const keys = columns.map((name) => JSON.stringify(name));
+  const fields = [...new Set(keys)].map((key) => `${key}: null`);
+  const stores = keys.map((key, c) => `row[${key}] = values[offset + ${c}];`);
+  const body = `const row = { __proto__: null, ${fields.join(', ')} };\n${stores.join('\n')}\nreturn row;`;
+  try {
+    return new Function('columns', 'values', 'offset', `'use strict';\n${body}`);
+  } catch {
+    return null;
+  }
+}
+
+function makeRow(columns, values, offset, arrays) {
+  if (arrays) return values.slice(offset, offset + columns.length);
+  return rowMaker(columns)(columns, values, offset);
 }
 
 /** A RUN record whose kind is at `at`. */
@@ -30,7 +77,12 @@ function decodeGet(columns, values, offset, count, arrays) {
 function decodeAll(columns, values, offset, count, arrays) {
   const n = columns.length;
   const rows = new Array(n === 0 ? 0 : count / n);
-  for (let r = 0; r < rows.length; r++) rows[r] = makeRow(columns, values, offset + r * n, arrays);
+  if (arrays) {
+    for (let r = 0; r < rows.length; r++) rows[r] = values.slice(offset + r * n, offset + (r + 1) * n);
+    return rows;
+  }
+  const make = rowMaker(columns);
+  for (let r = 0; r < rows.length; r++) rows[r] = make(columns, values, offset + r * n);
   return rows;
 }
 
@@ -85,4 +137,4 @@ function decodeBatch(flat, arrays) {
   return results;
 }
 
-module.exports = { makeRow, decodeRun, decodeGet, decodeAll, decodeColumns, decodeQuery, decodeCheckpoint, decodeBatch };
+module.exports = { rowMaker, decodeRun, decodeGet, decodeAll, decodeColumns, decodeQuery, decodeCheckpoint, decodeBatch };

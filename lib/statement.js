@@ -11,7 +11,7 @@ const { decodeAll, decodeColumns, decodeGet, decodeQuery } = require('./rows.js'
 const { finalized } = require('./core.js');
 const { native } = require('./calls.js');
 const { call: CALL } = require('./protocol.js');
-const { observe } = require('./diagnostics.js');
+const { observe, published } = require('./diagnostics.js');
 const { queryObserved, traceQuery } = require('./tracing.js');
 
 function checkBoolean(value, name) {
@@ -106,6 +106,10 @@ class Statement {
   #call(kind, method, params, decode, context) {
     if (this.#state.closed) return Promise.reject(finalized());
     this.#state.params = params;
+    // Unobserved, a call makes no closure of its own.
+    if (!queryObserved() && !published()) {
+      return this.#core.call(kind, this.#handle, params, this.#options, decode, context, this.#scope, this.#control);
+    }
     const source = () => (this.#state.source ??= native.firstStatement(this.#sql));
     const call = queryObserved()
       ? traceQuery(method, source(), params, this.#core, this, this.#scope, (timing) =>

@@ -6,9 +6,12 @@
 // `constructor`, digits, quotes) kept as plain data.
 
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { after, test } from 'node:test';
 
-import { Database, tempDir } from '../engine-helpers.mjs';
+import { Database, ROOT, tempDir } from '../engine-helpers.mjs';
 
 const tmp = tempDir('rows');
 after(() => tmp.cleanup());
@@ -96,6 +99,70 @@ test('many rows of one statement, called many times at once, each row its own va
         const id = starts[i] + k;
         assert.deepEqual(shape(row), { proto: null, entries: [['id', id], ['a', `v${id}`], ['b', id * 3]] });
       }
+    }
+  } finally {
+    await db.close();
+  }
+});
+
+test('rows keep their shape in a process that refuses code made from strings', () => {
+  // lib/rows.js compiles an object literal per column list; where that is
+  // refused, rows are built name by name, the same.
+  const script = `
+    const { Database } = require(${JSON.stringify(path.join(ROOT, 'index.js'))});
+    (async () => {
+      const db = await Database.open(':memory:');
+      const stmt = db.prepare("SELECT 1 AS a, 'x' AS b, 3 AS a");
+      const runs = [];
+      for (let run = 0; run < ${RUNS}; run++) {
+        for (const row of [await stmt.get(), ...(await stmt.all())]) {
+          runs.push([Object.getPrototypeOf(row) === null, Reflect.ownKeys(row).map((k) => [k, row[k]])]);
+        }
+      }
+      await db.close();
+      console.log(JSON.stringify(runs));
+    })();`;
+  const out = execFileSync(process.execPath, ['--disallow-code-generation-from-strings', '-e', script], { encoding: 'utf8' });
+  const runs = JSON.parse(out);
+  assert.equal(runs.length, 2 * RUNS);
+  for (const run of runs) assert.deepEqual(run, [true, [['a', 3], ['b', 'x']]]);
+});
+
+/** The names of this process's threads. */
+function threadNames() {
+  return fs.readdirSync('/proc/self/task').map((tid) => {
+    try {
+      return fs.readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim();
+    } catch {
+      return null;
+    }
+  });
+}
+
+test('the rows of a large result are freed on an offloop-sweeper thread, which ends once idle', { skip: !fs.existsSync('/proc/self/task') }, async () => {
+  // src/node/sweeper.rs: the JS thread hands the rows it converted to the
+  // sweeper once a drain held at least 1,024 values, instead of freeing
+  // them itself; the sweeper ends after a second with nothing to free.
+  const db = await Database.open(tmp.file());
+  try {
+    const stmt = db.prepare(
+      "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000) SELECT x, printf('v%d', x) AS v FROM c",
+    );
+    const sweeping = () => threadNames().includes('offloop-sweeper');
+    const idle = async () => {
+      for (let i = 0; i < 100 && sweeping(); i++) await new Promise((r) => setTimeout(r, 50));
+      return !sweeping();
+    };
+    // One may be left from an earlier test.
+    assert.ok(await idle(), 'no sweeper left before');
+    for (let run = 0; run < 2; run++) {
+      const rows = await stmt.all();
+      assert.deepEqual(rows.at(-1), { __proto__: null, x: 2000, v: 'v2000' });
+      // The drain hands its rows over once their continuations ran, and a
+      // new thread takes its name once it runs.
+      for (let i = 0; i < 100 && !sweeping(); i++) await new Promise((r) => setTimeout(r, 10));
+      assert.ok(sweeping(), `run ${run + 1}: ${threadNames().join(', ')}`);
+      assert.ok(await idle(), `run ${run + 1}: the sweeper ended once idle`);
     }
   } finally {
     await db.close();

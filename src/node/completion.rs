@@ -57,6 +57,15 @@ impl Completion {
         !matches!(self.result, Ok(engine::Outcome::Progress { .. }))
     }
 
+    /// The row values of a ROWS record it carries (what the sweeper may
+    /// free).
+    pub fn values(&self) -> usize {
+        match &self.result {
+            Ok(engine::Outcome::Rows(set)) => set.values.len(),
+            _ => 0,
+        }
+    }
+
     /// About how much work turning this completion into JS values and
     /// settling its promise costs the JS thread, in units of one value's
     /// conversion: a fixed share for the call (its promise, its settling)
@@ -70,16 +79,17 @@ impl Completion {
     }
 }
 
-/// A call's own cost on the JS thread in value units: a `get()` of a few
-/// columns costs the JS thread about 4 us, of which the values take a
-/// fraction of a microsecond each.
+/// A call's own cost on the JS thread in value units: a `get()` of four
+/// columns costs the JS thread about 1.1 us (docs/cores.md), of which each
+/// value takes about 25 ns.
 const CALL_WEIGHT: usize = 32;
 
 /// How much of the JS thread one drain may take, in the units of
-/// `Completion::weight`: about a millisecond of work (a value costs the JS
-/// thread roughly 0.1 us, a row object as much again). A drain takes whole
-/// completions until it reaches this, and leaves the rest for the next turn
-/// of the event loop, so timers and I/O run between slices.
+/// `Completion::weight`: at most about a millisecond of work, set when a
+/// value cost the JS thread roughly 0.1 us; at today's costs (a value
+/// about 25 ns, a row object about twice that) a quarter of one. A drain
+/// takes whole completions until it reaches this, and leaves the rest for
+/// the next turn of the event loop, so timers and I/O run between slices.
 pub const SLICE_WEIGHT: usize = 8192;
 
 fn outcome_weight(outcome: &engine::Outcome) -> usize {

@@ -5,6 +5,7 @@
 //! the threads close their connections themselves.
 
 use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,7 +32,8 @@ use super::stats::DatabaseStats;
 
 #[napi]
 pub struct NativeDatabase {
-    pub(super) dispatcher: Dispatcher,
+    /// Shared with the handle the spread calls take (`dispatcher()`).
+    pub(super) dispatcher: Rc<Dispatcher>,
     /// The replicator, while the database replicates (a promotion may
     /// fill it from its own thread).
     replicator: ReplicatorSlot,
@@ -128,7 +130,7 @@ impl NativeDatabase {
         let db = engine::Database::open(settings, done_for(&queue, open_id, 0))
             .map_err(|e| Error::new(Status::GenericFailure, e.to_string()))?;
         Ok(NativeDatabase {
-            dispatcher: Dispatcher::new(db, queue),
+            dispatcher: Rc::new(Dispatcher::new(db, queue)),
             replicator,
             restore,
             follower,
@@ -171,6 +173,15 @@ impl NativeDatabase {
             cancellable,
         )?;
         Ok(refused.map(|e| vec![e.code.to_string(), e.message]))
+    }
+
+    /// This database's dispatcher, for `callSpread` and `batchSpread`
+    /// (src/node/spread.rs): an external is read with one Node-API call,
+    /// where a class instance is unwrapped, its type tag checked and its
+    /// borrow registered on every call.
+    #[napi(catch_unwind)]
+    pub fn dispatcher(&self) -> External<Rc<Dispatcher>> {
+        External::new(self.dispatcher.clone())
     }
 
     /// Sends the statement calls held since the last flush.

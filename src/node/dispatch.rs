@@ -159,7 +159,7 @@ impl Dispatcher {
     /// Queues `request` on the database or on `scope`, completing under
     /// `id`; a cancellable call registers a token until it completes. A
     /// held request outside a scope waits for `flush`.
-    pub fn dispatch(
+    pub(super) fn dispatch(
         &self,
         request: Request,
         id: f64,

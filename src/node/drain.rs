@@ -3,7 +3,7 @@
 //! `Waker`, the drain that hands the queued completions to lib/calls.js in
 //! one call per slice, keep-alive, and teardown.
 //!
-//! Slices: one drain takes about a millisecond of the JS thread's work
+//! Slices: one drain takes at most about a millisecond of the JS thread's work
 //! (`SLICE_WEIGHT`), whole completions at a time, and fires the waker
 //! again for the rest, so a burst of results (hundreds of `all()`s of many
 //! rows) is settled over several turns of the loop with timers and I/O
@@ -37,12 +37,14 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use napi::{sys, Error, Result, Status};
+use offloop_engine::RowSet;
 
 use super::completion::{Completion, CompletionQueue, Reply, SLICE_WEIGHT};
 use super::js::{check, Cx, Js};
 use super::linger::Linger;
 use super::outcome::completions_to_js;
 use super::packer;
+use super::sweeper;
 use super::uv;
 use super::waker::{self, WakePath, Waker, Woken};
 
@@ -206,9 +208,12 @@ impl Environment {
             let replies = batch.iter().filter(|c| c.is_reply()).count();
             self.outstanding
                 .set(self.outstanding.get().saturating_sub(replies));
+            let values = batch.iter().map(Completion::values).sum();
+            let mut converted = Vec::new();
             // An error here means JS cannot run (the environment is going
             // away): nobody is left to settle.
-            let _ = self.call_drain(batch);
+            let _ = self.call_drain(batch, &mut converted);
+            sweeper::sweep(converted, values);
             // A slice: the rest waits for the loop's next turn.
             self.queue.rearm();
         }
@@ -223,21 +228,26 @@ impl Environment {
     /// Whatever fails, no exception is left pending on the environment: a
     /// pending one would make every later Node-API call of this addon fail,
     /// napi-rs's own teardown included (which then aborts the process).
-    fn call_drain(&self, batch: Vec<Completion>) -> Result<()> {
+    fn call_drain(&self, batch: Vec<Completion>, converted: &mut Vec<RowSet>) -> Result<()> {
         let cx = Cx(self.env);
         let _handles = HandleScope::open(cx)?;
         let scope = match self.context {
             Some(context) => Some(CallbackScope::open(cx, context)?),
             None => None,
         };
-        let called = self.call_drain_in_scope(cx, batch);
+        let called = self.call_drain_in_scope(cx, batch, converted);
         report_exception(cx);
         drop(scope);
         called
     }
 
-    fn call_drain_in_scope(&self, cx: Cx, batch: Vec<Completion>) -> Result<()> {
-        let batch = completions_to_js(cx, batch)?;
+    fn call_drain_in_scope(
+        &self,
+        cx: Cx,
+        batch: Vec<Completion>,
+        converted: &mut Vec<RowSet>,
+    ) -> Result<()> {
+        let batch = completions_to_js(cx, batch, converted)?;
         let mut drain = ptr::null_mut();
         // SAFETY: the reference was made in this environment by `init` and
         // lives as long as it.

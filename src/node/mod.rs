@@ -34,6 +34,7 @@ mod signal;
 mod spread;
 mod stats;
 mod status;
+mod sweeper;
 mod threadsafe_signal;
 mod thrown;
 mod uv;

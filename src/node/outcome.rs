@@ -46,7 +46,14 @@ const TIMING: f64 = record::TIMING as f64;
 /// - `ROWS, columns, n, v1 … vn`: the rows' values, row-major;
 /// - `TIMING, thread, waitMs, runMs`: where and when a TIMED call ran,
 ///   followed by the call's own record (with its id again).
-pub fn completions_to_js(cx: Cx, completions: Vec<Completion>) -> Result<Js> {
+///
+/// The ROWS records' rows are left in `converted`, for the caller to free
+/// (see `sweeper`).
+pub fn completions_to_js(
+    cx: Cx,
+    completions: Vec<Completion>,
+    converted: &mut Vec<RowSet>,
+) -> Result<Js> {
     let values: usize = completions
         .iter()
         .map(|c| match &c.result {
@@ -94,6 +101,7 @@ pub fn completions_to_js(cx: Cx, completions: Vec<Completion>) -> Result<Js> {
                     let at = out.position();
                     out.put(at + rows_record::KIND, cx.number(ROWS)?)?;
                     push_rows(&mut out, at, &rows, big)?;
+                    converted.push(rows);
                 }
             },
             Ok(Outcome::Progress {

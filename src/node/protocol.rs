@@ -129,7 +129,7 @@ wire! {
     /// Positions of `callSpread`'s arguments (`spread.rs`); the SQL
     /// parameters are the arguments from `PARAMS` on.
     spread_call: usize {
-        DB = 0,
+        DISPATCHER = 0,
         KIND = 1,
         ID = 2,
         SQL = 3,
@@ -141,7 +141,7 @@ wire! {
     /// Positions of `batchSpread`'s arguments; the statements are the
     /// arguments from `ENTRIES` on, each a `batch_entry`.
     spread_batch: usize {
-        DB = 0,
+        DISPATCHER = 0,
         ID = 1,
         READ_BIG_INTS = 2,
         SCOPE = 3,

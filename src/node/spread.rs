@@ -6,11 +6,17 @@
 //! are plain Node-API callbacks; `spreadFunctions()` hands them to
 //! lib/core.js once.
 //!
-//! - `callSpread(db, kind, id, sql, flags, session, cancellable, ...params)`
-//!   is `NativeDatabase.call` with `params` spread;
-//! - `batchSpread(db, id, readBigInts, session, ...entries)` is
+//! - `callSpread(dispatcher, kind, id, sql, flags, session, cancellable,
+//!   ...params)` is `NativeDatabase.call` with `params` spread;
+//! - `batchSpread(dispatcher, id, readBigInts, session, ...entries)` is
 //!   `NativeDatabase.batch` with each statement as `sql, flags, n` followed
 //!   by its `n` parameters.
+//!
+//! `dispatcher` is the database's `NativeDatabase.dispatcher()`: an
+//! external, read with one Node-API call and a type check, where the
+//! class instance would cost an unwrap, a type-tag lookup and napi-rs's
+//! borrow bookkeeping on every call. Externals borrow nothing, so these
+//! callbacks open no borrow scope.
 //!
 //! Both return null, or the argument error to throw as `NativeDatabase`'s
 //! methods do (`[code, message]`, `[index, code, message]`). Every position
@@ -20,15 +26,15 @@
 use std::ffi::{c_char, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
+use std::rc::Rc;
 use std::sync::Arc;
 
-use napi::bindgen_prelude::{External, FromNapiValue, NativeBorrowScope};
+use napi::bindgen_prelude::{External, FromNapiValue};
 use napi::{sys, Env, Error, Result, Status};
 use napi_derive::napi;
 use offloop_engine::Sql;
 
-use super::database::NativeDatabase;
-use super::dispatch::ScopeCell;
+use super::dispatch::{Dispatcher, ScopeCell};
 use super::js::{check, Cx, Js};
 use super::params::Args;
 use super::protocol::{batch_entry, batch_refusal, refusal, spread_batch, spread_call};
@@ -129,20 +135,10 @@ fn arguments(cx: Cx, info: sys::napi_callback_info) -> Result<Arguments> {
     })
 }
 
-/// Runs `f`, turning an error or a panic into a thrown JS error. The
-/// references `f` takes to native objects (`&NativeDatabase`, `&External`)
-/// are tracked in a borrow scope for the length of the call, as napi-rs's
-/// generated glue does for its own methods.
+/// Runs `f`, turning an error or a panic into a thrown JS error.
 fn guard(env: sys::napi_env, f: impl FnOnce(Cx) -> Result<Js>) -> sys::napi_value {
     let cx = Cx(env);
-    let outcome = catch_unwind(AssertUnwindSafe(|| {
-        // SAFETY: the scope lives for this whole call and every reference
-        // made while it collects is dropped inside `f`, before the release.
-        let scope = unsafe { NativeBorrowScope::new() };
-        let result = f(cx);
-        scope.release(env);
-        result
-    }));
+    let outcome = catch_unwind(AssertUnwindSafe(|| f(cx)));
     let message = match outcome {
         Ok(Ok(value)) => return value.0,
         Ok(Err(e)) => e.reason.clone(),
@@ -185,9 +181,9 @@ unsafe extern "C" fn call_spread(
             return Err(bad_arguments());
         }
         // SAFETY: every value comes from this call's arguments, in its env.
-        let (db, sql, session) = unsafe {
+        let (dispatcher, sql, session) = unsafe {
             (
-                from_js::<&NativeDatabase>(env, argv[spread_call::DB])?,
+                from_js::<&External<Rc<Dispatcher>>>(env, argv[spread_call::DISPATCHER])?,
                 from_js::<&External<Arc<Sql>>>(env, argv[spread_call::SQL])?,
                 from_js::<Option<&External<ScopeCell>>>(env, argv[spread_call::SCOPE])?,
             )
@@ -197,10 +193,7 @@ unsafe extern "C" fn call_spread(
         let flags = cx.get_f64(Js(argv[spread_call::FLAGS]))? as u32;
         let cancellable = cx.get_bool(Js(argv[spread_call::CANCELLABLE]))?;
         let params = Args::Values(&argv[spread_call::PARAMS..]);
-        match db
-            .dispatcher
-            .queue_call(cx, kind, id, sql, params, flags, session, cancellable)?
-        {
+        match dispatcher.queue_call(cx, kind, id, sql, params, flags, session, cancellable)? {
             None => cx.null(),
             Some(e) => {
                 let out = cx.array(2)?;
@@ -222,9 +215,9 @@ unsafe extern "C" fn batch_spread(
             return Err(bad_arguments());
         }
         // SAFETY: values of this call's arguments, in its env.
-        let (db, session) = unsafe {
+        let (dispatcher, session) = unsafe {
             (
-                from_js::<&NativeDatabase>(env, argv[spread_batch::DB])?,
+                from_js::<&External<Rc<Dispatcher>>>(env, argv[spread_batch::DISPATCHER])?,
                 from_js::<Option<&External<ScopeCell>>>(env, argv[spread_batch::SCOPE])?,
             )
         };
@@ -248,10 +241,7 @@ unsafe extern "C" fn batch_spread(
             entries.push((sql, Args::Values(&argv[start..end]), flags));
             at = end;
         }
-        match db
-            .dispatcher
-            .queue_batch(cx, id, entries, read_big_ints, session)?
-        {
+        match dispatcher.queue_batch(cx, id, entries, read_big_ints, session)? {
             None => cx.null(),
             Some((index, e)) => {
                 let out = cx.array(3)?;
