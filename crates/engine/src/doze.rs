@@ -153,6 +153,10 @@ pub struct Doze {
     waits: AtomicU32,
     /// It ran a job (or opened) since it last went idle.
     worked: AtomicBool,
+    /// Closing it costs more than a close: a replicating writer's waits
+    /// for its replica and then lets its replicator rest. The cap asks
+    /// the others first.
+    costly: AtomicBool,
 }
 
 impl Doze {
@@ -167,6 +171,12 @@ impl Doze {
             open.push((lane.clone(), self.clone()));
         }
         relieve(0);
+    }
+
+    /// Whether closing this lane's connection costs more than a close (see
+    /// `costly`).
+    pub fn set_costly(&self, costly: bool) {
+        self.costly.store(costly, Ordering::Release);
     }
 
     /// Whether the lane's connection is open.
@@ -336,9 +346,10 @@ pub fn connection_closed() {
     }
 }
 
-/// Asks the lanes idle longest to close their connections: one for each
-/// connection over the cap, and at least `least`; not those running now,
-/// asked already, or holding state. How many were asked.
+/// Asks the lanes idle longest to close their connections, those whose
+/// close is cheap first: one for each connection over the cap, and at
+/// least `least`; not those running now, asked already, or holding state.
+/// How many were asked.
 pub fn relieve(least: usize) -> usize {
     let over = connections_open()
         .saturating_sub(connection_limit())
@@ -363,7 +374,10 @@ pub fn relieve(least: usize) -> usize {
             })
             .collect()
     };
-    candidates.sort_unstable_by_key(|(since, _, _)| *since);
+    // The cheap closes first (readers, checkpointers, writers without a
+    // replica), each kind idle longest first.
+    candidates
+        .sort_unstable_by_key(|(since, _, doze)| (doze.costly.load(Ordering::Acquire), *since));
     let mut asked = 0;
     for (_, lane, doze) in candidates.into_iter().take(over) {
         doze.evict.store(true, Ordering::Release);

@@ -132,6 +132,7 @@ impl WriterLane {
                 return State::Refusing(error);
             }
         };
+        self.doze.set_costly(c.settings.observer.is_set());
         self.doze.opened(&c.lanes.writer.downgrade());
         let path = conn.path().filter(|p| !p.is_empty()).map(str::to_string);
         if let Some(path) = &path {
