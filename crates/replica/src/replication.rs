@@ -387,6 +387,9 @@ fn panicked() -> String {
 
 impl Task for Replication {
     fn step(&mut self) -> Next {
+        // A rest waits for the step to end (see `Rest::steps`).
+        let shared = self.worker.shared.clone();
+        let _step = shared.rest.steps.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(connect) = self.connect.take() {
             self.worker.begin(connect);
         }

@@ -66,6 +66,7 @@ impl Shared {
         let Some(db) = self.rest.path() else {
             return false;
         };
+        let _between_steps = self.rest.steps.lock().unwrap_or_else(|e| e.into_inner());
         // The read connections first, each under its own lock and never
         // with the local state's (a full image takes its connection's lock,
         // then the local state's).

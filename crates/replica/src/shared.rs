@@ -84,6 +84,10 @@ pub(crate) struct Rest {
     db: Mutex<Option<PathBuf>>,
     /// At rest: no stager, no read connections, until the writer opens.
     rested: AtomicBool,
+    /// Held by the replication for each of its steps, and by a rest: a
+    /// database rests between two steps, never under one (a sync round, a
+    /// snapshot would find its stager or its read connection gone).
+    pub(crate) steps: Mutex<()>,
 }
 
 impl Rest {
