@@ -215,7 +215,12 @@ impl Doze {
 
     fn arm(&self, lane: &WeakLane, idle_since: u64) {
         let wait = u64::try_from(idle_close().as_millis()).unwrap_or(u64::MAX);
-        let at = idle_since.saturating_add(wait).max(1);
+        self.arm_at(lane, idle_since.saturating_add(wait));
+    }
+
+    /// Notifies the lane at `at` (ms since `epoch`).
+    fn arm_at(&self, lane: &WeakLane, at: u64) {
+        let at = at.max(1);
         self.armed.store(at, Ordering::Release);
         notify_at(epoch() + Duration::from_millis(at), lane.clone());
     }
@@ -266,14 +271,11 @@ impl Doze {
 
     /// The connection cannot close yet, for a reason that passes without
     /// the lane working again (a replica still shipping): looks again after
-    /// another `idle_close()`.
-    /// Asked to close for the cap, it stays asked and looks again after
-    /// `EVICTED_LOOK`.
+    /// another `idle_close()`; or, asked to close for the cap, it stays
+    /// asked and looks again after `EVICTED_LOOK_MS`.
     pub fn look_again(&self, lane: &WeakLane) {
         if self.evict.load(Ordering::Acquire) {
-            let at = now_ms().saturating_add(EVICTED_LOOK_MS);
-            self.armed.store(at, Ordering::Release);
-            notify_at(epoch() + Duration::from_millis(at), lane.clone());
+            self.arm_at(lane, now_ms().saturating_add(EVICTED_LOOK_MS));
         } else {
             self.arm(lane, now_ms());
         }

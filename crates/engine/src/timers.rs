@@ -83,28 +83,24 @@ pub fn running() -> bool {
 
 /// Notifies `lane` at `at` (if it still exists then).
 pub fn notify_at(at: Instant, lane: WeakLane) {
-    let timers = timers();
-    let mut state = timers.state.lock().unwrap_or_else(|e| e.into_inner());
-    state.order += 1;
-    let order = state.order;
-    state.heap.push(Reverse(Entry { at, order, lane }));
-    start(&mut state);
-    drop(state);
-    timers.changed.notify_one();
+    schedule(|state| {
+        state.order += 1;
+        let order = state.order;
+        state.heap.push(Reverse(Entry { at, order, lane }));
+        true
+    });
 }
 
 /// A push found every pool thread busy: look for a stall in `STALL`
 /// (`pool::on_starved` calls this).
 pub fn watch_pools() {
-    let timers = timers();
-    let mut state = timers.state.lock().unwrap_or_else(|e| e.into_inner());
-    if state.pool_check.is_some() {
-        return;
-    }
-    state.pool_check = Some(Instant::now() + STALL);
-    start(&mut state);
-    drop(state);
-    timers.changed.notify_one();
+    schedule(|state| {
+        let unset = state.pool_check.is_none();
+        if unset {
+            state.pool_check = Some(Instant::now() + STALL);
+        }
+        unset
+    });
 }
 
 /// A connection closed: its memory goes back to the system within
@@ -120,12 +116,23 @@ pub fn trim_now() {
 }
 
 fn trim_at(at: Instant) {
+    schedule(|state| {
+        let later = state.trim.is_none_or(|due| due > at);
+        if later {
+            state.trim = Some(at);
+        }
+        later
+    });
+}
+
+/// Changes the timer's state; if `change` says it set a deadline, the
+/// thread (started if need be) hears of it.
+fn schedule(change: impl FnOnce(&mut State) -> bool) {
     let timers = timers();
     let mut state = timers.state.lock().unwrap_or_else(|e| e.into_inner());
-    if state.trim.is_some_and(|due| due <= at) {
+    if !change(&mut state) {
         return;
     }
-    state.trim = Some(at);
     start(&mut state);
     drop(state);
     timers.changed.notify_one();
