@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 
-import { Database, runChild, tempDir, until } from '../engine-helpers.mjs';
+import { Database, readerExecuted, runChild, tempDir, until } from '../engine-helpers.mjs';
 
 const tmp = tempDir('idle-close');
 after(() => tmp.cleanup());
@@ -56,11 +56,14 @@ test('an open opens the writer only: readers and the checkpointer open at their 
     assert.equal(connections() - before, 1 + 4);
     await strict.close();
     assert.equal(connections() - before, 1);
-    // Reads open readers as they need them, each with the database's data.
+    // Reads open readers as they need them, each with the database's data
+    // (the first call of a text runs on the writer, which learns it reads).
     await lazy.exec('CREATE TABLE t(v); INSERT INTO t VALUES (1)');
+    assert.equal(readerExecuted(lazy.stats()), 0);
+    await lazy.prepare('SELECT v FROM t').get();
     const reads = await Promise.all(Array.from({ length: 16 }, () => lazy.prepare('SELECT v FROM t').get()));
     for (const row of reads) assert.deepEqual(row, { __proto__: null, v: 1 });
-    assert.ok(connections() - before >= 2, 'a reader opened');
+    assert.ok(readerExecuted(lazy.stats()) >= 16, 'readers opened and ran the reads');
     // A checkpoint on request opens the checkpointer if it is not open yet.
     assert.equal((await lazy.checkpoint('TRUNCATE')).logFrames, 0);
   } finally {
@@ -222,7 +225,7 @@ test('1,000 databases with the default options in a process allowed 1,024 open f
   assert.equal(result.connectionLimit, Math.floor((1024 - 64) / 4));
 });
 
-test('300 replicated databases in a process allowed 1,024 open files: what the replicators hold counts against the cap, and every call answers', { skip: process.platform !== 'linux' }, async () => {
+test('300 replicated databases in a process allowed 1,024 open files: what the replicators hold counts against the cap, every call answers, and reads of tenants at rest wake no writer', { skip: process.platform !== 'linux' }, async () => {
   // Before the replicator's connections counted, 84 of 200 opened.
   const dir = path.join(tmp.dir, 'replicated');
   fs.mkdirSync(dir);
@@ -248,15 +251,37 @@ test('300 replicated databases in a process allowed 1,024 open files: what the r
         peakFds = Math.max(peakFds, fs.readdirSync('/proc/self/fd').length);
       }
       const ok = values.length === 300 && values.every((v, i) => v === i);
+      // Every tenant at rest, then read again, 64 in flight, by a text
+      // none has prepared: each read opens a reader, and no writer or
+      // replicator wakes for it.
+      Database.configure({ idleTimeout: 200 });
+      while (Database.stats().connections > 0) await new Promise((r) => setTimeout(r, 50));
+      let next = 0;
+      const cold = [];
+      const failures = [];
+      await Promise.all(Array.from({ length: 64 }, async () => {
+        while (next < dbs.length) {
+          const i = next++;
+          try {
+            cold[i] = (await dbs[i].prepare('SELECT v AS w FROM t').get()).w;
+          } catch (err) {
+            failures.push(err.message);
+          }
+          peakFds = Math.max(peakFds, fs.readdirSync('/proc/self/fd').length);
+        }
+      }));
+      const coldOk = cold.length === 300 && cold.every((v, i) => v === i);
       const errors = dbs.map((db) => db.stats().replica.lastError).filter(Boolean);
       await Promise.all(dbs.map((db) => db.close()));
-      console.log(JSON.stringify({ ok, peakFds, errors }));
+      console.log(JSON.stringify({ ok, coldOk, failures: failures.slice(0, 3), peakFds, errors }));
     })();
     `,
   );
   assert.equal(child.code, 0, child.stderr);
   const result = JSON.parse(child.stdout);
   assert.equal(result.ok, true);
+  assert.deepEqual(result.failures, []);
+  assert.equal(result.coldOk, true);
   assert.deepEqual(result.errors, []);
   assert.ok(result.peakFds < 1024, `${result.peakFds} descriptors`);
 });

@@ -241,17 +241,22 @@ impl Checkpointer {
                 return Some(CheckpointerState::Refusing(not_running()));
             }
         };
-        drop(counted);
         self.control.mark_active();
+        let serving = self.serving_counted(conn, counted);
         if let Some(latch) = latch {
             latch.arrive(Ok(()));
         }
-        Some(self.serving(conn))
+        Some(serving)
     }
 
     fn serving(&mut self, conn: Connection) -> CheckpointerState {
+        self.serving_counted(conn, Counted::new())
+    }
+
+    /// Serving with `conn`, counted (by `counted`, from its open) before
+    /// anyone hears it opened.
+    fn serving_counted(&mut self, conn: Connection, counted: Counted) -> CheckpointerState {
         self.on_demand = true;
-        let counted = Counted::new();
         self.doze.opened(&self.lane);
         let wal_path = wal_path(&conn);
         CheckpointerState::Serving(Box::new(Open {

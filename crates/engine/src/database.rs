@@ -21,7 +21,7 @@ use crate::lanes::{Departure, Lanes};
 use crate::latch::{OpenLatch, WriterGate};
 use crate::observer::WalObserver;
 use crate::pool::{self, Lane};
-use crate::queues::{deliver, route, Queues, Target, Wakes};
+use crate::queues::{deliver, route_sql, Queues, Target, Wakes};
 use crate::reader::{ReaderLane, ReaderState};
 use crate::role::Role;
 use crate::schemas::Schemas;
@@ -320,6 +320,7 @@ impl Database {
 
     fn route_job(&self, queues: &Queues, job: &Job) -> Target {
         let in_transaction = self.writer_in_transaction.load(Ordering::Acquire);
+        let route = |sql: &Sql| route_sql(queues, sql, in_transaction, self.lanes.writer_dozing());
         match &job.request {
             Request::NextChunk { cursor, .. } | Request::CloseCursor(cursor) => match cursor.role {
                 Role::Reader(i) if i < queues.private.len() => Target::Private(i),
@@ -332,8 +333,8 @@ impl Database {
             | Request::All(call)
             | Request::Query(call)
             | Request::Expand(call)
-            | Request::Iterate { call, .. } => route(queues, call.sql.route(), in_transaction),
-            Request::Columns(sql) => route(queues, sql.route(), in_transaction),
+            | Request::Iterate { call, .. } => route(&call.sql),
+            Request::Columns(sql) => route(sql),
             Request::Exec(_)
             | Request::Batch(_)
             | Request::Commit

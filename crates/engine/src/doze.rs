@@ -307,23 +307,61 @@ const WAIT_LOOKS: u32 = 50;
 /// asked to close, now or once its job ends (every one holds state), or
 /// after `WAIT_LOOKS` looks, it opens past the cap anyway: waiting then
 /// could wait for a transaction that waits for this very call.
+///
+/// While connections asked to close are still closing (a replicating
+/// writer's close waits for its replica, then its replicator rests), a lane
+/// opens at once up to `overdraft()` past the cap instead of waiting for
+/// them: they close meanwhile, and the descriptors budgeted per connection
+/// cover the overdraft.
 pub fn admit(lane: &WeakLane, doze: &Doze) -> bool {
-    if connections_open() < connection_limit() {
+    let open = connections_open();
+    let limit = connection_limit();
+    if open < limit {
         doze.waits.store(0, Ordering::Release);
         return true;
     }
     let waits = doze.waits.fetch_add(1, Ordering::AcqRel);
-    if waits >= WAIT_LOOKS || (relieve(1) == 0 && !any_busy()) {
+    let asked = relieve(1);
+    let admitted = |doze: &Doze| {
         doze.waits.store(0, Ordering::Release);
-        return true;
+        true
+    };
+    // A connection asked just now may have closed already.
+    let open = connections_open();
+    if open < limit || (open < limit + overdraft(limit) && any_closing()) {
+        return admitted(doze);
     }
-    global()
-        .waiting
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push_back(lane.clone());
+    if waits >= WAIT_LOOKS || (asked == 0 && !any_busy()) {
+        return admitted(doze);
+    }
+    {
+        // Under the queue's lock, as `connection_closed` pops it after the
+        // count went down: a close since the look above is seen here, or
+        // notifies this lane.
+        let mut waiting = global().waiting.lock().unwrap_or_else(|e| e.into_inner());
+        if connections_open() < limit {
+            drop(waiting);
+            return admitted(doze);
+        }
+        waiting.push_back(lane.clone());
+    }
     notify_at(Instant::now() + WAIT_LOOK, lane.clone());
     false
+}
+
+/// How many connections past `limit` may open while others are closing:
+/// an eighth of it. A connection is budgeted `FDS_PER_CONNECTION`
+/// descriptors and uses at most three (a database file, its WAL, and the
+/// shared-memory index, shared by the process's connections to one file).
+fn overdraft(limit: usize) -> usize {
+    (limit / 8).max(1)
+}
+
+/// Whether a connection asked to close has not closed yet.
+fn any_closing() -> bool {
+    let open = global().open.lock().unwrap_or_else(|e| e.into_inner());
+    open.iter()
+        .any(|(_, doze)| doze.evict.load(Ordering::Acquire))
 }
 
 /// Whether a lane with a connection open is running now and holds no

@@ -42,6 +42,15 @@ pub struct Lanes {
     /// Set once the database's queues are closed (`wake_all`): a lane whose
     /// connection is closed finishes once nothing is queued for it.
     stopping: AtomicBool,
+    /// The writer's connection is closed after an idle close, so it holds
+    /// nothing of its own (a TEMP object, an attached database, a
+    /// transaction would have kept it open): a query it has not prepared
+    /// yet runs on a reader as it would on the writer opened afresh.
+    writer_dozing: AtomicBool,
+    /// A reader opened while the writer dozed. A read-only connection
+    /// cannot remove the WAL and the `-shm` it made; the writer's last
+    /// close opens its connection to remove them.
+    read_while_dozing: AtomicBool,
 }
 
 #[derive(Default)]
@@ -73,6 +82,8 @@ impl Lanes {
             early: AtomicBool::new(eager),
             closing: Mutex::new(Closing::default()),
             stopping: AtomicBool::new(false),
+            writer_dozing: AtomicBool::new(false),
+            read_while_dozing: AtomicBool::new(false),
             dozes,
         }
     }
@@ -135,6 +146,37 @@ impl Lanes {
 
     fn is_opened(&self) -> bool {
         self.opened.load(Ordering::SeqCst)
+    }
+
+    /// The writer's connection closed when idle (`true`), or the writer
+    /// takes a job to open it again (`false`, before it takes the job).
+    pub fn set_writer_dozing(&self, dozing: bool) {
+        self.writer_dozing.store(dozing, Ordering::SeqCst);
+    }
+
+    /// The writer's connection opened again: its close will be the last
+    /// and remove what a reader left.
+    pub fn writer_reopened(&self) {
+        self.read_while_dozing.store(false, Ordering::SeqCst);
+    }
+
+    /// Whether the writer's connection is closed after an idle close (see
+    /// `writer_dozing`).
+    pub fn writer_dozing(&self) -> bool {
+        self.writer_dozing.load(Ordering::SeqCst)
+    }
+
+    /// A reader opened its connection.
+    pub fn reader_opened(&self) {
+        if self.writer_dozing() {
+            self.read_while_dozing.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// Whether a reader opened since the writer's connection closed when
+    /// idle (and may have left the WAL behind).
+    pub fn read_while_dozing(&self) -> bool {
+        self.read_while_dozing.load(Ordering::SeqCst)
     }
 
     /// Reader `reader` runs a job from now until `set_busy(reader, false)`.

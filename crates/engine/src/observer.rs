@@ -91,8 +91,11 @@ pub trait WalObserver: Send + Sync {
     fn rested(&self) {}
     /// The process is over its cap on connections and asked the idle
     /// writer to close, but `may_rest` said not yet: whatever it waits for
-    /// (shipping) should happen now rather than on its schedule.
-    fn hurry(&self) {}
+    /// (shipping) should happen now rather than on its schedule, and
+    /// `shipped` runs once it has (the writer then looks again at once).
+    fn hurry(&self, shipped: Box<dyn FnOnce() + Send>) {
+        drop(shipped);
+    }
     /// How many connections' worth of files the observer keeps open for
     /// the database while its writer is open: they count against the
     /// process's cap on connections (`Database.configure({ connections })`).
@@ -174,9 +177,9 @@ impl ObserverSlot {
         }
     }
 
-    pub fn hurry(&self) {
+    pub fn hurry(&self, shipped: Box<dyn FnOnce() + Send>) {
         if let Some(observer) = self.get() {
-            observer.hurry();
+            observer.hurry(shipped);
         }
     }
 

@@ -7,7 +7,7 @@ use crossbeam_channel::Sender;
 
 use crate::job::{Job, Request};
 use crate::lanes::Lanes;
-use crate::sql::Route;
+use crate::sql::{Route, Sql};
 
 /// The senders of a database's queues (dropped at close, which ends the
 /// lanes once they have run what is queued).
@@ -65,6 +65,27 @@ impl Wakes {
             lanes.wake_checkpointer();
         }
     }
+}
+
+/// Where a statement runs (see `route`). One no connection has prepared yet
+/// goes to the writer, which learns its route, unless it is a plain query
+/// and the writer dozes with nothing queued: it then holds nothing of its
+/// own that the query could name, a reader runs it as the writer would
+/// (and learns nothing), and a tenant read after its idle close wakes no
+/// writer (nor, replicated, its replicator).
+pub fn route_sql(
+    queues: &Queues,
+    sql: &Sql,
+    writer_in_transaction: bool,
+    writer_dozing: bool,
+) -> Target {
+    let learned = match sql.route() {
+        Route::Unknown if writer_dozing && sql.is_plain_query() && queues.writer.is_empty() => {
+            Route::Reader
+        }
+        learned => learned,
+    };
+    route(queues, learned, writer_in_transaction)
 }
 
 /// Read-only statements go to the readers, unless the writer is inside a

@@ -124,10 +124,6 @@ impl ReaderLane {
         let latch = self.latch.take();
         Some(match open_reader(&self.settings, self.index) {
             Ok((conn, settings)) => {
-                if let Some(latch) = latch {
-                    latch.record(settings);
-                    latch.arrive(Ok(()));
-                }
                 // Counted from the open, before anyone hears of it.
                 let serving = ReaderState::Serving(Box::new(Serving {
                     executor: self.executor(conn),
@@ -135,6 +131,11 @@ impl ReaderLane {
                     scope: None,
                 }));
                 self.doze.opened(&lane);
+                self.lanes.reader_opened();
+                if let Some(latch) = latch {
+                    latch.record(settings);
+                    latch.arrive(Ok(()));
+                }
                 serving
             }
             Err(error) => {

@@ -45,6 +45,15 @@ impl Sql {
         }
     }
 
+    /// Whether the text is a query that never writes whatever it names: it
+    /// starts with SELECT or VALUES (a WITH may end in a write).
+    pub fn is_plain_query(&self) -> bool {
+        let keyword = first_keyword(&self.text);
+        ["SELECT", "VALUES"]
+            .iter()
+            .any(|k| keyword.eq_ignore_ascii_case(k))
+    }
+
     /// Parameter names by 1-based index minus one, once any connection has
     /// prepared this text.
     pub fn parameters(&self) -> Option<&[Option<String>]> {

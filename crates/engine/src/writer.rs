@@ -213,7 +213,11 @@ impl WriterLane {
         // once it has shipped, at a later look.
         if !self.context.settings.observer.may_rest() {
             if self.doze.is_evicted() {
-                self.context.settings.observer.hurry();
+                let writer = lane.clone();
+                self.context
+                    .settings
+                    .observer
+                    .hurry(Box::new(move || writer.notify()));
             }
             self.doze.look_again(&lane);
             return;
@@ -231,8 +235,36 @@ impl WriterLane {
         // as at `close()`, and its replicator then lets go of its files.
         let observed = self.context.settings.observer.is_set();
         self.close_connection(State::Dozing, observed);
+        self.context.lanes.set_writer_dozing(true);
         if observed {
             self.context.settings.observer.rested();
+        }
+    }
+
+    /// Takes the next job while dozing, no longer dozing from just before
+    /// (and dozing again when there is none).
+    fn wake_for_job(&self) -> Result<Job, TryRecvError> {
+        let lanes = &self.context.lanes;
+        lanes.set_writer_dozing(false);
+        let job = self.context.queue.try_recv();
+        if job.is_err() {
+            lanes.set_writer_dozing(true);
+        }
+        job
+    }
+
+    /// At the database's close, with the connection closed when idle: a
+    /// reader that opened since may have left the WAL and the `-shm` (a
+    /// read-only connection cannot remove them), so the connection opens
+    /// to close last and remove them, as SQLite's last close does. A
+    /// replicated database's replicator removes them as it stops.
+    fn tidy_after_readers(&mut self) {
+        let c = &self.context;
+        if matches!(self.state, State::Dozing)
+            && c.lanes.read_while_dozing()
+            && !c.settings.observer.is_set()
+        {
+            self.state = self.open();
         }
     }
 
@@ -379,7 +411,10 @@ impl Work for WriterLane {
             match &mut self.state {
                 State::Unopened | State::Dozing if !admitted => return Ran::Idle,
                 State::Unopened => self.state = self.open(),
-                State::Dozing => match self.context.queue.try_recv() {
+                // No longer dozing before a job leaves the queue: a query
+                // routed from now on sees a job queued or the writer awake
+                // (see `queues::route_sql`).
+                State::Dozing => match self.wake_for_job() {
                     Err(TryRecvError::Disconnected) => break,
                     Err(TryRecvError::Empty) => return Ran::Idle,
                     // Opens again, then runs the job; if it cannot open
@@ -387,12 +422,14 @@ impl Work for WriterLane {
                     // the next one tries again.
                     Ok(job) => match self.open() {
                         State::Serving(mut serving) => {
+                            self.context.lanes.writer_reopened();
                             self.context.run(&mut serving, job);
                             self.state = State::Serving(serving);
                         }
                         state => {
                             let why = self.reopen_error.take();
                             job.fail(why.unwrap_or_else(Error::closed));
+                            self.context.lanes.set_writer_dozing(true);
                             self.state = state;
                         }
                     },
@@ -448,6 +485,7 @@ impl Work for WriterLane {
         {
             return Ran::Idle;
         }
+        self.tidy_after_readers();
         self.close_connection(State::Closed, true);
         self.state = State::Closed;
         self.context.lanes.finished();

@@ -316,9 +316,14 @@ impl WalObserver for Replicator {
     }
 
     /// The process needs the writer's connection back: a sync round now,
-    /// rather than at the next interval, lets it rest sooner.
-    fn hurry(&self) {
-        self.send(Command::Sync(Box::new(|_| {})));
+    /// rather than at the next interval, lets it rest sooner; `shipped`
+    /// runs once the replica holds every commit (not when fenced).
+    fn hurry(&self, shipped: Box<dyn FnOnce() + Send>) {
+        self.send(Command::Sync(Box::new(move |answer| {
+            if answer.is_ok() {
+                shipped();
+            }
+        })));
     }
 
     /// The two read-only connections (`pin`, `image`), each with its
