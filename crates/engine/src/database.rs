@@ -320,7 +320,7 @@ impl Database {
 
     fn route_job(&self, queues: &Queues, job: &Job) -> Target {
         let in_transaction = self.writer_in_transaction.load(Ordering::Acquire);
-        let route = |sql: &Sql| route_sql(queues, sql, in_transaction, self.lanes.writer_dozing());
+        let route = |sql: &Sql| route_sql(queues, sql, in_transaction, &self.lanes);
         match &job.request {
             Request::NextChunk { cursor, .. } | Request::CloseCursor(cursor) => match cursor.role {
                 Role::Reader(i) if i < queues.private.len() => Target::Private(i),

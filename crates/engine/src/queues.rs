@@ -73,14 +73,15 @@ impl Wakes {
 /// own that the query could name, a reader runs it as the writer would
 /// (and learns nothing), and a tenant read after its idle close wakes no
 /// writer (nor, replicated, its replicator).
-pub fn route_sql(
-    queues: &Queues,
-    sql: &Sql,
-    writer_in_transaction: bool,
-    writer_dozing: bool,
-) -> Target {
+///
+/// The queue is looked at before the writer: the writer stops dozing before
+/// it takes a job, so a job queued before this call is either still queued
+/// or taken by a writer seen awake.
+pub fn route_sql(queues: &Queues, sql: &Sql, writer_in_transaction: bool, lanes: &Lanes) -> Target {
     let learned = match sql.route() {
-        Route::Unknown if writer_dozing && sql.is_plain_query() && queues.writer.is_empty() => {
+        Route::Unknown
+            if sql.is_plain_query() && queues.writer.is_empty() && lanes.writer_dozing() =>
+        {
             Route::Reader
         }
         learned => learned,
