@@ -157,6 +157,9 @@ pub struct Doze {
     /// for its replica and then lets its replicator rest. The cap asks
     /// the others first.
     costly: AtomicBool,
+    /// Asked to close, it asked its replica to ship now (`hurried`): once,
+    /// until it closes or is told to keep its connection.
+    hurried: AtomicBool,
 }
 
 impl Doze {
@@ -261,9 +264,20 @@ impl Doze {
         self.evict.load(Ordering::Acquire)
     }
 
+    /// Whether this is the first time since it was asked to close that the
+    /// lane hurries what its close waits for (a replica's shipping). Only
+    /// the first hurry looks again as soon as it is done: what a later look
+    /// still waits for, shipping does not bring (a paged restore still
+    /// filling, a file too large to rest), and looking at each shipping
+    /// round's end would loop.
+    pub fn hurried(&self) -> bool {
+        !self.hurried.swap(true, Ordering::AcqRel)
+    }
+
     /// The connection must stay open for now: nothing to do until the
     /// lane is idle again.
     pub fn kept(&self) {
+        self.hurried.store(false, Ordering::Release);
         self.holding.store(true, Ordering::Release);
         self.evict.store(false, Ordering::Release);
         self.armed.store(0, Ordering::Release);
@@ -283,6 +297,7 @@ impl Doze {
 
     /// The connection closed.
     pub fn closed(self: &Arc<Self>) {
+        self.hurried.store(false, Ordering::Release);
         self.evict.store(false, Ordering::Release);
         self.armed.store(0, Ordering::Release);
         if self.open.swap(false, Ordering::AcqRel) {

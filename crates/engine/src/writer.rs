@@ -214,10 +214,12 @@ impl WriterLane {
         if !self.context.settings.observer.may_rest() {
             if self.doze.is_evicted() {
                 let writer = lane.clone();
-                self.context
-                    .settings
-                    .observer
-                    .hurry(Box::new(move || writer.notify()));
+                let first = self.doze.hurried();
+                self.context.settings.observer.hurry(Box::new(move || {
+                    if first {
+                        writer.notify();
+                    }
+                }));
             }
             self.doze.look_again(&lane);
             return;

@@ -78,7 +78,7 @@ pub(crate) struct Replication {
     worker: Worker,
     /// Taken by the first step, which connects.
     connect: Option<Connect>,
-    inbox: Receiver<Command>,
+    inbox: Receiver<Box<Command>>,
     waiting: Receiver<Reply>,
     waiting_ready: Vec<Reply>,
     opened: bool,
@@ -102,7 +102,7 @@ impl Replication {
     pub(crate) fn new(
         worker: Worker,
         connect: Connect,
-        inbox: Receiver<Command>,
+        inbox: Receiver<Box<Command>>,
         waiting: Receiver<Reply>,
     ) -> Self {
         let next_sync = Instant::now() + worker.shared.settings.sync_interval;
@@ -136,7 +136,7 @@ impl Replication {
             return Act::Again;
         }
         match self.inbox.try_recv() {
-            Ok(command) => return self.command(command),
+            Ok(command) => return self.command(*command),
             Err(TryRecvError::Disconnected) => return Act::Ended,
             Err(TryRecvError::Empty) if rested => return Act::Resting,
             Err(TryRecvError::Empty) => {}
@@ -371,7 +371,7 @@ impl Replication {
             reply(Err(why.into()));
         }
         for command in self.inbox.try_iter() {
-            match command {
+            match *command {
                 Command::Ready(reply) | Command::Sync(reply) | Command::Stop { reply, .. } => {
                     reply(Err(why.into()))
                 }

@@ -82,7 +82,9 @@ pub struct ReplicaStats {
 
 pub struct Replicator {
     shared: Arc<Shared>,
-    commands: Sender<Command>,
+    /// Boxed, as the engine's jobs are: the queue keeps a block of 31
+    /// slots for as long as the database is open.
+    commands: Sender<Box<Command>>,
     /// The database's place in the replicator pool.
     lane: Arc<Lane>,
 }
@@ -226,9 +228,9 @@ impl Replicator {
     }
 
     fn send(&self, command: Command) {
-        match self.commands.send(command) {
+        match self.commands.send(Box::new(command)) {
             Ok(()) => self.lane.schedule(),
-            Err(err) => match err.0 {
+            Err(err) => match *err.0 {
                 Command::Ready(reply) | Command::Sync(reply) | Command::Stop { reply, .. } => {
                     reply(Err("replication has stopped".into()))
                 }
