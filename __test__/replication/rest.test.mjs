@@ -57,7 +57,9 @@ test('idle replicated tenants rest with no file open, wake on the next call, and
         return count.n;
       }),
     );
-    assert.deepEqual(woke, Array(TENANTS).fill(2));
+    // Each read was asked before the write beside it, not after it
+    // resolved: a reader runs it, before or after that commit.
+    for (const n of woke) assert.ok(n === 2 || n === 3, `${n} rows`);
     await Promise.all(dbs.map((db) => db.syncReplica()));
     await waitFor('at rest again', () => Database.stats().connections === 0 && descriptorsUnder(dir) === 0);
 
