@@ -48,10 +48,7 @@ impl Sql {
     /// Whether the text is a query that never writes whatever it names: it
     /// starts with SELECT or VALUES (a WITH may end in a write).
     pub fn is_plain_query(&self) -> bool {
-        let keyword = first_keyword(&self.text);
-        ["SELECT", "VALUES"]
-            .iter()
-            .any(|k| keyword.eq_ignore_ascii_case(k))
+        starts_with_any(&self.text, &["SELECT", "VALUES"])
     }
 
     /// Parameter names by 1-based index minus one, once any connection has
@@ -88,10 +85,13 @@ impl Sql {
 /// also true for BEGIN, COMMIT, SAVEPOINT, ATTACH and PRAGMA reads, which
 /// change or depend on the state of one connection; those stay on the writer.
 fn is_query(sql: &str) -> bool {
+    starts_with_any(sql, &["SELECT", "WITH", "VALUES"])
+}
+
+/// Whether `sql`'s first keyword is one of `keywords` (in any case).
+fn starts_with_any(sql: &str, keywords: &[&str]) -> bool {
     let keyword = first_keyword(sql);
-    ["SELECT", "WITH", "VALUES"]
-        .iter()
-        .any(|k| keyword.eq_ignore_ascii_case(k))
+    keywords.iter().any(|k| keyword.eq_ignore_ascii_case(k))
 }
 
 /// The first keyword of `sql`, after comments and opening parentheses.
@@ -172,6 +172,20 @@ mod tests {
             ("INSERT INTO t VALUES (1)", false),
         ] {
             assert_eq!(is_query(sql), query, "{sql}");
+        }
+    }
+
+    #[test]
+    fn only_select_and_values_are_plain_queries() {
+        for (sql, plain) in [
+            (" /* x */ (select 1)", true),
+            ("VALUES (1)", true),
+            ("WITH a AS (SELECT 1) SELECT * FROM a", false),
+            ("WITH a AS (SELECT 1) DELETE FROM t", false),
+            ("PRAGMA user_version", false),
+            ("INSERT INTO t VALUES (1)", false),
+        ] {
+            assert_eq!(Sql::new(sql).is_plain_query(), plain, "{sql}");
         }
     }
 
