@@ -71,8 +71,9 @@ pub struct Database {
 impl Database {
     /// Sets up the database's lanes on the process's pool and returns at
     /// once; `opened` is called when the writer's connection is open (every
-    /// connection, under `strict_settings`), or with the first error. Jobs submitted before then wait in their queues. The
-    /// error: no pool thread runs and none can start.
+    /// connection, under `strict_settings`), or with the first error. Jobs
+    /// submitted before then wait in their queues. The error: no pool
+    /// thread runs and none can start.
     pub fn open(settings: Settings, opened: Done) -> Result<Database> {
         let settings = Arc::new(settings);
         // A pool whose threads all wait (a lock another database of this
