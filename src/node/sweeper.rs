@@ -2,11 +2,14 @@
 //! the rows the JS thread has turned into JS values. A SQLite thread
 //! allocates each row's values (a `String` per text, a `Vec` per blob);
 //! freeing them on the JS thread after a drain took about a tenth of its
-//! time for `all()` of 100 rows (glibc frees a block into the arena of the
-//! thread that allocated it, under that arena's lock), and the JS thread's
-//! time is offloop's ceiling. So a drain that converted many values hands
-//! its rows here; one with few frees them itself, where the hand-off's
-//! wake-up would cost more than it saves.
+//! time for `all()` of 100 rows with glibc's malloc alone (which frees a
+//! block into the arena of the thread that allocated it, under that
+//! arena's lock), and the JS thread's time is offloop's ceiling. With
+//! mimalloc for small blocks (src/alloc.rs) such a free takes no lock, but
+//! still about 5% of an `all()`'s time on the JS thread, measured. So a
+//! drain that converted many values hands its rows here; one with few
+//! frees them itself, where the hand-off's wake-up would cost more than it
+//! saves.
 //!
 //! The thread starts on a hand-off, sleeps on its channel between them,
 //! and ends after `IDLE` with nothing to free, so a process that stopped
