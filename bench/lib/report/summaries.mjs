@@ -9,6 +9,7 @@
 // and the caller reports and skips that file.
 
 import { count, lowerBy, megabytes, median, ms, rate, ratio, seconds, us } from './format.mjs';
+import { cores } from './cores-summary.mjs';
 import { tenants } from './tenants-summary.mjs';
 
 const PERF = 'docs/performance.md';
@@ -588,8 +589,8 @@ function runtimes(r) {
  * (where its own table goes) and its short name for the goals table.
  * `overview: false` keeps a benchmark out of the README's table and the
  * goals table (its own page shows its rows and goals): RUNTIMES and
- * TENANTS, whose rows would take the README past its 250 lines and
- * performance.md past its 500.
+ * TENANTS and CORES, whose rows would take the README past its 250 lines
+ * and performance.md past its 500.
  */
 export const SUMMARIES = [
   { name: 'checkpoint', page: 'docs/performance.md', benchmark: 'W1', summarize: checkpoint },
@@ -605,6 +606,7 @@ export const SUMMARIES = [
   { name: 'sqlite3', page: 'docs/performance.md', benchmark: 'SQLITE3', summarize: sqlite3 },
   { name: 'runtimes', page: 'docs/install.md', benchmark: 'RUNTIMES', summarize: runtimes, overview: false },
   { name: 'tenants', page: 'bench/README.md', benchmark: 'TENANTS', summarize: tenants, overview: false },
+  { name: 'cores', page: 'docs/cores.md', benchmark: 'CORES', summarize: cores, overview: false },
 ];
 
 /**
