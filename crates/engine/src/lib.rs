@@ -86,7 +86,7 @@ pub use functions::{
 };
 pub use job::{Call, ColumnInfo, CursorRef, Done, Job, Outcome, Privileged, Request};
 pub use observer::{CheckpointPermit, CheckpointWrites, ObserverSlot, WalObserver};
-pub use pace::Pace;
+pub use pace::{cores, Pace};
 pub use pool::{configure_threads, default_threads};
 pub use process::{process_stats, ProcessStats};
 pub use role::Role;

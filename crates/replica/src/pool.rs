@@ -49,9 +49,11 @@ const IDLE_EXIT: Duration = Duration::from_secs(5);
 
 /// The pool's threads in normal work: one per core the process may use,
 /// at least 2 (so a slow store never holds them all) and at most 4 (the
-/// work is mostly waiting on disks and stores, not computing).
+/// work is mostly waiting on disks and stores, not computing). Asked on
+/// every scheduling decision, so it reads the cached CPU count: the
+/// standard library's reads the cgroup's files each time.
 pub fn base_threads() -> usize {
-    std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 4))
+    offloop_engine::cores().clamp(2, 4)
 }
 
 /// The most threads the pool may hold at once: its workers with every

@@ -74,7 +74,7 @@ pub struct RestoreOptions {
 
 impl Default for RestoreOptions {
     fn default() -> Self {
-        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let cores = offloop_engine::cores();
         RestoreOptions {
             txid: None,
             timestamp: None,
