@@ -25,8 +25,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, TryRecvError};
-
-use crate::queue;
 use rusqlite::{ffi, Connection};
 
 use crate::connection::open_checkpointer;
@@ -56,7 +54,7 @@ pub struct Checkpointer {
     pub control: Arc<WalControl>,
     pub nudges: Receiver<()>,
     /// `Request::Checkpoint` jobs from `db.checkpoint(mode)`.
-    pub requests: queue::Receiver<Job>,
+    pub requests: Receiver<Job>,
     pub gate: Arc<WriterGate>,
     /// Until the connection opened.
     pub latch: Option<Arc<OpenLatch>>,

@@ -44,7 +44,6 @@ mod observer;
 mod pace;
 mod pool;
 mod process;
-pub mod queue;
 mod queues;
 mod reader;
 mod role;
