@@ -8,14 +8,15 @@
 // throw.
 
 import { ms, rate, ratio, us } from './format.mjs';
+import { one } from './pick.mjs';
 
 const WHY = 'docs/cores.md';
 const MANY_CORES = 16;
 
-/** The one configuration that `pred` accepts; throws naming `what` if none does. */
-function pick(list, pred, what) {
-  const found = list.find(pred);
-  if (found === undefined || !(found.callsPerSecond > 0)) throw new Error(`no ${what}`);
+/** The configuration that `pred` accepts, with a rate; throws naming `what` if none does. */
+function measured(list, pred, what) {
+  const found = one(list, pred, what);
+  if (!(found.callsPerSecond > 0)) throw new Error(`no ${what} with a rate`);
   return found;
 }
 
@@ -25,7 +26,7 @@ export function cores(r) {
   if (!Array.isArray(threads) || threads.length === 0) throw new Error('no reader counts');
   const most = Math.max(...threads);
   const find = (query, peer, more = {}) =>
-    pick(
+    measured(
       list,
       (c) =>
         c.query === query &&

@@ -10,16 +10,10 @@
 
 import { count, lowerBy, megabytes, median, ms, rate, ratio, seconds, us } from './format.mjs';
 import { cores } from './cores-summary.mjs';
+import { one } from './pick.mjs';
 import { tenants } from './tenants-summary.mjs';
 
 const PERF = 'docs/performance.md';
-
-/** The one element of `list` that `pred` accepts; throws naming `what` if none does. */
-function one(list, pred, what) {
-  const found = (list ?? []).find(pred);
-  if (found === undefined) throw new Error(`no ${what}`);
-  return found;
-}
 
 /** Names of entries in `list` (by `key`) that are not in `known`: rows this report leaves out. */
 function unknownNames(list, key, known) {
