@@ -213,13 +213,15 @@ impl WriterLane {
         // once it has shipped, at a later look.
         if !self.context.settings.observer.may_rest() {
             if self.doze.is_evicted() {
-                let writer = lane.clone();
-                let first = self.doze.hurried();
-                self.context.settings.observer.hurry(Box::new(move || {
-                    if first {
-                        writer.notify();
-                    }
-                }));
+                // Only the first hurry since the eviction looks again when
+                // shipping is done (see `Doze::hurried`).
+                let shipped: Box<dyn FnOnce() + Send> = if self.doze.hurried() {
+                    let writer = lane.clone();
+                    Box::new(move || writer.notify())
+                } else {
+                    Box::new(|| {})
+                };
+                self.context.settings.observer.hurry(shipped);
             }
             self.doze.look_again(&lane);
             return;
