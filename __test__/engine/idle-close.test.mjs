@@ -286,7 +286,7 @@ test('300 replicated databases in a process allowed 1,024 open files: what the r
   assert.ok(result.peakFds < 1024, `${result.peakFds} descriptors`);
 });
 
-test('out of file descriptors: the call that needed a connection fails with a clear error, and the other databases go on', { skip: process.platform !== 'linux' }, async () => {
+test('out of file descriptors with every connection holding state: the call that needed a connection fails with a clear error, and the other databases go on', { skip: process.platform !== 'linux' }, async () => {
   const dir = path.join(tmp.dir, 'emfile');
   fs.mkdirSync(dir);
   const child = await withFileLimit(
@@ -301,24 +301,79 @@ test('out of file descriptors: the call that needed a connection fails with a cl
       for (let i = 0; i < 200 && !error; i++) {
         try {
           const db = await Database.open(${JSON.stringify(dir)} + '/t' + i + '.db', { readers: 2 });
-          await db.exec('CREATE TABLE t(v); INSERT INTO t VALUES (' + i + ')');
           dbs.push(db);
+          // A TEMP table keeps the writer's connection open: nothing can
+          // close to make room.
+          await db.exec('CREATE TABLE t(v); INSERT INTO t VALUES (' + i + '); CREATE TEMP TABLE held(x)');
         } catch (e) {
           error = { code: e.code, message: e.message };
         }
       }
       const values = await Promise.all(dbs.slice(0, 5).map((db) => db.prepare('SELECT v FROM t').get().then((r) => r.v)));
+      const open = Database.stats().connections;
       await Promise.all(dbs.map((db) => db.close()));
-      console.log(JSON.stringify({ error, values }));
+      console.log(JSON.stringify({ error, values, open, held: dbs.length }));
     })();
     `,
   );
   assert.equal(child.code, 0, child.stderr);
-  const { error, values } = JSON.parse(child.stdout);
+  const { error, values, open, held } = JSON.parse(child.stdout);
+  // Every writer kept its connection: none was closed to make room.
+  assert.ok(open >= held - 1, `${open} connections open for ${held} databases`);
   assert.ok(error, 'the descriptors ran out');
   // When the connection's own open runs out, the message says so and what
   // to change; a WAL file SQLite opens later fails with its own message.
   assert.match(error.message, /^unable to open database file/);
   if (/too many open files/.test(error.message)) assert.match(error.message, /Database\.configure\(\{ connections \}\)/);
   assert.deepEqual(values, [0, 1, 2, 3, 4]);
+});
+
+test('out of file descriptors while other connections idle: the open waits for the ones idle longest to close, and every call answers', { skip: process.platform !== 'linux' }, async () => {
+  const dir = path.join(tmp.dir, 'emfile-idle');
+  fs.mkdirSync(dir);
+  // Made here, with descriptors to spare: the child only opens and reads.
+  for (let i = 0; i < 120; i++) {
+    const db = await Database.open(path.join(dir, `t${i}.db`));
+    await db.exec(`CREATE TABLE t(v); INSERT INTO t VALUES (${i})`);
+    await db.close();
+  }
+  const child = await withFileLimit(
+    96,
+    `
+    const { Database } = require(process.env.OFFLOOP_INDEX);
+    // The cap is far above what 96 descriptors allow: only running out
+    // tells the process to close idle connections.
+    Database.configure({ connections: 1000000, idleTimeout: 600000 });
+    (async () => {
+      const dbs = [];
+      const failures = [];
+      const values = [];
+      // One after another: each open and its first read, while the
+      // connections opened before sit idle.
+      for (let i = 0; i < 120; i++) {
+        try {
+          const db = await Database.open(${JSON.stringify(dir)} + '/t' + i + '.db', { readers: 2 });
+          dbs.push(db);
+          values.push((await db.prepare('SELECT v FROM t').get()).v);
+        } catch (e) {
+          failures.push(i + ': ' + e.message);
+        }
+      }
+      const peak = Database.stats().connections;
+      // Then every one at once: readers open while others must close.
+      const again = await Promise.all(dbs.map((db) => db.prepare('SELECT v + 0 AS v FROM t').get().then((r) => r.v, (e) => e.message)));
+      await Promise.all(dbs.map((db) => db.close()));
+      console.log(JSON.stringify({ failures, values, again, peak, after: Database.stats().connections }));
+    })();
+    `,
+  );
+  assert.equal(child.code, 0, child.stderr);
+  const { failures, values, again, peak, after: left } = JSON.parse(child.stdout);
+  const expected = Array.from({ length: 120 }, (_, i) => i);
+  assert.deepEqual(failures, []);
+  assert.deepEqual(values, expected);
+  assert.deepEqual(again, expected);
+  // 96 descriptors cannot hold 120 connections: idle ones closed.
+  assert.ok(peak < 120, `${peak} connections open`);
+  assert.equal(left, 0);
 });

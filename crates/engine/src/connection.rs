@@ -28,13 +28,61 @@ pub(crate) fn open(path: &str, flags: OpenFlags, vfs: Option<&str>) -> Result<Co
                 .strip_suffix(&suffix)
                 .map_or(message.clone(), str::to_string);
             if code & 0xff == ffi::SQLITE_CANTOPEN && out_of_descriptors(&os_error) {
-                message = format!(
-                    "{message}: too many open files (offloop keeps up to {} connections \
-                     open in this process: lower Database.configure({{ connections }}), or \
-                     raise the limit on open files)",
-                    crate::doze::connection_limit()
-                );
+                message = too_many_open_files(&message);
             }
+            Error::Sqlite { code, message }
+        }
+        other => other,
+    })
+}
+
+/// What follows SQLite's message when a connection could not open for
+/// want of file descriptors.
+const TOO_MANY_OPEN_FILES: &str = ": too many open files (";
+
+fn too_many_open_files(message: &str) -> String {
+    format!(
+        "{message}{TOO_MANY_OPEN_FILES}offloop keeps up to {} connections open in this \
+         process: lower Database.configure({{ connections }}), or raise the limit on open \
+         files)",
+        crate::doze::connection_limit()
+    )
+}
+
+/// What follows SQLite's message when, the database file open, a file
+/// SQLite opens next (the WAL, its `-shm`) was not found. Out of
+/// descriptors, SQLite tries a file it could not open read-write again
+/// read-only, which cannot create it: when a descriptor freed meanwhile,
+/// that second try says the file does not exist.
+const NOT_FOUND: &str = ": a file it needs could not be opened (";
+
+/// Whether a connection's open failed for want of file descriptors, or
+/// may have (see `NOT_FOUND`): the lane may wait for connections to close
+/// and try again (`doze::make_room`).
+pub(crate) fn ran_out_of_descriptors(error: &Error) -> bool {
+    matches!(error, Error::Sqlite { code, message }
+        if code & 0xff == ffi::SQLITE_CANTOPEN
+            && (message.contains(TOO_MANY_OPEN_FILES) || message.contains(NOT_FOUND)))
+}
+
+/// Configures a freshly opened connection. SQLite opens the WAL and the
+/// `-shm` at the connection's first read (reading the journal mode, here):
+/// when one of those runs out of descriptors, the error says so as the
+/// open's own does.
+fn configure<T>(conn: &Connection, configure: impl FnOnce() -> Result<T>) -> Result<T> {
+    configure().map_err(|error| match error {
+        Error::Sqlite { code, message } if code & 0xff == ffi::SQLITE_CANTOPEN => {
+            // SAFETY: the handle is live and used by this thread only; the
+            // call reads the errno SQLite kept from its last failed call.
+            let errno = unsafe { ffi::sqlite3_system_errno(conn.handle()) };
+            let os_error = std::io::Error::from_raw_os_error(errno);
+            let message = if out_of_descriptors(&os_error) {
+                too_many_open_files(&message)
+            } else if os_error.kind() == std::io::ErrorKind::NotFound {
+                format!("{message}{NOT_FOUND}{os_error})")
+            } else {
+                message
+            };
             Error::Sqlite { code, message }
         }
         other => other,
@@ -99,15 +147,46 @@ pub fn open_writer(settings: &Settings) -> Result<(Connection, ConnectionSetting
         base_flags() | flags,
         settings.vfs.as_deref(),
     )?;
-    if !settings.read_only && conn.is_readonly(rusqlite::MAIN_DB)? {
-        return Err(not_writable());
-    }
-    apply_db_config(&conn, settings)?;
-    let report = settings::apply(&conn, Role::Writer, settings)?;
-    if settings.follower {
-        conn.pragma_update(None, "query_only", true)?;
-    }
+    let report = configure(&conn, || {
+        if !settings.read_only && conn.is_readonly(rusqlite::MAIN_DB)? {
+            return Err(if may_write(conn.path()) {
+                // SQLite opens read-only a file it could not open
+                // read-write, and a descriptor short at the first try may
+                // be free at the second.
+                Error::sqlite(
+                    ffi::SQLITE_CANTOPEN,
+                    too_many_open_files(&Error::errstr(ffi::SQLITE_CANTOPEN)),
+                )
+            } else {
+                not_writable()
+            });
+        }
+        apply_db_config(&conn, settings)?;
+        let report = settings::apply(&conn, Role::Writer, settings)?;
+        if settings.follower {
+            conn.pragma_update(None, "query_only", true)?;
+        }
+        Ok(report)
+    })?;
     Ok((conn, report))
+}
+
+/// Whether this process may write the file at `path` (`access(2)`, which
+/// takes no descriptor).
+fn may_write(path: Option<&str>) -> bool {
+    #[cfg(unix)]
+    {
+        let Some(path) = path.and_then(|p| std::ffi::CString::new(p).ok()) else {
+            return false;
+        };
+        // SAFETY: `path` is a NUL-terminated string that outlives the call.
+        unsafe { libc::access(path.as_ptr(), libc::W_OK) == 0 }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        false
+    }
 }
 
 /// SQLite opens a file it may not write read-only without a word, and in
@@ -129,7 +208,9 @@ pub fn open_checkpointer(settings: &Settings) -> Result<(Connection, ConnectionS
     // Reading the journal mode (which applying the settings does) opens the
     // WAL on this connection; until then SQLite treats the connection as
     // not in WAL mode and every checkpoint is a no-op.
-    let report = settings::apply(&conn, Role::Checkpointer, settings)?;
+    let report = configure(&conn, || {
+        settings::apply(&conn, Role::Checkpointer, settings)
+    })?;
     match report.get(Key::JournalMode) {
         SettingValue::Text(mode) if mode == "wal" => Ok((conn, report)),
         mode => Err(crate::error::Error::invalid_state(format!(
@@ -148,9 +229,16 @@ pub fn open_reader(settings: &Settings, index: usize) -> Result<(Connection, Con
         flags,
         settings.vfs.as_deref(),
     )?;
-    apply_db_config(&conn, settings)?;
-    let report = settings::apply(&conn, Role::Reader(index), settings)?;
-    conn.pragma_update(None, "query_only", true)?;
+    let report = configure(&conn, || {
+        apply_db_config(&conn, settings)?;
+        let report = settings::apply(&conn, Role::Reader(index), settings)?;
+        conn.pragma_update(None, "query_only", true)?;
+        // The schema, read now: the WAL and the `-shm` open here, where
+        // running out of descriptors is the open's to handle, not the
+        // first query's.
+        conn.prepare("SELECT 1 FROM sqlite_schema LIMIT 1")?;
+        Ok(report)
+    })?;
     conn.authorizer(Some(|ctx: AuthContext<'_>| reader_decision(&ctx)))?;
     Ok((conn, report))
 }

@@ -151,6 +151,9 @@ pub struct Doze {
     holding: AtomicBool,
     /// Times in a row the lane was told to wait for a connection.
     waits: AtomicU32,
+    /// Times in a row its open ran out of file descriptors and it waited
+    /// for connections to close (see `make_room`).
+    short: AtomicU32,
     /// It ran a job (or opened) since it last went idle.
     worked: AtomicBool,
     /// Closing it costs more than a close: a replicating writer's waits
@@ -167,6 +170,7 @@ impl Doze {
     /// ask to close (and, past the cap, the ones idle longest are asked
     /// now). The open counts as work: the timer is armed at the next idle.
     pub fn opened(self: &Arc<Self>, lane: &WeakLane) {
+        self.short.store(0, Ordering::Release);
         self.idle_since.store(now_ms(), Ordering::Release);
         self.worked.store(true, Ordering::Release);
         if !self.open.swap(true, Ordering::AcqRel) {
@@ -362,6 +366,36 @@ pub fn admit(lane: &WeakLane, doze: &Doze) -> bool {
     }
     notify_at(Instant::now() + WAIT_LOOK, lane.clone());
     false
+}
+
+/// The lane's open failed for want of file descriptors: whether it waits
+/// for connections to close and tries again (`true`; its work stays
+/// queued), rather than failing the job that needed the connection.
+///
+/// The cap budgets descriptors by the limit on open files, but the
+/// process may hold others (sockets, its own files), and connections
+/// asked to close are still open for a moment: while offloop holds idle
+/// connections it can close, running out is theirs to fix, not the
+/// caller's. It asks the one idle longest to close and waits, as `admit`
+/// does at the cap (a connection running a job now can be asked once it
+/// is idle), up to `WAIT_LOOKS` times in a row; when nothing can close
+/// (every connection holds state), the caller hears why.
+pub fn make_room(lane: &WeakLane, doze: &Doze) -> bool {
+    if doze.short.fetch_add(1, Ordering::AcqRel) >= WAIT_LOOKS {
+        doze.short.store(0, Ordering::Release);
+        return false;
+    }
+    if relieve(1) == 0 && !any_closing() && !any_busy() {
+        doze.short.store(0, Ordering::Release);
+        return false;
+    }
+    global()
+        .waiting
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push_back(lane.clone());
+    notify_at(Instant::now() + WAIT_LOOK, lane.clone());
+    true
 }
 
 /// How many connections past `limit` may open while others are closing:

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use crossbeam_channel::{Receiver, TryRecvError};
 
-use crate::connection::open_reader;
+use crate::connection::{open_reader, ran_out_of_descriptors};
 use crate::doze::{self, Counted, Doze};
 use crate::error::Error;
 use crate::executor::Executor;
@@ -137,6 +137,12 @@ impl ReaderLane {
                     latch.arrive(Ok(()));
                 }
                 serving
+            }
+            // Out of descriptors while connections idle elsewhere can
+            // close: it waits for one, and tries again.
+            Err(error) if ran_out_of_descriptors(&error) && doze::make_room(&lane, &self.doze) => {
+                self.latch = latch;
+                return None;
             }
             Err(error) => {
                 if let Some(latch) = latch {

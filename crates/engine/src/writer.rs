@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crossbeam_channel::{Receiver, TryRecvError};
 
-use crate::connection::open_writer;
+use crate::connection::{open_writer, ran_out_of_descriptors};
 use crate::doze::{self, Counted, Doze};
 use crate::error::Error;
 use crate::executor::Executor;
@@ -59,6 +59,16 @@ pub struct WriterLane {
     doze: Arc<Doze>,
     /// Why opening again after an idle close failed.
     reopen_error: Option<Error>,
+    /// The replica's step before the first open (a restore) ran: a first
+    /// open that waits for descriptors does not run it again.
+    before_ran: bool,
+    /// The open ran out of descriptors and waits for connections to close
+    /// (`doze::make_room`): the run returns, and tries again when notified.
+    room_wait: bool,
+    /// The job an open after an idle close waits for descriptors with: it
+    /// runs first. The writer does not doze meanwhile, so a query routed
+    /// now queues behind it.
+    held: Option<Job>,
 }
 
 enum State {
@@ -93,16 +103,24 @@ impl WriterLane {
             wal,
             doze: Arc::default(),
             reopen_error: None,
+            before_ran: false,
+            room_wait: false,
+            held: None,
         }
     }
 
-    fn open(&mut self) -> State {
+    /// Opens the connection. `may_wait`: when descriptors run out while
+    /// other connections can close, the lane waits for them (`room_wait`)
+    /// and stays as it was, instead of failing.
+    fn open(&mut self, may_wait: bool) -> State {
         let c = &self.context;
         let latch = self.latch.take();
-        let opened = match &c.settings.before_open {
-            Some(before) if latch.is_some() => (before.0)().and_then(|()| open_writer(&c.settings)),
-            _ => open_writer(&c.settings),
+        let before = match &c.settings.before_open {
+            Some(before) if latch.is_some() && !self.before_ran => (before.0)(),
+            _ => Ok(()),
         };
+        self.before_ran |= before.is_ok();
+        let opened = before.and_then(|()| open_writer(&c.settings));
         // The observer may refuse commits (a replica's writer that lost its
         // lease): SQLite then rolls the commit back.
         let observer = c.settings.observer.clone();
@@ -118,6 +136,20 @@ impl WriterLane {
                 // Counted from the open, before anyone hears of it, with
                 // the connections a replicator keeps for it meanwhile.
                 (conn, Counted::many(1 + c.settings.observer.connections()))
+            }
+            Err(error)
+                if may_wait
+                    && ran_out_of_descriptors(&error)
+                    && doze::make_room(&c.lanes.writer.downgrade(), &self.doze) =>
+            {
+                self.room_wait = true;
+                return match latch {
+                    Some(latch) => {
+                        self.latch = Some(latch);
+                        State::Unopened
+                    }
+                    None => State::Dozing,
+                };
             }
             Err(error) if latch.is_none() => {
                 self.reopen_error = Some(error);
@@ -188,7 +220,7 @@ impl WriterLane {
     fn admitted(&self) -> bool {
         let needs = match self.state {
             State::Unopened => true,
-            State::Dozing => !self.context.queue.is_empty(),
+            State::Dozing => self.held.is_some() || !self.context.queue.is_empty(),
             _ => false,
         };
         !needs || doze::admit(&self.context.lanes.writer.downgrade(), &self.doze)
@@ -268,7 +300,7 @@ impl WriterLane {
             && c.lanes.read_while_dozing()
             && !c.settings.observer.is_set()
         {
-            self.state = self.open();
+            self.state = self.open(false);
         }
     }
 
@@ -414,21 +446,31 @@ impl Work for WriterLane {
             let admitted = self.admitted();
             match &mut self.state {
                 State::Unopened | State::Dozing if !admitted => return Ran::Idle,
-                State::Unopened => self.state = self.open(),
+                State::Unopened => {
+                    self.state = self.open(true);
+                    if std::mem::take(&mut self.room_wait) {
+                        return Ran::Idle;
+                    }
+                }
                 // No longer dozing before a job leaves the queue: a query
                 // routed from now on sees a job queued or the writer awake
                 // (see `queues::route_sql`).
-                State::Dozing => match self.wake_for_job() {
+                State::Dozing => match self.held.take().map_or_else(|| self.wake_for_job(), Ok) {
                     Err(TryRecvError::Disconnected) => break,
                     Err(TryRecvError::Empty) => return Ran::Idle,
                     // Opens again, then runs the job; if it cannot open
                     // (too many open files, say), the job hears why and
                     // the next one tries again.
-                    Ok(job) => match self.open() {
+                    Ok(job) => match self.open(true) {
                         State::Serving(mut serving) => {
                             self.context.lanes.writer_reopened();
                             self.context.run(&mut serving, job);
                             self.state = State::Serving(serving);
+                        }
+                        state if std::mem::take(&mut self.room_wait) => {
+                            self.held = Some(job);
+                            self.state = state;
+                            return Ran::Idle;
                         }
                         state => {
                             let why = self.reopen_error.take();
