@@ -204,14 +204,19 @@ test('a next L0 file that never comes while later ones do (a gap a compaction co
       await primary.exec(`INSERT INTO t VALUES (${i})`);
       await primary.syncReplica();
     }
+    // Compaction runs after a round that ships, once its interval passed
+    // since the last: past the interval, one more write ships and
+    // compacts every L0 file up to it, however fast the writes above ran.
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    await primary.exec('INSERT INTO t VALUES (5)');
     const { txid } = await primary.syncReplica();
     // Wait for an L1 file reaching the last TXID.
     const l1 = path.join(source, 'ltx', '1');
-    for (let i = 0; i < 200; i++) {
-      const names = fs.existsSync(l1) ? fs.readdirSync(l1) : [];
-      if (names.some((n) => Number.parseInt(n.slice(17, 33), 16) >= txid)) break;
+    const compacted = () => (fs.existsSync(l1) ? fs.readdirSync(l1) : []).some((n) => Number.parseInt(n.slice(17, 33), 16) >= txid);
+    for (let i = 0; i < 400 && !compacted(); i++) {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
+    assert.ok(compacted(), `no L1 file reaches TXID ${txid}`);
     // Every new file but the next L0 one.
     copy((level, name) => !(level === 0 && Number.parseInt(name.slice(0, 16), 16) === at + 1));
     await reaches(follower, txid);
