@@ -3,7 +3,7 @@
 //! be copied into the database file and synced.
 //!
 //! How the WAL stays bounded. The writer nudges the checkpointer after a
-//! commit (a bounded(1) channel, so at most one nudge waits): after every
+//! commit (a flag, so at most one nudge waits): after every
 //! commit once the WAL holds `threshold` frames, and below that at most
 //! every `idle / 4`, which is all the idle timer needs. The
 //! checkpointer counts WAL frames with a NOOP checkpoint and copies them with
@@ -39,7 +39,7 @@ use crate::pool::{Ran, WeakLane, Work};
 use crate::role::Role;
 use crate::settings::{self, Settings};
 use crate::timers::notify_at;
-use crate::wal::{checkpoint, checkpoint_waiting, CheckpointMode, WalControl, WalCounts};
+use crate::wal::{checkpoint, checkpoint_waiting, CheckpointMode, Nudges, WalControl, WalCounts};
 use crate::writer::RUN_BUDGET;
 
 /// Passes one round may run before giving up on a short tail (writes
@@ -52,7 +52,7 @@ const CATCH_UP_FRAMES: u64 = 100;
 pub struct Checkpointer {
     pub settings: Arc<Settings>,
     pub control: Arc<WalControl>,
-    pub nudges: Receiver<()>,
+    pub nudges: Nudges,
     /// `Request::Checkpoint` jobs from `db.checkpoint(mode)`.
     pub requests: Receiver<Job>,
     pub gate: Arc<WriterGate>,
@@ -203,7 +203,7 @@ impl Checkpointer {
                     // Too many open files, say: a request hears why, the
                     // writer's backstop keeps the WAL bounded meanwhile,
                     // and the next nudge tries again.
-                    let _ = self.nudges.try_recv();
+                    self.nudges.take();
                     if let Ok(job) = self.requests.try_recv() {
                         job.fail(error);
                     }
@@ -276,7 +276,7 @@ impl Checkpointer {
         let idle = self.settings.checkpoint.idle;
         let (conn, wal_path) = (&open.conn, open.wal_path.as_deref());
         for _ in 0..RUN_BUDGET {
-            if self.nudges.try_recv().is_ok() {
+            if self.nudges.take() {
                 self.doze.worked();
                 faults::panic_point(Site::Checkpointer);
                 self.control.record_nudge();

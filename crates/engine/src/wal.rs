@@ -6,11 +6,10 @@
 //! thread that drives it.
 
 use std::os::raw::c_int;
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender, TrySendError};
 use rusqlite::{ffi, Connection};
 
 use crate::error::{Error, Result};
@@ -278,22 +277,37 @@ impl WalControl {
     }
 }
 
-/// The writer's side: tells the checkpointer a commit happened.
+/// The writer's side: tells the checkpointer a commit happened. At most
+/// one nudge waits (a flag, set until the checkpointer takes it): that one
+/// covers every commit since.
 #[derive(Clone)]
-pub struct Nudge(Sender<()>, Lane);
+pub struct Nudge(Arc<AtomicBool>, Lane);
 
 impl Nudge {
     pub fn send(&self) {
-        // Full means a nudge already waits; that one covers this commit.
-        match self.0.try_send(()) {
-            Ok(()) => self.1.notify(),
-            Err(TrySendError::Full(())) | Err(TrySendError::Disconnected(())) => {}
+        if !self.0.swap(true, Ordering::AcqRel) {
+            self.1.notify();
         }
     }
 }
 
+/// The checkpointer's side of its nudges.
+pub struct Nudges(Arc<AtomicBool>);
+
+impl Nudges {
+    /// Whether a nudge waited; it is taken.
+    pub fn take(&self) -> bool {
+        self.0.swap(false, Ordering::AcqRel)
+    }
+
+    /// Whether no nudge waits.
+    pub fn is_empty(&self) -> bool {
+        !self.0.load(Ordering::Acquire)
+    }
+}
+
 /// The nudges for the checkpointer running on `lane`.
-pub fn nudge_channel(lane: Lane) -> (Nudge, Receiver<()>) {
-    let (tx, rx) = crossbeam_channel::bounded(1);
-    (Nudge(tx, lane), rx)
+pub fn nudge_channel(lane: Lane) -> (Nudge, Nudges) {
+    let waiting = Arc::new(AtomicBool::new(false));
+    (Nudge(waiting.clone(), lane), Nudges(waiting))
 }
