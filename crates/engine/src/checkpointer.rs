@@ -25,6 +25,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, TryRecvError};
+
+use crate::queue;
 use rusqlite::{ffi, Connection};
 
 use crate::connection::open_checkpointer;
@@ -54,7 +56,7 @@ pub struct Checkpointer {
     pub control: Arc<WalControl>,
     pub nudges: Nudges,
     /// `Request::Checkpoint` jobs from `db.checkpoint(mode)`.
-    pub requests: Receiver<Job>,
+    pub requests: queue::Receiver<Job>,
     pub gate: Arc<WriterGate>,
     /// Until the connection opened.
     pub latch: Option<Arc<OpenLatch>>,

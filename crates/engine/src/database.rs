@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crossbeam_channel::unbounded;
+use crate::queue::unbounded;
 
 use crate::backup::{self, BackupRequest, Progress};
 use crate::changes::Change;
@@ -37,7 +37,7 @@ use crate::writer::{WriterContext, WriterLane};
 /// The writer's queue, held by a thread of offloop's that is not the
 /// caller's (see [`Database::writer_handle`]).
 pub struct WriterHandle {
-    sender: crossbeam_channel::Sender<Job>,
+    sender: crate::queue::Sender<Job>,
     writer: Lane,
 }
 

@@ -44,6 +44,7 @@ mod observer;
 mod pace;
 mod pool;
 mod process;
+pub mod queue;
 mod queues;
 mod reader;
 mod role;

@@ -3,7 +3,7 @@
 //! notifications a burst of sends calls for (`Wakes`), made after the
 //! queues' lock is released. Plain data and sends; it runs no job.
 
-use crossbeam_channel::Sender;
+use crate::queue::{SendError, Sender};
 
 use crate::job::{Job, Request};
 use crate::lanes::Lanes;
@@ -111,7 +111,7 @@ pub fn deliver(queues: &Queues, target: Target, job: Job) -> Option<Target> {
     };
     match sender.send(job) {
         Ok(()) => Some(target),
-        Err(crossbeam_channel::SendError(job)) => {
+        Err(SendError(job)) => {
             let fallback = matches!(
                 job.request,
                 Request::Checkpoint(_) | Request::StopCheckpointer

@@ -9,7 +9,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use crossbeam_channel::{Receiver, TryRecvError};
+use crate::queue::{Receiver, TryRecvError};
 
 use crate::connection::{open_reader, ran_out_of_descriptors};
 use crate::doze::{self, Counted, Doze};

@@ -12,7 +12,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use crossbeam_channel::{Receiver, Sender};
+use crate::queue::{Receiver, Sender};
 
 use crate::error::Error;
 use crate::job::{Done, Job};
@@ -87,7 +87,7 @@ pub struct Scope {
 
 impl Scope {
     pub fn new(kind: ScopeKind, idle: Duration) -> Self {
-        let (jobs, rx) = crossbeam_channel::unbounded();
+        let (jobs, rx) = crate::queue::unbounded();
         let state = Arc::new(EndState::default());
         Scope {
             jobs: Some(jobs),

@@ -16,7 +16,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, TryRecvError};
+use offloop_engine::queue::{Receiver, TryRecvError};
 
 use crate::pool::{Next, Task};
 use crate::shared::{Command, Connect, Reply};

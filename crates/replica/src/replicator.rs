@@ -44,7 +44,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use crossbeam_channel::{unbounded, Sender};
+use offloop_engine::queue::{unbounded, Sender};
 use offloop_engine::{CheckpointPermit, CheckpointWrites, WalObserver};
 use offloop_ltx::Txid;
 

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
-use crossbeam_channel::Sender;
+use offloop_engine::queue::Sender;
 use offloop_engine::{CheckpointPermit, CheckpointWrites};
 use rusqlite::Connection;
 
