@@ -23,6 +23,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 pub use crossbeam_channel::{SendError, TryRecvError};
 
+/// The most room an empty queue keeps for the next items.
+const KEPT_ROOM: usize = 16;
+
 struct State<T> {
     items: VecDeque<T>,
     senders: usize,
@@ -83,7 +86,14 @@ impl<T> Receiver<T> {
     pub fn try_recv(&self) -> Result<T, TryRecvError> {
         let mut state = self.0.lock();
         match state.items.pop_front() {
-            Some(item) => Ok(item),
+            Some(item) => {
+                // A burst's room goes back once it is drained: a tenant
+                // that was once busy costs no more at rest than another.
+                if state.items.is_empty() && state.items.capacity() > KEPT_ROOM {
+                    state.items = VecDeque::new();
+                }
+                Ok(item)
+            }
             None if state.senders == 0 => Err(TryRecvError::Disconnected),
             None => Err(TryRecvError::Empty),
         }
@@ -180,6 +190,22 @@ mod tests {
         assert_eq!(got, (0..100).collect::<Vec<_>>());
         assert!(rx.is_empty() && tx.is_empty());
         assert_eq!(rx.try_recv(), Err(TryRecvError::Empty));
+    }
+
+    #[test]
+    fn a_drained_burst_gives_its_room_back() {
+        let (tx, rx) = unbounded();
+        for i in 0..10_000 {
+            tx.send(i).unwrap();
+        }
+        assert!(rx.0.lock().items.capacity() >= 10_000);
+        assert_eq!(rx.try_iter().count(), 10_000);
+        assert!(rx.0.lock().items.capacity() <= KEPT_ROOM);
+        // A few items at a time keep their room.
+        tx.send(1).unwrap();
+        let kept = rx.0.lock().items.capacity();
+        rx.try_recv().unwrap();
+        assert_eq!(rx.0.lock().items.capacity(), kept);
     }
 
     #[test]
