@@ -147,20 +147,20 @@ pub fn open_writer(settings: &Settings) -> Result<(Connection, ConnectionSetting
         base_flags() | flags,
         settings.vfs.as_deref(),
     )?;
+    if !settings.read_only && conn.is_readonly(rusqlite::MAIN_DB)? {
+        return Err(if may_write(conn.path()) {
+            // SQLite opens read-only a file it could not open read-write,
+            // and a descriptor short at the first try may be free at the
+            // second.
+            Error::sqlite(
+                ffi::SQLITE_CANTOPEN,
+                too_many_open_files(&Error::errstr(ffi::SQLITE_CANTOPEN)),
+            )
+        } else {
+            not_writable()
+        });
+    }
     let report = configure(&conn, || {
-        if !settings.read_only && conn.is_readonly(rusqlite::MAIN_DB)? {
-            return Err(if may_write(conn.path()) {
-                // SQLite opens read-only a file it could not open
-                // read-write, and a descriptor short at the first try may
-                // be free at the second.
-                Error::sqlite(
-                    ffi::SQLITE_CANTOPEN,
-                    too_many_open_files(&Error::errstr(ffi::SQLITE_CANTOPEN)),
-                )
-            } else {
-                not_writable()
-            });
-        }
         apply_db_config(&conn, settings)?;
         let report = settings::apply(&conn, Role::Writer, settings)?;
         if settings.follower {

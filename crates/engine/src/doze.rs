@@ -19,7 +19,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::pool::WeakLane;
@@ -353,19 +353,30 @@ pub fn admit(lane: &WeakLane, doze: &Doze) -> bool {
     if waits >= WAIT_LOOKS || (asked == 0 && !any_busy()) {
         return admitted(doze);
     }
-    {
-        // Under the queue's lock, as `connection_closed` pops it after the
-        // count went down: a close since the look above is seen here, or
-        // notifies this lane.
-        let mut waiting = global().waiting.lock().unwrap_or_else(|e| e.into_inner());
-        if connections_open() < limit {
-            drop(waiting);
-            return admitted(doze);
-        }
-        waiting.push_back(lane.clone());
+    // Under the queue's lock, as `connection_closed` pops it after the
+    // count went down: a close since the look above is seen here, or
+    // notifies this lane.
+    let waiting = waiting();
+    if connections_open() < limit {
+        drop(waiting);
+        return admitted(doze);
     }
-    notify_at(Instant::now() + WAIT_LOOK, lane.clone());
+    wait_for_close(waiting, lane);
     false
+}
+
+/// The lanes waiting for a connection to close, locked.
+fn waiting() -> MutexGuard<'static, VecDeque<WeakLane>> {
+    global().waiting.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The lane waits for a connection to close: notified by the next close
+/// (first come, first notified; `connection_closed`), or after
+/// `WAIT_LOOK` at the latest.
+fn wait_for_close(mut waiting: MutexGuard<'static, VecDeque<WeakLane>>, lane: &WeakLane) {
+    waiting.push_back(lane.clone());
+    drop(waiting);
+    notify_at(Instant::now() + WAIT_LOOK, lane.clone());
 }
 
 /// The lane's open failed for want of file descriptors: whether it waits
@@ -381,20 +392,13 @@ pub fn admit(lane: &WeakLane, doze: &Doze) -> bool {
 /// is idle), up to `WAIT_LOOKS` times in a row; when nothing can close
 /// (every connection holds state), the caller hears why.
 pub fn make_room(lane: &WeakLane, doze: &Doze) -> bool {
-    if doze.short.fetch_add(1, Ordering::AcqRel) >= WAIT_LOOKS {
+    let give_up = doze.short.fetch_add(1, Ordering::AcqRel) >= WAIT_LOOKS
+        || (relieve(1) == 0 && !any_closing() && !any_busy());
+    if give_up {
         doze.short.store(0, Ordering::Release);
         return false;
     }
-    if relieve(1) == 0 && !any_closing() && !any_busy() {
-        doze.short.store(0, Ordering::Release);
-        return false;
-    }
-    global()
-        .waiting
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push_back(lane.clone());
-    notify_at(Instant::now() + WAIT_LOOK, lane.clone());
+    wait_for_close(waiting(), lane);
     true
 }
 
@@ -425,11 +429,7 @@ fn any_busy() -> bool {
 
 /// A connection closed: the lane waiting longest for one looks again.
 pub fn connection_closed() {
-    let next = global()
-        .waiting
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .pop_front();
+    let next = waiting().pop_front();
     if let Some(lane) = next {
         lane.notify();
     }

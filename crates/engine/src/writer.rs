@@ -62,9 +62,6 @@ pub struct WriterLane {
     /// The replica's step before the first open (a restore) ran: a first
     /// open that waits for descriptors does not run it again.
     before_ran: bool,
-    /// The open ran out of descriptors and waits for connections to close
-    /// (`doze::make_room`): the run returns, and tries again when notified.
-    room_wait: bool,
     /// The job an open after an idle close waits for descriptors with: it
     /// runs first. The writer does not doze meanwhile, so a query routed
     /// now queues behind it.
@@ -104,15 +101,15 @@ impl WriterLane {
             doze: Arc::default(),
             reopen_error: None,
             before_ran: false,
-            room_wait: false,
             held: None,
         }
     }
 
     /// Opens the connection. `may_wait`: when descriptors run out while
-    /// other connections can close, the lane waits for them (`room_wait`)
-    /// and stays as it was, instead of failing.
-    fn open(&mut self, may_wait: bool) -> State {
+    /// other connections can close, the lane waits for them
+    /// (`doze::make_room`) and stays as it was: `None`, and the run returns
+    /// until it is notified, instead of failing.
+    fn open(&mut self, may_wait: bool) -> Option<State> {
         let c = &self.context;
         let latch = self.latch.take();
         let before = match &c.settings.before_open {
@@ -142,18 +139,12 @@ impl WriterLane {
                     && ran_out_of_descriptors(&error)
                     && doze::make_room(&c.lanes.writer.downgrade(), &self.doze) =>
             {
-                self.room_wait = true;
-                return match latch {
-                    Some(latch) => {
-                        self.latch = Some(latch);
-                        State::Unopened
-                    }
-                    None => State::Dozing,
-                };
+                self.latch = latch;
+                return None;
             }
             Err(error) if latch.is_none() => {
                 self.reopen_error = Some(error);
-                return State::Dozing;
+                return Some(State::Dozing);
             }
             Err(error) => {
                 c.gate.open(Err(error.clone()));
@@ -161,7 +152,7 @@ impl WriterLane {
                     latch.arrive(Err(error.clone()));
                 }
                 c.lanes.writer_opened();
-                return State::Refusing(error);
+                return Some(State::Refusing(error));
             }
         };
         self.doze.set_costly(c.settings.observer.is_set());
@@ -203,13 +194,13 @@ impl WriterLane {
             wal: control,
         })
         .following(c.settings.follower);
-        State::Serving(Box::new(Serving {
+        Some(State::Serving(Box::new(Serving {
             executor,
             _counted: counted,
             wal,
             row_hook: false,
             scope: None,
-        }))
+        })))
     }
 }
 
@@ -300,7 +291,8 @@ impl WriterLane {
             && c.lanes.read_while_dozing()
             && !c.settings.observer.is_set()
         {
-            self.state = self.open(false);
+            // Never waits (`may_wait` is false): `None` cannot come.
+            self.state = self.open(false).unwrap_or(State::Dozing);
         }
     }
 
@@ -446,12 +438,10 @@ impl Work for WriterLane {
             let admitted = self.admitted();
             match &mut self.state {
                 State::Unopened | State::Dozing if !admitted => return Ran::Idle,
-                State::Unopened => {
-                    self.state = self.open(true);
-                    if std::mem::take(&mut self.room_wait) {
-                        return Ran::Idle;
-                    }
-                }
+                State::Unopened => match self.open(true) {
+                    Some(state) => self.state = state,
+                    None => return Ran::Idle,
+                },
                 // No longer dozing before a job leaves the queue: a query
                 // routed from now on sees a job queued or the writer awake
                 // (see `queues::route_sql`).
@@ -462,17 +452,16 @@ impl Work for WriterLane {
                     // (too many open files, say), the job hears why and
                     // the next one tries again.
                     Ok(job) => match self.open(true) {
-                        State::Serving(mut serving) => {
+                        Some(State::Serving(mut serving)) => {
                             self.context.lanes.writer_reopened();
                             self.context.run(&mut serving, job);
                             self.state = State::Serving(serving);
                         }
-                        state if std::mem::take(&mut self.room_wait) => {
+                        None => {
                             self.held = Some(job);
-                            self.state = state;
                             return Ran::Idle;
                         }
-                        state => {
+                        Some(state) => {
                             let why = self.reopen_error.take();
                             job.fail(why.unwrap_or_else(Error::closed));
                             self.context.lanes.set_writer_dozing(true);
