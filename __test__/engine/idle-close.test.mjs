@@ -328,7 +328,7 @@ test('out of file descriptors with every connection holding state: the call that
   assert.deepEqual(values, [0, 1, 2, 3, 4]);
 });
 
-test('out of file descriptors while other connections idle: the open waits for the ones idle longest to close, and every call answers', { skip: process.platform !== 'linux' }, async () => {
+test('out of file descriptors while other connections idle: the open (a reader, the writer, the checkpointer) waits for the ones idle longest to close, and every call answers', { skip: process.platform !== 'linux' }, async () => {
   const dir = path.join(tmp.dir, 'emfile-idle');
   fs.mkdirSync(dir);
   // Made here, with descriptors to spare: the child only opens and reads.
@@ -362,17 +362,20 @@ test('out of file descriptors while other connections idle: the open waits for t
       const peak = Database.stats().connections;
       // Then every one at once: readers open while others must close.
       const again = await Promise.all(dbs.map((db) => db.prepare('SELECT v + 0 AS v FROM t').get().then((r) => r.v, (e) => e.message)));
+      // And a checkpoint on each: its checkpointer opens now, for it.
+      const checkpoints = await Promise.all(dbs.map((db) => db.checkpoint('PASSIVE').then((r) => typeof r.logFrames, (e) => e.message)));
       await Promise.all(dbs.map((db) => db.close()));
-      console.log(JSON.stringify({ failures, values, again, peak, after: Database.stats().connections }));
+      console.log(JSON.stringify({ failures, values, again, checkpoints, peak, after: Database.stats().connections }));
     })();
     `,
   );
   assert.equal(child.code, 0, child.stderr);
-  const { failures, values, again, peak, after: left } = JSON.parse(child.stdout);
+  const { failures, values, again, checkpoints, peak, after: left } = JSON.parse(child.stdout);
   const expected = Array.from({ length: 120 }, (_, i) => i);
   assert.deepEqual(failures, []);
   assert.deepEqual(values, expected);
   assert.deepEqual(again, expected);
+  assert.deepEqual(checkpoints, Array(120).fill('number'));
   // 96 descriptors cannot hold 120 connections: idle ones closed.
   assert.ok(peak < 120, `${peak} connections open`);
   assert.equal(left, 0);

@@ -29,7 +29,7 @@ use crossbeam_channel::TryRecvError;
 use crate::queue;
 use rusqlite::{ffi, Connection};
 
-use crate::connection::open_checkpointer;
+use crate::connection::{open_checkpointer, ran_out_of_descriptors};
 use crate::doze::{self, Counted, Doze};
 use crate::error::{Error, Result};
 use crate::faults::{self, Site};
@@ -201,6 +201,14 @@ impl Checkpointer {
         if self.on_demand {
             return match open_checkpointer(&self.settings) {
                 Ok((conn, _)) => Some(self.serving(conn)),
+                // Out of descriptors while connections idle elsewhere can
+                // close: it waits for one, its nudge and requests kept.
+                Err(error)
+                    if ran_out_of_descriptors(&error)
+                        && doze::make_room(&self.lane, &self.doze) =>
+                {
+                    None
+                }
                 Err(error) => {
                     // Too many open files, say: a request hears why, the
                     // writer's backstop keeps the WAL bounded meanwhile,
@@ -222,6 +230,13 @@ impl Checkpointer {
                 }
                 // Counted from the open, before anyone hears of it.
                 (conn, Counted::new())
+            }
+            // As above; the database's open waits meanwhile.
+            Err(error)
+                if ran_out_of_descriptors(&error) && doze::make_room(&self.lane, &self.doze) =>
+            {
+                self.latch = latch;
+                return None;
             }
             // A setting that is not what was asked, under strictSettings:
             // the open fails as it would for any other connection.

@@ -149,13 +149,7 @@ pub fn open_writer(settings: &Settings) -> Result<(Connection, ConnectionSetting
     )?;
     if !settings.read_only && conn.is_readonly(rusqlite::MAIN_DB)? {
         return Err(if may_write(conn.path()) {
-            // SQLite opens read-only a file it could not open read-write,
-            // and a descriptor short at the first try may be free at the
-            // second.
-            Error::sqlite(
-                ffi::SQLITE_CANTOPEN,
-                too_many_open_files(&Error::errstr(ffi::SQLITE_CANTOPEN)),
-            )
+            opened_read_only_when_short()
         } else {
             not_writable()
         });
@@ -168,7 +162,36 @@ pub fn open_writer(settings: &Settings) -> Result<(Connection, ConnectionSetting
         }
         Ok(report)
     })?;
+    if !settings.read_only && wal_opened_read_only_when_short(&conn) {
+        return Err(opened_read_only_when_short());
+    }
     Ok((conn, report))
+}
+
+/// SQLite opens read-only a file it could not open read-write, and a
+/// descriptor short at the first try may be free at the second: a
+/// connection that asked to write a file this process may write, and got
+/// read-only, ran out of descriptors.
+fn opened_read_only_when_short() -> Error {
+    Error::sqlite(
+        ffi::SQLITE_CANTOPEN,
+        too_many_open_files(&Error::errstr(ffi::SQLITE_CANTOPEN)),
+    )
+}
+
+/// The same for the WAL and its `-shm`, which SQLite opens when the
+/// connection first reads (while it is configured): either opened
+/// read-only leaves a connection that cannot write or checkpoint. A NOOP
+/// checkpoint says so (SQLITE_READONLY) without a lock or a copied frame.
+/// It is a shortage only where this process may write both files; where
+/// it may not, the connection is left as SQLite opened it.
+fn wal_opened_read_only_when_short(conn: &Connection) -> bool {
+    let read_only = matches!(crate::wal::checkpoint(conn, None),
+        Err(Error::Sqlite { code, .. }) if code & 0xff == ffi::SQLITE_READONLY);
+    read_only
+        && conn.path().is_some_and(|path| {
+            may_write(Some(&format!("{path}-wal"))) && may_write(Some(&format!("{path}-shm")))
+        })
 }
 
 /// Whether this process may write the file at `path` (`access(2)`, which
@@ -205,12 +228,18 @@ fn not_writable() -> Error {
 pub fn open_checkpointer(settings: &Settings) -> Result<(Connection, ConnectionSettings)> {
     let flags = base_flags() | OpenFlags::SQLITE_OPEN_READ_WRITE;
     let conn = open(&settings.path, flags, settings.vfs.as_deref())?;
+    if conn.is_readonly(rusqlite::MAIN_DB)? && may_write(conn.path()) {
+        return Err(opened_read_only_when_short());
+    }
     // Reading the journal mode (which applying the settings does) opens the
     // WAL on this connection; until then SQLite treats the connection as
     // not in WAL mode and every checkpoint is a no-op.
     let report = configure(&conn, || {
         settings::apply(&conn, Role::Checkpointer, settings)
     })?;
+    if wal_opened_read_only_when_short(&conn) {
+        return Err(opened_read_only_when_short());
+    }
     match report.get(Key::JournalMode) {
         SettingValue::Text(mode) if mode == "wal" => Ok((conn, report)),
         mode => Err(crate::error::Error::invalid_state(format!(
