@@ -94,3 +94,21 @@ test('the report, the goals and the generated summary read the results; no path 
   assert.equal(summary.goals.length, 8);
   for (const p of [dir, os.tmpdir(), ROOT]) assert.ok(!text.includes(p), `the results name ${p}`);
 });
+
+test('the generated summary compares the largest size both apps measured: a peer stopped before any figure at a larger size is passed over', { skip, timeout: 300_000 }, () => {
+  const { report } = run();
+  const folder = report.runs.filter((r) => r.store === 'folder');
+  const offloop = find(report, (r) => r.store === 'folder' && r.replicator === 'offloop' && r.fdLimitAsked === report.plan.fdLimit, 'offloop, folder');
+  const litestream = find(report, (r) => r.store === 'folder' && r.replicator === 'litestream', 'Litestream, folder');
+  // As a full run's largest size can end: offloop measured, Litestream's
+  // sidecar stopped by the guard before its app measured anything.
+  const larger = TENANTS * 10;
+  const runs = [
+    ...folder,
+    { ...offloop, id: `${offloop.id}-larger`, tenantsAsked: larger, tenantsReached: larger },
+    { id: 'litestream-larger', replicator: 'litestream', store: 'folder', tenantsAsked: larger, tenantsReached: 0, stop: { reason: 'guard', at: 0 }, totals: null },
+  ];
+  const summary = tenants({ ...report, runs });
+  assert.match(summary.rows[0].measure, new RegExp(`asked for ${TENANTS} at`));
+  assert.match(summary.rows[0].peer, new RegExp(`at ${litestream.tenantsReached}`));
+});

@@ -12,9 +12,12 @@ const WHY = 'bench/README.md#tenants--many-databases';
 export function tenants(r) {
   if (!Array.isArray(r.runs) || !r.plan) throw new Error('no runs');
   const folder = r.runs.filter((x) => x.store === 'folder' && ok(x));
-  const largest = Math.max(...folder.map((x) => x.tenantsAsked));
-  const o = folder.find((x) => x.replicator === 'offloop' && x.tenantsAsked === largest && x.fdLimitAsked === r.plan.fdLimit);
-  const p = folder.find((x) => x.replicator === 'litestream' && x.tenantsAsked === largest);
+  // The largest size both measured (a run stopped short still has its
+  // figures; one stopped before any has none, as Litestream's at 100,000).
+  const at = (replicator, size) =>
+    folder.find((x) => x.replicator === replicator && x.tenantsAsked === size && (replicator !== 'offloop' || x.fdLimitAsked === r.plan.fdLimit));
+  const largest = Math.max(...folder.map((x) => x.tenantsAsked).filter((size) => at('offloop', size) && at('litestream', size)));
+  const [o, p] = [at('offloop', largest), at('litestream', largest)];
   if (!o || !p) throw new Error('no offloop and Litestream folder runs of the same size');
   // Both apps start at the default limit (offloop may have a second, raised run).
   const s3 = (replicator) => r.runs.find((x) => x.store === 's3' && x.replicator === replicator && x.fdLimitAsked === r.plan.fdLimit && ok(x));
