@@ -94,7 +94,8 @@ const sizes = (opts.sizes ?? opts.tenants ?? (opts.quick ? '200' : '10000,100000
 const s3Tenants = Number(opts['s3-tenants'] ?? (opts.tenants ? Math.min(Number(opts.tenants), 1000) : opts.quick ? 50 : 1000));
 const libraries = new Set((opts.only ?? 'offloop,litestream').split(','));
 /**
- * Idle windows: a folder replica's idle CPU over `idleS`; an S3 replica's
+ * Idle windows: a folder replica's idle CPU over `idleS` from `settleS`
+ * after every tenant's first upload; an S3 replica's
  * requests from `s3SettleS` after every tenant's first upload (offloop
  * compacts a first write 30 s after it, Litestream lists every 15 s: that
  * is work on something new, not idle cost) for `s3IdleS`.
@@ -111,7 +112,10 @@ const PLAN = {
   peerCache: PEER_CACHE,
   inFlight: 64,
   reads: Number(opts.reads ?? (opts.quick ? 500 : 2000)),
-  settleS: Number(opts['settle-s'] ?? 2),
+  // Past offloop's idleTimeout (30 s): an idle tenant is one at rest, not
+  // one winding down from its open (a checkpoint, its WAL removed, the
+  // clean-close record), which is a one-time cost of its work.
+  settleS: Number(opts['settle-s'] ?? (opts.quick ? 2 : 40)),
   idleS: Number(opts['idle-s'] ?? (opts.quick ? 5 : 30)),
   s3SettleS: Number(opts['settle-s'] ?? (opts.quick ? 5 : 40)),
   s3IdleS: Number(opts['idle-s'] ?? (opts.quick ? 15 : 60)),
@@ -213,7 +217,7 @@ async function runApp(ctx, run, fdLimit, args, sidecarPid = null) {
   const figures = {};
   let limits = null;
   let idleRequests = null;
-  const timeoutMs = 120_000 + run.tenants * 40 + (PLAN.s3SettleS + PLAN.s3IdleS + PLAN.idleS) * 1000;
+  const timeoutMs = 120_000 + run.tenants * 40 + (PLAN.settleS + PLAN.s3SettleS + PLAN.s3IdleS + PLAN.idleS) * 1000;
   const out = await runChildEvents(bin, argv, {
     timeoutMs,
     onEvent(event, child) {

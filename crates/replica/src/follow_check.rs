@@ -19,7 +19,7 @@ use super::{lock, OnApplied, Shared, PROBE_EVERY};
 use crate::follow_apply::{anything_after, apply_file, next_file, Applied};
 use crate::follow_record::{FollowRecord, Position};
 use crate::stager::now_ms;
-use crate::store::{LtxFile, ReplicaStore, Store, Timestamps, LEVELS, SNAPSHOT_LEVEL};
+use crate::store::{LtxFile, ReplicaStore, Store, Timestamps, SNAPSHOT_LEVEL};
 
 /// What one check found.
 pub(super) enum Check {
@@ -121,15 +121,16 @@ impl Shared {
         from_head: bool,
         on_applied: &OnApplied,
     ) -> std::result::Result<Check, String> {
-        self.lists
-            .fetch_add(LEVELS.count() as u64, Ordering::Relaxed);
         let at = lock(&self.state).position.at;
         let head = at.map(Txid::next).filter(|_| from_head);
+        let sent = store.list_requests();
         let levels = match head {
             Some(next) => store.list_all_from(next, Timestamps::Listed),
             None => store.list_all(Timestamps::Listed),
-        }
-        .map_err(|e| e.to_string())?;
+        };
+        self.lists
+            .fetch_add(store.list_requests() - sent, Ordering::Relaxed);
+        let levels = levels.map_err(|e| e.to_string())?;
         lock(&self.state).snapshot_ms = levels
             .get(usize::from(SNAPSHOT_LEVEL))
             .and_then(|l9| l9.iter().map(|f| f.timestamp_ms).max());

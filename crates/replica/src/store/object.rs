@@ -16,6 +16,7 @@
 use std::io::Read;
 use std::ops::Range;
 use std::path::Path as FsPath;
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
@@ -32,7 +33,7 @@ use super::io_runtime::IoRuntime;
 use super::object_io::{fetch, joined, StreamReader, CONCURRENT_REQUESTS, PART_SIZE};
 use super::{
     folder_cas, s3_upload, Comparison, Expect, Fault, LeaseRoot, LtxFile, Store, StoreError,
-    Timestamps, Versioned, WriteMode, LEVELS,
+    Timestamps, Versioned, WriteMode,
 };
 use crate::error::{Error, Result};
 use crate::replica_url::{backend, Layout, LeaseRootPlace, S3Options};
@@ -54,6 +55,8 @@ pub struct ReplicaStore {
     /// Where this replica's process leases live; `None` for the store of
     /// that place itself.
     lease_place: Option<LeaseRootPlace>,
+    /// LIST requests sent (a folder: directory reads), for a follower's stats.
+    list_requests: AtomicU64,
 }
 
 impl std::fmt::Debug for ReplicaStore {
@@ -78,16 +81,8 @@ impl ReplicaStore {
             layout,
             url: url.to_string(),
             lease_place: Some(place),
+            list_requests: AtomicU64::new(0),
         })
-    }
-
-    /// Every level at once as `list_all` does, but L0 only from `from`.
-    pub fn list_all_from(&self, from: Txid, stamps: Timestamps) -> Result<Vec<Vec<LtxFile>>> {
-        self.runtime
-            .block_on(futures::future::try_join_all(LEVELS.map(|level| {
-                let from = if level == 0 { from } else { Txid::FIRST };
-                self.list_level_async(level, from, stamps)
-            })))
     }
 
     /// A whole file, in memory. Large files are fetched as several ranges
@@ -220,62 +215,6 @@ impl ReplicaStore {
             parts_in_flight: UPLOAD_PARTS_IN_FLIGHT,
         })
         .await
-    }
-
-    async fn list_level_async(
-        &self,
-        level: u8,
-        from: Txid,
-        timestamps: Timestamps,
-    ) -> Result<Vec<LtxFile>> {
-        let dir = self.layout.level_dir(level);
-        let listing = if from == Txid::FIRST {
-            self.store.list(Some(&dir))
-        } else {
-            // Names sort by min TXID; every file starting at `from` or
-            // later sorts after this one, and every earlier file before it.
-            let offset = dir.clone().join(format!("{from}-{:016x}.ltx", 0));
-            self.store.list_with_offset(Some(&dir), &offset)
-        };
-        let metas: Vec<_> = listing
-            .try_collect()
-            .await
-            .map_err(|e| StoreError::from_backend("list", dir.as_ref(), e))?;
-        let mut files: Vec<(Path, LtxFile)> = metas
-            .into_iter()
-            .filter(|m| {
-                m.location
-                    .prefix_match(&dir)
-                    .is_some_and(|mut rest| rest.nth(1).is_none())
-            })
-            .filter_map(|m| {
-                let file = LtxFile::from_name(
-                    level,
-                    m.location.filename()?,
-                    m.size,
-                    m.last_modified.timestamp_millis(),
-                )?;
-                (file.min_txid >= from).then_some((m.location, file))
-            })
-            .collect();
-        if timestamps == Timestamps::Ltx && matches!(self.layout, Layout::S3 { .. }) {
-            let stamps: Vec<Option<i64>> = futures::stream::iter(
-                files
-                    .iter()
-                    .map(|(path, _)| metadata_timestamp(&*self.store, path)),
-            )
-            .buffered(CONCURRENT_REQUESTS)
-            .try_collect()
-            .await?;
-            for ((_, file), stamp) in files.iter_mut().zip(stamps) {
-                if let Some(ms) = stamp {
-                    file.timestamp_ms = ms;
-                }
-            }
-        }
-        let mut files: Vec<LtxFile> = files.into_iter().map(|(_, f)| f).collect();
-        files.sort_by_key(|f| (f.min_txid, f.max_txid));
-        Ok(files)
     }
 }
 
@@ -423,6 +362,7 @@ impl Store for ReplicaStore {
             layout: place.layout,
             url: place.key.clone(),
             lease_place: None,
+            list_requests: AtomicU64::new(0),
         };
         Ok(LeaseRoot {
             key: place.key,
@@ -544,6 +484,8 @@ fn set_mtime(path: &FsPath, ms: i64) -> Result<()> {
     )
     .map_err(|e| Error::io(format!("set the time of {}", path.display()), e))
 }
+
+mod listing;
 
 #[cfg(test)]
 #[path = "object_tests.rs"]
