@@ -17,7 +17,7 @@ import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-import { forwardingProxy, requestKind } from '../../bench/lib/s3-proxy.mjs';
+import { countingProxy } from '../../bench/lib/s3-proxy.mjs';
 import { Database, S3_KEYS, folderLease, renewed, skipWithout, startS3, tempDir, toolEnv, waitFor } from './helpers.mjs';
 import { Writer } from './hosts.mjs';
 
@@ -116,16 +116,8 @@ test('the databases of one process replicating into one folder share one process
 
 test('idle databases under one S3 prefix renew one lease object: their lease writes a minute do not grow with their number', { skip: skipWithout('s3_test_server') }, async () => {
   const s3 = await startS3(['replica']);
-  const counts = {};
-  const proxy = await forwardingProxy(s3.port, (req, url) => {
-    const kind = requestKind(req, url);
-    counts[kind] = (counts[kind] ?? 0) + 1;
-  });
-  const take = () => {
-    const taken = { ...counts };
-    for (const k of Object.keys(counts)) delete counts[k];
-    return taken;
-  };
+  const proxy = await countingProxy(s3.port);
+  const take = proxy.take;
   const dir = tempDir();
   const options = (i) => ({
     url: `s3://replica/tenants/t${i}`,

@@ -8,21 +8,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { forwardingProxy, requestKind } from '../../bench/lib/s3-proxy.mjs';
+import { countingProxy } from '../../bench/lib/s3-proxy.mjs';
 import { Database, S3_KEYS, skipWithout, startS3, tables, tempDir, waitFor } from './helpers.mjs';
 
 test('opening a tenant on S3 lists its replica once, and a restore from that listing reads every level', { skip: skipWithout('s3_test_server') }, async () => {
   const s3 = await startS3(['replica']);
-  const counts = {};
-  const proxy = await forwardingProxy(s3.port, (req, url) => {
-    const kind = requestKind(req, url);
-    counts[kind] = (counts[kind] ?? 0) + 1;
-  });
-  const take = () => {
-    const taken = { ...counts };
-    for (const k of Object.keys(counts)) delete counts[k];
-    return taken;
-  };
+  const proxy = await countingProxy(s3.port);
+  const take = proxy.take;
   const dir = tempDir();
   const replica = (prefix, extra = {}) => ({ url: `s3://replica/tenants/${prefix}`, endpoint: proxy.endpoint, region: 'us-east-1', forcePathStyle: true, ...S3_KEYS, ...extra });
   const dbs = [];

@@ -39,3 +39,22 @@ export async function forwardingProxy(port, onRequest) {
     stop: () => new Promise((resolve) => server.close(resolve)),
   };
 }
+
+/**
+ * `forwardingProxy` counting requests by `requestKind`. Resolves to
+ * `{ endpoint, take, stop }`; `take()` returns the counts since the last
+ * take (`{ LIST: 10, 'GET lease': 1, ... }`) and starts again from none.
+ */
+export async function countingProxy(port) {
+  let counts = {};
+  const proxy = await forwardingProxy(port, (req, url) => {
+    const kind = requestKind(req, url);
+    counts[kind] = (counts[kind] ?? 0) + 1;
+  });
+  const take = () => {
+    const taken = counts;
+    counts = {};
+    return taken;
+  };
+  return { ...proxy, take };
+}
