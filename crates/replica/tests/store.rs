@@ -364,6 +364,40 @@ fn an_s3_replica_uses_litestreams_keys_and_timestamp_metadata() {
 }
 
 #[test]
+fn an_s3_replica_lists_every_level_in_one_request_and_counts_it() {
+    let Some(moto) = Moto::start(false) else {
+        return;
+    };
+    moto.create_bucket("counted");
+    // A sibling whose prefix starts with this one's name.
+    let sibling = ReplicaStore::open("s3://counted/app/db2", &moto.options()).unwrap();
+    fill(&sibling);
+    let store = ReplicaStore::open("s3://counted/app/db", &moto.options()).unwrap();
+    let empty = store.list_all(Timestamps::Ltx).unwrap();
+    assert_eq!(empty.len(), 10);
+    assert!(empty.iter().all(Vec::is_empty), "nothing of the sibling's");
+    assert_eq!(store.list_requests(), 1, "an empty replica: one LIST");
+    let put = fill(&store);
+    let all = store.list_all(Timestamps::Ltx).unwrap();
+    assert_eq!(all[0], vec![put[1], put[0]]);
+    assert_eq!(all[9], vec![put[2]]);
+    assert_eq!(store.list_requests(), 2);
+    let from = store.list_all_from(txid(2), Timestamps::Ltx).unwrap();
+    assert_eq!(from[0], vec![put[0]], "L0 from TXID 2 on");
+    assert_eq!(from[9], vec![put[2]], "the other levels whole");
+    assert_eq!(store.list_requests(), 3);
+
+    let dir = tempfile::tempdir().unwrap();
+    let folder = folder_store(dir.path());
+    folder.list_all(Timestamps::Listed).unwrap();
+    assert_eq!(
+        folder.list_requests(),
+        10,
+        "a folder reads each level's directory"
+    );
+}
+
+#[test]
 fn s3_faults_are_named() {
     let Some(moto) = Moto::start(false) else {
         return;
