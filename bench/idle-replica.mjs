@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { ROOT, requireOffloop } from './lib/paths.mjs';
-import { forwardingProxy, requestKind } from './lib/s3-proxy.mjs';
+import { countingProxy } from './lib/s3-proxy.mjs';
 import { S3_KEYS, S3_REGION, startMoto } from './lib/s3-servers.mjs';
 
 const { Database } = requireOffloop(ROOT);
@@ -65,23 +65,6 @@ function perDatabase(before, after, n) {
     if (d !== 0) out[name] = +(d / n).toFixed(2);
   }
   return out;
-}
-
-/** A proxy to moto that counts requests by kind (LIST, GET lease, PUT ltx, …). */
-async function countingProxy(port) {
-  const counts = {};
-  const proxy = await forwardingProxy(port, (req, url) => {
-    const kind = requestKind(req, url);
-    counts[kind] = (counts[kind] ?? 0) + 1;
-  });
-  return {
-    ...proxy,
-    take() {
-      const taken = { ...counts };
-      for (const k of Object.keys(counts)) delete counts[k];
-      return taken;
-    },
-  };
 }
 
 async function openAll(dir, replica) {

@@ -50,7 +50,7 @@ import { startLitestreamDirectory } from './lib/litestream.mjs';
 import { BENCH, HOST_NODE, ROOT, benchRequire } from './lib/paths.mjs';
 import { openFilesLimit, processFigures } from './lib/proc.mjs';
 import { publish, resultPath } from './lib/results.mjs';
-import { forwardingProxy, requestKind } from './lib/s3-proxy.mjs';
+import { countingProxy } from './lib/s3-proxy.mjs';
 import { startMoto } from './lib/s3-servers.mjs';
 import { round } from './lib/stats.mjs';
 import { GOAL, goalResults } from './lib/tenants-goals.mjs';
@@ -150,11 +150,8 @@ function seedTenants(template, dir, n) {
 
 async function startS3() {
   const moto = await startMoto({ buckets: [BUCKET] });
-  let counts = {};
   let watch = null;
-  const proxy = await forwardingProxy(moto.port, (req, url) => {
-    const kind = requestKind(req, url);
-    counts[kind] = (counts[kind] ?? 0) + 1;
+  const proxy = await countingProxy(moto.port, (req, url) => {
     if (watch && req.method === 'PUT') {
       const m = watch.pattern.exec(decodeURIComponent(url.pathname));
       if (m) watch.seen.add(m[1]);
@@ -163,11 +160,7 @@ async function startS3() {
   return {
     endpoint: proxy.endpoint,
     /** The counts since the last take(). */
-    take() {
-      const taken = counts;
-      counts = {};
-      return taken;
-    },
+    take: proxy.take,
     /** Notes the tenants (t<i>) whose files are PUT under `prefix`; returns the set. */
     watchPrefix(prefix) {
       watch = { pattern: new RegExp(`^/${BUCKET}/${prefix}/(t\\d+)(?:\\.db)?/`), seen: new Set() };

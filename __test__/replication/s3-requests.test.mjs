@@ -34,7 +34,7 @@ test('opening a tenant on S3 lists its replica once, and a restore from that lis
     assert.equal(opens.LIST, 10, `ten opens: ${JSON.stringify(opens)}`);
     // t0 restored nothing of t00's.
     assert.deepEqual(await tables(dbs[1]), {});
-    // Files in L0, L1 and the snapshot level, then the tenant's local file gone.
+    // Files in L0, L1 and the snapshot level, then restored into a new file.
     const db = await Database.open(path.join(dir, 'leveled.db'), { replica: replica('t0x', { compactionIntervals: [50], snapshotInterval: 200 }) });
     await db.exec('CREATE TABLE t(x)');
     for (let i = 0; i < 20; i++) {

@@ -41,15 +41,17 @@ export async function forwardingProxy(port, onRequest) {
 }
 
 /**
- * `forwardingProxy` counting requests by `requestKind`. Resolves to
- * `{ endpoint, take, stop }`; `take()` returns the counts since the last
- * take (`{ LIST: 10, 'GET lease': 1, ... }`) and starts again from none.
+ * `forwardingProxy` counting requests by `requestKind`, and showing each
+ * to `onRequest(req, url)` where given. Resolves to `{ endpoint, take,
+ * stop }`; `take()` returns the counts since the last take (`{ LIST: 10,
+ * 'GET lease': 1, ... }`) and starts again from none.
  */
-export async function countingProxy(port) {
+export async function countingProxy(port, onRequest = () => {}) {
   let counts = {};
   const proxy = await forwardingProxy(port, (req, url) => {
     const kind = requestKind(req, url);
     counts[kind] = (counts[kind] ?? 0) + 1;
+    onRequest(req, url);
   });
   const take = () => {
     const taken = counts;

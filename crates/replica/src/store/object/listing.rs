@@ -4,6 +4,7 @@ use std::sync::atomic::Ordering;
 
 use futures::{StreamExt, TryStreamExt};
 use object_store::path::Path;
+use object_store::ObjectMeta;
 use offloop_ltx::Txid;
 
 use super::{metadata_timestamp, ReplicaStore};
@@ -58,20 +59,9 @@ impl ReplicaStore {
         from: Txid,
         timestamps: Timestamps,
     ) -> Result<Vec<Vec<LtxFile>>> {
-        let listing = if from == Txid::FIRST {
-            self.store.list(Some(prefix))
-        } else {
-            let offset = self
-                .layout
-                .level_dir(0)
-                .join(format!("{from}-{:016x}.ltx", 0));
-            self.store.list_with_offset(Some(prefix), &offset)
-        };
-        let metas: Vec<_> = listing
-            .try_collect()
-            .await
-            .map_err(|e| StoreError::from_backend("list", prefix.as_ref(), e))?;
-        self.listed(metas.len());
+        let metas = self
+            .list_keys(prefix, starting_at(self.layout.level_dir(0), from))
+            .await?;
         let files = metas
             .into_iter()
             .filter_map(|m| {
@@ -105,19 +95,7 @@ impl ReplicaStore {
         timestamps: Timestamps,
     ) -> Result<Vec<LtxFile>> {
         let dir = self.layout.level_dir(level);
-        let listing = if from == Txid::FIRST {
-            self.store.list(Some(&dir))
-        } else {
-            // Names sort by min TXID; every file starting at `from` or
-            // later sorts after this one, and every earlier file before it.
-            let offset = dir.clone().join(format!("{from}-{:016x}.ltx", 0));
-            self.store.list_with_offset(Some(&dir), &offset)
-        };
-        let metas: Vec<_> = listing
-            .try_collect()
-            .await
-            .map_err(|e| StoreError::from_backend("list", dir.as_ref(), e))?;
-        self.listed(metas.len());
+        let metas = self.list_keys(&dir, starting_at(dir.clone(), from)).await?;
         let files: Vec<(Path, LtxFile)> = metas
             .into_iter()
             .filter(|m| {
@@ -136,6 +114,21 @@ impl ReplicaStore {
             })
             .collect();
         self.stamped(files, timestamps).await
+    }
+
+    /// Every key under `under` (after `offset`, where given), counted as
+    /// the LIST requests it took.
+    async fn list_keys(&self, under: &Path, offset: Option<Path>) -> Result<Vec<ObjectMeta>> {
+        let listing = match &offset {
+            None => self.store.list(Some(under)),
+            Some(offset) => self.store.list_with_offset(Some(under), offset),
+        };
+        let metas: Vec<ObjectMeta> = listing
+            .try_collect()
+            .await
+            .map_err(|e| StoreError::from_backend("list", under.as_ref(), e))?;
+        self.listed(metas.len());
+        Ok(metas)
     }
 
     /// `files` with their LTX timestamps where asked (on S3, read from each
@@ -165,4 +158,12 @@ impl ReplicaStore {
         files.sort_by_key(|f| (f.min_txid, f.max_txid));
         Ok(files)
     }
+}
+
+/// Where a listing of the level at `dir` starts for files from `from` on
+/// (`None`: from the first). Names sort by min TXID: every file starting
+/// at `from` or later sorts after this name, and every earlier file
+/// before it.
+fn starting_at(dir: Path, from: Txid) -> Option<Path> {
+    (from != Txid::FIRST).then(|| dir.join(format!("{from}-{:016x}.ltx", 0).as_str()))
 }
