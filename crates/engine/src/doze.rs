@@ -427,11 +427,12 @@ fn any_busy() -> bool {
     })
 }
 
-/// A connection closed: the lane waiting longest for one looks again.
+/// A connection closed: the lane waiting longest for one looks again,
+/// before the lanes queued meanwhile (its call has waited once already).
 pub fn connection_closed() {
     let next = waiting().pop_front();
     if let Some(lane) = next {
-        lane.notify();
+        lane.notify_first();
     }
 }
 
@@ -468,9 +469,10 @@ pub fn relieve(least: usize) -> usize {
     candidates
         .sort_unstable_by_key(|(since, _, doze)| (doze.costly.load(Ordering::Acquire), *since));
     let mut asked = 0;
+    // Each runs before the lanes queued already: a lane waits for its close.
     for (_, lane, doze) in candidates.into_iter().take(over) {
         doze.evict.store(true, Ordering::Release);
-        lane.notify();
+        lane.notify_first();
         asked += 1;
     }
     asked

@@ -74,6 +74,13 @@ impl WeakLane {
             Lane(inner).notify();
         }
     }
+
+    /// See `Lane::notify_first`.
+    pub fn notify_first(&self) {
+        if let Some(inner) = self.0.upgrade() {
+            Lane(inner).notify_first();
+        }
+    }
 }
 
 impl Lane {
@@ -100,6 +107,19 @@ impl Lane {
     /// thread. A lane that is running runs once more after this run, so
     /// nothing queued meanwhile is missed.
     pub fn notify(&self) {
+        self.schedule(false);
+    }
+
+    /// As `notify`, but a lane that sleeps runs before the lanes queued
+    /// already: one whose run frees what others wait for (a connection
+    /// asked to close for the cap), or whose caller waited already (for
+    /// that connection to close). Those are few, and each would otherwise
+    /// wait out the whole run queue once more.
+    pub fn notify_first(&self) {
+        self.schedule(true);
+    }
+
+    fn schedule(&self, first: bool) {
         let state = &self.0.state;
         let mut now = state.load(Ordering::Acquire);
         loop {
@@ -109,7 +129,9 @@ impl Lane {
                 _ => return,
             };
             match state.compare_exchange_weak(now, next, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) if next == SCHEDULED => return self.0.pool.clone().push(self.clone(), false),
+                Ok(_) if next == SCHEDULED => {
+                    return self.0.pool.clone().push(self.clone(), false, first)
+                }
                 Ok(_) => return,
                 Err(seen) => now = seen,
             }
@@ -139,7 +161,7 @@ impl Lane {
         match ran {
             Ran::More => {
                 self.0.state.store(SCHEDULED, Ordering::Release);
-                self.0.pool.clone().push(self, true);
+                self.0.pool.clone().push(self, true, false);
                 false
             }
             Ran::Idle => {
@@ -155,7 +177,7 @@ impl Lane {
                     // Notified while it ran: again, behind the others.
                     pool.spinning.fetch_sub(1, Ordering::SeqCst);
                     self.0.state.store(SCHEDULED, Ordering::Release);
-                    pool.push(self, true);
+                    pool.push(self, true, false);
                     return false;
                 }
                 true

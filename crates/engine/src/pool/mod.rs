@@ -78,6 +78,9 @@ pub struct Pool {
     nice: i32,
     sender: Sender<Lane>,
     receiver: Receiver<Lane>,
+    /// Lanes that run before those queued above (`Lane::notify_first`).
+    first_sender: Sender<Lane>,
+    first_receiver: Receiver<Lane>,
     /// Threads alive, and of those, looking at the run queue before they
     /// sleep (they take a task without a wake-up).
     live: AtomicUsize,
@@ -150,10 +153,13 @@ pub fn pool(nice: i32) -> Arc<Pool> {
         return pool.clone();
     }
     let (sender, receiver) = unbounded();
+    let (first_sender, first_receiver) = unbounded();
     let pool = Arc::new(Pool {
         nice,
         sender,
         receiver,
+        first_sender,
+        first_receiver,
         live: AtomicUsize::new(0),
         spinning: AtomicUsize::new(0),
         spin_turn: AtomicU64::new(0),
@@ -215,7 +221,7 @@ pub fn rescue_stalled() -> bool {
 pub fn threads_and_queued() -> (usize, usize) {
     let pools = global().pools.lock().unwrap_or_else(|e| e.into_inner());
     let threads = pools.iter().map(|p| p.live.load(Ordering::Acquire)).sum();
-    let queued = pools.iter().map(|p| p.receiver.len()).sum();
+    let queued = pools.iter().map(|p| p.queued()).sum();
     (threads, queued)
 }
 
@@ -229,16 +235,30 @@ impl Pool {
         self.start_thread(true, thread_limit()).map(|_| ())
     }
 
-    /// Queues `lane` to run. `by_runner`: pushed by the pool thread that
+    /// Lanes waiting for a thread.
+    fn queued(&self) -> usize {
+        self.first_receiver.len() + self.receiver.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.first_receiver.is_empty() && self.receiver.is_empty()
+    }
+
+    /// Queues `lane` to run: behind the lanes queued already, or with
+    /// `first`, before them. `by_runner`: pushed by the pool thread that
     /// just ran it, which looks at the run queue next and so counts as one
     /// more thread to take it.
-    pub(crate) fn push(self: Arc<Self>, lane: Lane, by_runner: bool) {
-        // The receiver lives in `self`: the send cannot fail.
-        let _ = self.sender.send(lane);
+    pub(crate) fn push(self: Arc<Self>, lane: Lane, by_runner: bool, first: bool) {
+        // The receivers live in `self`: the send cannot fail.
+        let _ = if first {
+            self.first_sender.send(lane)
+        } else {
+            self.sender.send(lane)
+        };
         // A spinning thread takes a task without a wake-up.
         fence(Ordering::SeqCst);
         let takers = self.spinning.load(Ordering::SeqCst) + usize::from(by_runner);
-        if self.receiver.len() <= takers {
+        if self.queued() <= takers {
             return;
         }
         let sleeper = self
@@ -271,7 +291,7 @@ impl Pool {
     fn rescue(self: &Arc<Self>) -> bool {
         // Cleared first: a push from here on arranges the next look.
         self.watched.store(false, Ordering::SeqCst);
-        if self.receiver.is_empty() {
+        if self.is_empty() {
             return false;
         }
         let taken = self.taken.load(Ordering::Acquire);
@@ -306,7 +326,7 @@ impl Pool {
         };
         let deadline = Instant::now() + linger;
         loop {
-            if !self.receiver.is_empty() {
+            if !self.is_empty() {
                 break;
             }
             let now = Instant::now();
@@ -322,7 +342,7 @@ impl Pool {
         }
         let mut sleepers = self.sleepers.lock().unwrap_or_else(|e| e.into_inner());
         sleepers.retain(|t| t.id() != me.id());
-        !self.receiver.is_empty()
+        !self.is_empty()
     }
 
     /// Starts a thread unless `bound` threads run (or, with `first`,
@@ -360,7 +380,11 @@ impl Pool {
         // its last lane's run, see `Lane::run`).
         let mut counted = false;
         loop {
-            let task = match self.receiver.try_recv() {
+            let task = match self
+                .first_receiver
+                .try_recv()
+                .or_else(|_| self.receiver.try_recv())
+            {
                 Ok(task) => {
                     if std::mem::take(&mut counted) {
                         self.spinning.fetch_sub(1, Ordering::SeqCst);
@@ -381,9 +405,9 @@ impl Pool {
                     }
                     let turn = self.spin_turn.fetch_add(1, Ordering::AcqRel) + 1;
                     let (found, measured) = pace.spin(SPIN, || {
-                        !self.receiver.is_empty() || self.spin_turn.load(Ordering::Acquire) != turn
+                        !self.is_empty() || self.spin_turn.load(Ordering::Acquire) != turn
                     });
-                    if found && !self.receiver.is_empty() {
+                    if found && !self.is_empty() {
                         self.spinning.fetch_sub(1, Ordering::SeqCst);
                         continue;
                     }
@@ -409,7 +433,7 @@ impl Pool {
         fence(Ordering::SeqCst);
         // A push that saw this thread alive (and so started none) sent
         // before this look.
-        if self.receiver.is_empty() {
+        if self.is_empty() {
             true
         } else {
             self.live.fetch_add(1, Ordering::AcqRel);
@@ -420,5 +444,84 @@ impl Pool {
     fn leave_now(&self) {
         let _member = self.membership.lock().unwrap_or_else(|e| e.into_inner());
         self.live.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc::{channel, Receiver, Sender};
+
+    use super::*;
+
+    /// Work that reports its name when it runs and, if given a gate,
+    /// holds its thread until the gate opens.
+    struct Step {
+        name: &'static str,
+        ran: Sender<&'static str>,
+        gate: Option<Receiver<()>>,
+    }
+
+    impl Work for Step {
+        fn run(&mut self) -> Ran {
+            let _ = self.ran.send(self.name);
+            if let Some(gate) = self.gate.take() {
+                let _ = gate.recv();
+            }
+            Ran::Idle
+        }
+    }
+
+    fn lane(pool: &Arc<Pool>, name: &'static str, ran: &Sender<&'static str>) -> Lane {
+        let lane = Lane::new(pool.clone());
+        let step = Step {
+            name,
+            ran: ran.clone(),
+            gate: None,
+        };
+        lane.start(Box::new(step));
+        lane
+    }
+
+    #[test]
+    fn a_lane_notified_first_runs_before_the_lanes_queued_already() {
+        // A nice value of its own: no other test's lanes share this pool.
+        let pool = pool(7);
+        database_opened();
+        let (ran, heard) = channel();
+        // Every thread the pool may start holds a blocker.
+        let mut gates = Vec::new();
+        for _ in 0..thread_limit() {
+            let (open, gate) = channel();
+            let blocker = Lane::new(pool.clone());
+            let step = Step {
+                name: "blocker",
+                ran: ran.clone(),
+                gate: Some(gate),
+            };
+            blocker.start(Box::new(step));
+            blocker.notify();
+            gates.push(open);
+        }
+        for _ in 0..thread_limit() {
+            assert_eq!(heard.recv().unwrap(), "blocker");
+        }
+        let queued: Vec<Lane> = ["queued 1", "queued 2", "queued 3"]
+            .into_iter()
+            .map(|name| lane(&pool, name, &ran))
+            .collect();
+        for lane in &queued {
+            lane.notify();
+        }
+        lane(&pool, "first", &ran).notify_first();
+        // One thread comes free: it takes the lane notified first.
+        gates.pop().unwrap().send(()).unwrap();
+        assert_eq!(heard.recv().unwrap(), "first");
+        for gate in gates {
+            gate.send(()).unwrap();
+        }
+        let mut rest: Vec<_> = (0..3).map(|_| heard.recv().unwrap()).collect();
+        rest.sort_unstable();
+        assert_eq!(rest, ["queued 1", "queued 2", "queued 3"]);
+        database_closed();
     }
 }
