@@ -6,6 +6,11 @@
 //! thread waits for a lane's next job: the cost of an open database is
 //! state, not threads.
 //!
+//! The run queue is first come, first served, but for two notifications
+//! that go to its front (`Lane::notify_first`, a second queue the threads
+//! look at first): a lane asked to close its connection for the cap, and
+//! the lane waiting for that close.
+//!
 //! Threads start on demand, up to a bound set by the machine (`configure`),
 //! one pool per nice value databases ask for; a thread leaves after being
 //! idle for `THREAD_LINGER`, or at once when no database is open. A thread
