@@ -476,12 +476,17 @@ mod tests {
         }
     }
 
-    fn lane(pool: &Arc<Pool>, name: &'static str, ran: &Sender<&'static str>) -> Lane {
+    fn lane(
+        pool: &Arc<Pool>,
+        name: &'static str,
+        ran: &Sender<&'static str>,
+        gate: Option<Receiver<()>>,
+    ) -> Lane {
         let lane = Lane::new(pool.clone());
         let step = Step {
             name,
             ran: ran.clone(),
-            gate: None,
+            gate,
         };
         lane.start(Box::new(step));
         lane
@@ -497,14 +502,7 @@ mod tests {
         let mut gates = Vec::new();
         for _ in 0..thread_limit() {
             let (open, gate) = channel();
-            let blocker = Lane::new(pool.clone());
-            let step = Step {
-                name: "blocker",
-                ran: ran.clone(),
-                gate: Some(gate),
-            };
-            blocker.start(Box::new(step));
-            blocker.notify();
+            lane(&pool, "blocker", &ran, Some(gate)).notify();
             gates.push(open);
         }
         for _ in 0..thread_limit() {
@@ -512,12 +510,12 @@ mod tests {
         }
         let queued: Vec<Lane> = ["queued 1", "queued 2", "queued 3"]
             .into_iter()
-            .map(|name| lane(&pool, name, &ran))
+            .map(|name| lane(&pool, name, &ran, None))
             .collect();
         for lane in &queued {
             lane.notify();
         }
-        lane(&pool, "first", &ran).notify_first();
+        lane(&pool, "first", &ran, None).notify_first();
         // One thread comes free: it takes the lane notified first.
         gates.pop().unwrap().send(()).unwrap();
         assert_eq!(heard.recv().unwrap(), "first");
