@@ -238,6 +238,9 @@ impl Shared {
         if concurrent && !pinned {
             return CheckpointPermit::refused();
         }
+        if !concurrent && self.rested_unchanged() {
+            return CheckpointPermit::free();
+        }
         let captured = self.with_stager_waking(|stager| {
             let commit_ms = self.take_uncaptured();
             // Not synced here: a capture log that loses its tail to a power
@@ -261,6 +264,17 @@ impl Shared {
         } else {
             CheckpointPermit::free()
         }
+    }
+
+    /// At rest, and nothing committed since: the WAL holds no frame (a rest
+    /// is clean only with none) and nothing can commit while the writer is
+    /// excluded, so a checkpoint has nothing to capture first. Such a
+    /// checkpoint runs at the database's close when its checkpointer opened
+    /// after the rest (a nudge it could not serve at the connection cap
+    /// until then): waiting for the stager would wait for a wake that only
+    /// the writer's next open sends, and the close would never resolve.
+    fn rested_unchanged(&self) -> bool {
+        self.rest.is_rested() && self.counters.oldest_uncaptured_ms.load(Ordering::SeqCst) == 0
     }
 
     /// Opens a read transaction on the pin connection. False when there is

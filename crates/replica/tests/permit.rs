@@ -55,22 +55,7 @@ fn wait(reply: impl FnOnce(offloop_replica::Reply)) -> Option<offloop_ltx::Txid>
 fn a_checkpoint_beside_the_writer_never_copies_what_was_not_captured() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("app.db");
-    let url = format!("file://{}", dir.path().join("replica").display());
-    let mut settings = ReplicaSettings::new(url.clone());
-    // As the addon starts every replicator: a gate a paged restore would
-    // fill, left empty because this file needed no restore.
-    settings.paged = Some(PagedGate::default());
-    // Rounds only when asked, so captures happen where this test says.
-    settings.sync_interval = Duration::from_secs(3600);
-    let connect_url = url.clone();
-    let replicator = Replicator::start(
-        settings,
-        Box::new(move || {
-            ReplicaStore::open(&connect_url, &S3Options::default())
-                .map(|s| std::sync::Arc::new(s) as std::sync::Arc<dyn Store>)
-        }),
-    )
-    .unwrap();
+    let (replicator, url) = replicator_for(dir.path());
 
     let w = writer(&db);
     w.execute_batch("CREATE TABLE t(id INTEGER PRIMARY KEY, pad BLOB)")
@@ -143,4 +128,92 @@ fn a_checkpoint_beside_the_writer_never_copies_what_was_not_captured() {
     assert_eq!(rows, next - 1);
     wait(|r| replicator.stop(r));
     replicator.join();
+}
+
+/// A replicator started as the addon starts one (with a paged-restore gate
+/// that no restore filled), replicating to a folder in `dir`, with rounds
+/// only when asked; and its URL.
+fn replicator_for(dir: &Path) -> (std::sync::Arc<Replicator>, String) {
+    let url = format!("file://{}", dir.join("replica").display());
+    let mut settings = ReplicaSettings::new(url.clone());
+    settings.paged = Some(PagedGate::default());
+    settings.sync_interval = Duration::from_secs(3600);
+    let connect_url = url.clone();
+    let replicator = Replicator::start(
+        settings,
+        Box::new(move || {
+            ReplicaStore::open(&connect_url, &S3Options::default())
+                .map(|s| std::sync::Arc::new(s) as std::sync::Arc<dyn Store>)
+        }),
+    )
+    .unwrap();
+    (replicator, url)
+}
+
+#[test]
+fn at_rest_a_checkpoint_with_the_writer_excluded_is_permitted_at_once() {
+    // The database's close checkpoints this way when its checkpointer
+    // opened after the rest (a nudge it could not serve at the connection
+    // cap until then). The permit used to wait for a wake that only the
+    // writer's next open sends, while the writer's close waited for the
+    // checkpointer's: the close never resolved.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("app.db");
+    let (replicator, url) = replicator_for(dir.path());
+    let w = writer(&db);
+    w.execute_batch("CREATE TABLE t(id INTEGER PRIMARY KEY, pad BLOB)")
+        .unwrap();
+    replicator.opened(db.to_str().unwrap());
+    wait(|r| replicator.ready(r));
+    insert(&w, 1..10);
+    wait(|r| replicator.sync(r));
+    assert!(replicator.may_rest(), "everything committed is shipped");
+    drop(w);
+    replicator.rested();
+
+    let checkpointer = Connection::open(&db).unwrap();
+    let (tx, rx) = mpsc::channel();
+    let asked = std::thread::scope(|s| {
+        s.spawn(|| {
+            let permit = replicator.before_checkpoint(CheckpointWrites::Excluded);
+            let _ = tx.send(!permit.is_refused());
+        });
+        // Bounded so that the old behaviour fails here rather than hang;
+        // the thread would never end then, so the process exits at once.
+        match rx.recv_timeout(Duration::from_secs(30)) {
+            Ok(permitted) => permitted,
+            Err(_) => {
+                eprintln!("the permit waited for a wake that never comes");
+                std::process::exit(1);
+            }
+        }
+    });
+    assert!(asked, "permitted");
+    // Beside the writer it is refused: the read connection that would pin
+    // a snapshot is closed at rest.
+    assert!(replicator
+        .before_checkpoint(CheckpointWrites::Concurrent)
+        .is_refused());
+    passive(&checkpointer);
+    drop(checkpointer);
+
+    // The writer opens again and the chain carries on.
+    let w = writer(&db);
+    replicator.opened(db.to_str().unwrap());
+    insert(&w, 10..20);
+    let excluded = replicator.before_checkpoint(CheckpointWrites::Excluded);
+    drop(excluded);
+    let txid = wait(|r| replicator.sync(r)).expect("the replica has TXIDs");
+    let expected = dump(&db);
+    drop(w);
+    wait(|r| replicator.stop(r));
+    replicator.join();
+    let restored = dir.path().join("restored.db");
+    let store = ReplicaStore::open(&url, &S3Options::default()).unwrap();
+    let options = RestoreOptions {
+        txid: Some(txid),
+        ..RestoreOptions::default()
+    };
+    restore(&store, &restored, &options).unwrap();
+    assert_eq!(dump(&restored), expected);
 }
