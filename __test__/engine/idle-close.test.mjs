@@ -286,6 +286,43 @@ test('300 replicated databases in a process allowed 1,024 open files: what the r
   assert.ok(result.peakFds < 1024, `${result.peakFds} descriptors`);
 });
 
+test('a burst of writes to 500 replicated databases in a process allowed 256 open files: calls at the cap wait while connections close, and every one answers', { skip: process.platform !== 'linux' }, async () => {
+  // A replicating writer's close waits for its replica, then its
+  // replicator rests: slower than the calls arrive. Before the calls at the
+  // cap waited for as long as connections kept closing (rather than a
+  // second), and opened nothing past it meanwhile, about a third of the
+  // writes and most of the reads failed for want of descriptors.
+  const dir = path.join(tmp.dir, 'burst');
+  fs.mkdirSync(dir);
+  const child = await withFileLimit(
+    256,
+    `
+    const { Database } = require(process.env.OFFLOOP_INDEX);
+    const dir = ${JSON.stringify(dir)};
+    (async () => {
+      const dbs = [];
+      for (let i = 0; i < 500; i++) {
+        dbs.push(await Database.open(dir + '/t' + i + '.db', { replica: { url: 'file://' + dir + '/replica-' + i } }));
+      }
+      const settle = (p) => p.then((v) => v, (e) => e.message);
+      // Every tenant written at once, then read at once.
+      const writes = await Promise.all(dbs.map((db, i) => settle(db.exec('CREATE TABLE t(v); INSERT INTO t VALUES (' + i + ')').then(() => i))));
+      const reads = await Promise.all(dbs.map((db) => settle(db.prepare('SELECT v FROM t').get().then((r) => r.v))));
+      const { connectionLimit } = Database.stats();
+      const closes = await Promise.all(dbs.map((db) => settle(db.close().then(() => 'closed'))));
+      console.log(JSON.stringify({ writes, reads, closes, connectionLimit }));
+    })();
+    `,
+  );
+  assert.equal(child.code, 0, child.stderr);
+  const { writes, reads, closes, connectionLimit } = JSON.parse(child.stdout);
+  assert.equal(connectionLimit, (256 - 64) / 4);
+  const expected = Array.from({ length: 500 }, (_, i) => i);
+  assert.deepEqual(writes, expected);
+  assert.deepEqual(reads, expected);
+  assert.deepEqual(closes, Array(500).fill('closed'));
+});
+
 test('out of file descriptors with every connection holding state: the call that needed a connection fails with a clear error, and the other databases go on', { skip: process.platform !== 'linux' }, async () => {
   const dir = path.join(tmp.dir, 'emfile');
   fs.mkdirSync(dir);

@@ -49,6 +49,9 @@ struct Global {
     connections: AtomicUsize,
     /// SQLite connections open now.
     open_count: AtomicUsize,
+    /// Connections closed since the start: a waiting lane that sees it
+    /// move since its last look waits on (see `Doze::looks_without_close`).
+    closes: AtomicU64,
     /// Every lane with a connection open (from `opened` to `closed`): no
     /// more entries than connections.
     open: Mutex<Vec<(WeakLane, Arc<Doze>)>>,
@@ -63,6 +66,7 @@ fn global() -> &'static Global {
         idle_close_ms: AtomicU64::new(0),
         connections: AtomicUsize::new(0),
         open_count: AtomicUsize::new(0),
+        closes: AtomicU64::new(0),
         open: Mutex::new(Vec::new()),
         waiting: Mutex::new(VecDeque::new()),
     })
@@ -149,11 +153,16 @@ pub struct Doze {
     /// It kept its connection the last time it was asked (it holds
     /// state): not asked again until it works and goes idle again.
     holding: AtomicBool,
-    /// Times in a row the lane was told to wait for a connection.
+    /// Times in a row the lane was told to wait for a connection, with no
+    /// connection closing in between.
     waits: AtomicU32,
     /// Times in a row its open ran out of file descriptors and it waited
-    /// for connections to close (see `make_room`).
+    /// for connections to close (see `make_room`), with none closing in
+    /// between.
     short: AtomicU32,
+    /// The process's count of closes (`Global::closes`) at the lane's last
+    /// look while waiting.
+    closes_seen: AtomicU64,
     /// It ran a job (or opened) since it last went idle.
     worked: AtomicBool,
     /// Closing it costs more than a close: a replicating writer's waits
@@ -299,6 +308,20 @@ impl Doze {
         }
     }
 
+    /// One more look by the lane while it waits for a connection to close
+    /// (`counter` is `waits` or `short`): how many looks in a row came
+    /// before this one with no connection of the process closing in
+    /// between. A wait that sees connections close goes on, however long
+    /// (a burst of replicated writers, each closing once its replica has
+    /// shipped); one that sees none gives up after `WAIT_LOOKS`.
+    fn looks_without_close(&self, counter: &AtomicU32) -> u32 {
+        let closes = global().closes.load(Ordering::Acquire);
+        if self.closes_seen.swap(closes, Ordering::AcqRel) != closes {
+            counter.store(0, Ordering::Release);
+        }
+        counter.fetch_add(1, Ordering::AcqRel)
+    }
+
     /// The connection closed.
     pub fn closed(self: &Arc<Self>) {
         self.hurried.store(false, Ordering::Release);
@@ -314,43 +337,40 @@ impl Doze {
 }
 
 /// How long a lane told to wait for a connection waits at most before it
-/// looks again (a close notifies it sooner), and how many looks before it
-/// opens past the cap anyway.
+/// looks again (a close notifies it sooner), and how many looks in a row,
+/// with no connection of the process closing, before it opens past the cap
+/// anyway.
 const WAIT_LOOK: Duration = Duration::from_millis(20);
 const WAIT_LOOKS: u32 = 50;
 
 /// Whether the lane may open a connection now. Under the cap, yes. At the
 /// cap, the lanes idle longest are asked to close theirs and this one
 /// waits (it is notified as a connection closes, or after `WAIT_LOOK`):
-/// `false`, and the lane leaves its work queued. When no connection can be
-/// asked to close, now or once its job ends (every one holds state), or
-/// after `WAIT_LOOKS` looks, it opens past the cap anyway: waiting then
+/// `false`, and the lane leaves its work queued. It waits as long as
+/// connections close meanwhile, or one asked to close has yet to (a
+/// replicating writer's close waits for its replica, then its replicator
+/// rests): opening past the cap then would run the process out of file
+/// descriptors in a burst. When no connection can be asked to close, now
+/// or once its job ends (every one holds state), or after `WAIT_LOOKS`
+/// looks with none closing, it opens past the cap anyway: waiting then
 /// could wait for a transaction that waits for this very call.
-///
-/// While connections asked to close are still closing (a replicating
-/// writer's close waits for its replica, then its replicator rests), a lane
-/// opens at once up to `overdraft()` past the cap instead of waiting for
-/// them: they close meanwhile, and the descriptors budgeted per connection
-/// cover the overdraft.
 pub fn admit(lane: &WeakLane, doze: &Doze) -> bool {
-    let open = connections_open();
     let limit = connection_limit();
-    if open < limit {
+    if connections_open() < limit {
         doze.waits.store(0, Ordering::Release);
         return true;
     }
-    let waits = doze.waits.fetch_add(1, Ordering::AcqRel);
+    let waits = doze.looks_without_close(&doze.waits);
     let asked = relieve(1);
     let admitted = |doze: &Doze| {
         doze.waits.store(0, Ordering::Release);
         true
     };
     // A connection asked just now may have closed already.
-    let open = connections_open();
-    if open < limit || (open < limit + overdraft(limit) && any_closing()) {
+    if connections_open() < limit {
         return admitted(doze);
     }
-    if waits >= WAIT_LOOKS || (asked == 0 && !any_busy()) {
+    if waits >= WAIT_LOOKS || (asked == 0 && !any_closing() && !any_busy()) {
         return admitted(doze);
     }
     // Under the queue's lock, as `connection_closed` pops it after the
@@ -389,10 +409,11 @@ fn wait_for_close(mut waiting: MutexGuard<'static, VecDeque<WeakLane>>, lane: &W
 /// connections it can close, running out is theirs to fix, not the
 /// caller's. It asks the one idle longest to close and waits, as `admit`
 /// does at the cap (a connection running a job now can be asked once it
-/// is idle), up to `WAIT_LOOKS` times in a row; when nothing can close
+/// is idle), as long as connections close meanwhile, or up to
+/// `WAIT_LOOKS` looks in a row with none closing; when nothing can close
 /// (every connection holds state), the caller hears why.
 pub fn make_room(lane: &WeakLane, doze: &Doze) -> bool {
-    let give_up = doze.short.fetch_add(1, Ordering::AcqRel) >= WAIT_LOOKS
+    let give_up = doze.looks_without_close(&doze.short) >= WAIT_LOOKS
         || (relieve(1) == 0 && !any_closing() && !any_busy());
     if give_up {
         doze.short.store(0, Ordering::Release);
@@ -400,14 +421,6 @@ pub fn make_room(lane: &WeakLane, doze: &Doze) -> bool {
     }
     wait_for_close(waiting(), lane);
     true
-}
-
-/// How many connections past `limit` may open while others are closing:
-/// an eighth of it. A connection is budgeted `FDS_PER_CONNECTION`
-/// descriptors and uses at most three (a database file, its WAL, and the
-/// shared-memory index, shared by the process's connections to one file).
-fn overdraft(limit: usize) -> usize {
-    (limit / 8).max(1)
 }
 
 /// Whether a connection asked to close has not closed yet.
@@ -503,7 +516,9 @@ impl Counted {
 
 impl Drop for Counted {
     fn drop(&mut self) {
-        global().open_count.fetch_sub(self.0, Ordering::AcqRel);
+        let g = global();
+        g.open_count.fetch_sub(self.0, Ordering::AcqRel);
+        g.closes.fetch_add(1, Ordering::AcqRel);
         connection_closed();
         trim_soon();
     }
