@@ -13,7 +13,8 @@ import { after, test } from 'node:test';
 
 import { Database, assertContiguous, folderTxids, inspect, litestream, skipWithout, tables, tempDir, waitFor } from './helpers.mjs';
 
-const skip = skipWithout('litestream') || (process.platform !== 'linux' && 'counts descriptors in /proc');
+const linuxOnly = process.platform !== 'linux' && 'counts descriptors in /proc';
+const skip = skipWithout('litestream') || linuxOnly;
 
 Database.configure({ idleTimeout: 150 });
 after(() => Database.configure({ idleTimeout: null }));
@@ -85,5 +86,37 @@ test('idle replicated tenants rest with no file open, wake on the next call, and
     }
   } finally {
     await Promise.all(dbs.map((db) => db.close()));
+  }
+});
+
+test('a rest kept from taking by another connection to the file: the replicator\'s connections stay counted, and the rest takes once that connection is gone', { skip: linuxOnly }, async () => {
+  // A second database on the same file, reading: its read transaction
+  // keeps the WAL from being copied and removed when the tenant rests.
+  // The replicator keeps its read connections open meanwhile; they used to
+  // be counted by no one, and kept open until the tenant's next call.
+  const dir = fs.realpathSync(tempDir());
+  const file = path.join(dir, 'tenant.db');
+  const db = await Database.open(file, { replica: { url: `file://${dir}/replica` } });
+  const other = await Database.open(file);
+  try {
+    await db.exec('CREATE TABLE t(v); WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 10000) INSERT INTO t SELECT i FROM c');
+    // A cursor part way through 10,000 rows holds its read transaction.
+    const rows = other.prepare('SELECT v FROM t').iterate();
+    assert.equal((await rows.next()).value.v, 1);
+    await db.prepare('INSERT INTO t VALUES (?)').run(10001);
+    // The tenant's writer closes; its replicator's two read connections
+    // are all of the tenant's that stay open, and they count, beside the
+    // other database's one (its writer, which ran the query's first call
+    // and holds the cursor).
+    await waitFor('the tenant\'s writer closed', () => Database.stats().connections === 3);
+    assert.ok(descriptorsUnder(dir) > 0);
+    await rows.return();
+    await other.close();
+    await waitFor('the tenant at rest, holding no file', () => Database.stats().connections === 0 && descriptorsUnder(dir) === 0);
+    assert.equal(db.stats().replica.lastError, null);
+    assert.equal((await db.prepare('SELECT count(*) AS n FROM t').get()).n, 10001);
+  } finally {
+    await other.close();
+    await db.close();
   }
 });

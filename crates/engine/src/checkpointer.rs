@@ -192,8 +192,17 @@ impl Checkpointer {
         if let Err(error) = self.gate.get()? {
             return Some(CheckpointerState::Refusing(error));
         }
-        if self.on_demand && self.nudges.is_empty() && self.requests.is_empty() {
-            return None;
+        if self.on_demand && self.requests.is_empty() {
+            // A nudge that waited (at the connection cap) until the writer
+            // closed its idle connection is stale: that close copied the
+            // WAL, or a later last close will. Opening for it would hold
+            // the file while a replicated database rests.
+            if self.departure.0.writer_dozing() {
+                self.nudges.take();
+            }
+            if self.nudges.is_empty() {
+                return None;
+            }
         }
         if !doze::admit(&self.lane, &self.doze) {
             return None;

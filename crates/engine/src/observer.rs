@@ -87,8 +87,14 @@ pub trait WalObserver: Send + Sync {
         false
     }
     /// The writer closed its idle connection after `may_rest` (the close
-    /// captured the WAL's last frames first, as at the database's close).
-    fn rested(&self) {}
+    /// captured the WAL's last frames first, as at the database's close):
+    /// whether the observer let go of what it holds. If not (another
+    /// connection of the process held the WAL), the writer counts
+    /// `connections()` for it still, and calls again once the database's
+    /// other connections have closed. By default yes.
+    fn rested(&self) -> bool {
+        true
+    }
     /// The process is over its cap on connections and asked the idle
     /// writer to close, but `may_rest` said not yet: whatever it waits for
     /// (shipping) should happen now rather than on its schedule, and
@@ -171,10 +177,9 @@ impl ObserverSlot {
         self.get().is_none_or(|observer| observer.may_rest())
     }
 
-    pub fn rested(&self) {
-        if let Some(observer) = self.get() {
-            observer.rested();
-        }
+    /// With no observer, yes.
+    pub fn rested(&self) -> bool {
+        self.get().is_none_or(|observer| observer.rested())
     }
 
     pub fn hurry(&self, shipped: Box<dyn FnOnce() + Send>) {

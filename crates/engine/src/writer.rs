@@ -7,6 +7,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Instant;
 
 use crate::queue::{Receiver, TryRecvError};
 
@@ -25,6 +26,7 @@ use crate::role::Role;
 use crate::schemas::Schemas;
 use crate::settings::Settings;
 use crate::stats::RoleCounters;
+use crate::timers::notify_at;
 use crate::wal::{Nudge, WalControl};
 use crate::worker::{panic_detail, run_job_then, ActiveScope, ScopeStep};
 use crate::writer_wal::{RequestedCheckpoints, WriterWal};
@@ -66,6 +68,10 @@ pub struct WriterLane {
     /// runs first. The writer does not doze meanwhile, so a query routed
     /// now queues behind it.
     held: Option<Job>,
+    /// Dozing, the connections the WAL observer still holds, counted: its
+    /// rest did not take (another connection of the database held the
+    /// WAL), and is tried again (see `retry_rest`).
+    unrested: Option<Counted>,
 }
 
 enum State {
@@ -102,6 +108,7 @@ impl WriterLane {
             reopen_error: None,
             before_ran: false,
             held: None,
+            unrested: None,
         }
     }
 
@@ -260,12 +267,39 @@ impl WriterLane {
         }
         // A replicated database's close captures the WAL's last frames,
         // as at `close()`, and its replicator then lets go of its files.
-        let observed = self.context.settings.observer.is_set();
+        // Its connections stay counted until it has: the count never dips
+        // below what is open.
+        let observer = &self.context.settings.observer;
+        let observed = observer.is_set();
+        let held = observed.then(|| Counted::many(observer.connections()));
         self.close_connection(State::Dozing, observed);
         self.context.lanes.set_writer_dozing(true);
-        if observed {
-            self.context.settings.observer.rested();
+        if observed && !self.context.settings.observer.rested() {
+            self.unrested = held;
+            self.retry_rest_later();
         }
+    }
+
+    /// Dozing, with the observer's rest not taken: tries again once the
+    /// database's other connections have closed (the last of them
+    /// notifies this lane, see `Lanes::other_closed`), or at the timer.
+    fn retry_rest(&mut self) {
+        if self.unrested.is_none() || !self.context.lanes.writer_may_close() {
+            return;
+        }
+        if self.context.settings.observer.rested() {
+            self.unrested = None;
+        } else {
+            self.retry_rest_later();
+        }
+    }
+
+    /// What kept the rest from taking may pass with no connection closing
+    /// (a reader's read, a shipping round): the lane looks again after
+    /// another `idle_close()`.
+    fn retry_rest_later(&self) {
+        let lane = self.context.lanes.writer.downgrade();
+        notify_at(Instant::now() + doze::idle_close(), lane);
     }
 
     /// Takes the next job while dozing, no longer dozing from just before
@@ -447,12 +481,17 @@ impl Work for WriterLane {
                 // (see `queues::route_sql`).
                 State::Dozing => match self.held.take().map_or_else(|| self.wake_for_job(), Ok) {
                     Err(TryRecvError::Disconnected) => break,
-                    Err(TryRecvError::Empty) => return Ran::Idle,
+                    Err(TryRecvError::Empty) => {
+                        self.retry_rest();
+                        return Ran::Idle;
+                    }
                     // Opens again, then runs the job; if it cannot open
                     // (too many open files, say), the job hears why and
                     // the next one tries again.
                     Ok(job) => match self.open(true) {
                         Some(State::Serving(mut serving)) => {
+                            // Counted with the writer's connection now.
+                            self.unrested = None;
                             self.context.lanes.writer_reopened();
                             self.context.run(&mut serving, job);
                             self.state = State::Serving(serving);
@@ -523,6 +562,8 @@ impl Work for WriterLane {
         self.tidy_after_readers();
         self.close_connection(State::Closed, true);
         self.state = State::Closed;
+        // The replication's stop, which follows, closes what it holds.
+        self.unrested = None;
         self.context.lanes.finished();
         Ran::Finished
     }

@@ -312,9 +312,10 @@ impl WalObserver for Replicator {
         catch_unwind(AssertUnwindSafe(|| self.shared.may_rest())).unwrap_or(false)
     }
 
-    /// The writer closed its connection after `may_rest` said yes.
-    fn rested(&self) {
-        let _ = catch_unwind(AssertUnwindSafe(|| self.shared.rest()));
+    /// The writer closed its connection after `may_rest` said yes; a
+    /// panic is a no.
+    fn rested(&self) -> bool {
+        catch_unwind(AssertUnwindSafe(|| self.shared.rest())).unwrap_or(false)
     }
 
     /// The process needs the writer's connection back: a sync round now,

@@ -15,6 +15,7 @@
 
 use std::path::Path;
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
 
@@ -123,8 +124,12 @@ impl Shared {
 /// checkpoint: the WAL and the `-shm` are still there. The last connection
 /// to a file that can write checkpoints and deletes both as it closes, so
 /// one is opened and closed here, as SQLite's own last close would have
-/// done. A file a paged restore is still filling is left as it is, and so
-/// is one another connection holds (SQLite then checkpoints nothing).
+/// done. Another connection of the process to the file (the database's
+/// checkpointer, opened for a nudge that waited at the connection cap
+/// while the writer closed) keeps SQLite's close from doing either: so the
+/// WAL is copied and truncated first, without waiting for a lock, and the
+/// rest finds it empty. A file a paged restore is still filling is left as
+/// it is, and so is one whose WAL a reader is reading now.
 pub(crate) fn close_last(settings: &ReplicaSettings, db: &Path) {
     let filling = settings
         .paged
@@ -137,6 +142,8 @@ pub(crate) fn close_last(settings: &ReplicaSettings, db: &Path) {
     if let Ok(conn) = Connection::open_with_flags(db, flags) {
         // A connection opens the WAL with its first read; only then does
         // its close checkpoint and delete it.
+        let _ = conn.busy_timeout(Duration::ZERO);
         let _ = conn.query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(()));
+        let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
     }
 }
