@@ -7,7 +7,7 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -54,14 +54,7 @@ fn wait(reply: impl FnOnce(offloop_replica::Reply)) -> Option<offloop_ltx::Txid>
 #[test]
 fn a_checkpoint_beside_the_writer_never_copies_what_was_not_captured() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("app.db");
-    let (replicator, url) = replicator_for(dir.path());
-
-    let w = writer(&db);
-    w.execute_batch("CREATE TABLE t(id INTEGER PRIMARY KEY, pad BLOB)")
-        .unwrap();
-    replicator.opened(db.to_str().unwrap());
-    wait(|r| replicator.ready(r));
+    let (replicator, url, db, w) = replicating(dir.path());
     let checkpointer = Connection::open(&db).unwrap();
 
     let mut next = 1;
@@ -106,21 +99,7 @@ fn a_checkpoint_beside_the_writer_never_copies_what_was_not_captured() {
     let expected = dump(&db);
 
     let restored = dir.path().join("restored.db");
-    let store = ReplicaStore::open(&url, &S3Options::default()).unwrap();
-    restore(
-        &store,
-        &restored,
-        &RestoreOptions {
-            txid: Some(txid),
-            ..RestoreOptions::default()
-        },
-    )
-    .unwrap();
-    assert_eq!(
-        dump(&restored),
-        expected,
-        "every commit came back from the replica"
-    );
+    assert_restores(&url, &restored, txid, &expected);
     let rows: i64 = Connection::open(&restored)
         .unwrap()
         .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
@@ -131,9 +110,11 @@ fn a_checkpoint_beside_the_writer_never_copies_what_was_not_captured() {
 }
 
 /// A replicator started as the addon starts one (with a paged-restore gate
-/// that no restore filled), replicating to a folder in `dir`, with rounds
-/// only when asked; and its URL.
-fn replicator_for(dir: &Path) -> (std::sync::Arc<Replicator>, String) {
+/// that no restore filled), replicating `app.db` in `dir` to a folder
+/// there, with rounds only when asked; the replica's URL, the database's
+/// path, and its writer, with a table `t`, opened and ready.
+fn replicating(dir: &Path) -> (std::sync::Arc<Replicator>, String, PathBuf, Connection) {
+    let db = dir.join("app.db");
     let url = format!("file://{}", dir.join("replica").display());
     let mut settings = ReplicaSettings::new(url.clone());
     settings.paged = Some(PagedGate::default());
@@ -147,7 +128,33 @@ fn replicator_for(dir: &Path) -> (std::sync::Arc<Replicator>, String) {
         }),
     )
     .unwrap();
-    (replicator, url)
+    let w = writer(&db);
+    w.execute_batch("CREATE TABLE t(id INTEGER PRIMARY KEY, pad BLOB)")
+        .unwrap();
+    replicator.opened(db.to_str().unwrap());
+    wait(|r| replicator.ready(r));
+    (replicator, url, db, w)
+}
+
+/// The replica at `url`, restored at `txid` into `restored`, matches
+/// `expected` (a dump of the database).
+fn assert_restores(
+    url: &str,
+    restored: &Path,
+    txid: offloop_ltx::Txid,
+    expected: &[(String, Vec<String>)],
+) {
+    let store = ReplicaStore::open(url, &S3Options::default()).unwrap();
+    let options = RestoreOptions {
+        txid: Some(txid),
+        ..RestoreOptions::default()
+    };
+    restore(&store, restored, &options).unwrap();
+    assert_eq!(
+        dump(restored),
+        expected,
+        "every commit came back from the replica"
+    );
 }
 
 #[test]
@@ -158,13 +165,7 @@ fn at_rest_a_checkpoint_with_the_writer_excluded_is_permitted_at_once() {
     // writer's next open sends, while the writer's close waited for the
     // checkpointer's: the close never resolved.
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("app.db");
-    let (replicator, url) = replicator_for(dir.path());
-    let w = writer(&db);
-    w.execute_batch("CREATE TABLE t(id INTEGER PRIMARY KEY, pad BLOB)")
-        .unwrap();
-    replicator.opened(db.to_str().unwrap());
-    wait(|r| replicator.ready(r));
+    let (replicator, url, db, w) = replicating(dir.path());
     insert(&w, 1..10);
     wait(|r| replicator.sync(r));
     assert!(replicator.may_rest(), "everything committed is shipped");
@@ -208,12 +209,5 @@ fn at_rest_a_checkpoint_with_the_writer_excluded_is_permitted_at_once() {
     drop(w);
     wait(|r| replicator.stop(r));
     replicator.join();
-    let restored = dir.path().join("restored.db");
-    let store = ReplicaStore::open(&url, &S3Options::default()).unwrap();
-    let options = RestoreOptions {
-        txid: Some(txid),
-        ..RestoreOptions::default()
-    };
-    restore(&store, &restored, &options).unwrap();
-    assert_eq!(dump(&restored), expected);
+    assert_restores(&url, &dir.path().join("restored.db"), txid, &expected);
 }
