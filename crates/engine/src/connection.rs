@@ -41,12 +41,26 @@ pub(crate) fn open(path: &str, flags: OpenFlags, vfs: Option<&str>) -> Result<Co
 const TOO_MANY_OPEN_FILES: &str = ": too many open files (";
 
 fn too_many_open_files(message: &str) -> String {
+    format!("{message}{TOO_MANY_OPEN_FILES}{})", what_to_change())
+}
+
+/// What a caller out of file descriptors can change.
+fn what_to_change() -> String {
     format!(
-        "{message}{TOO_MANY_OPEN_FILES}offloop keeps up to {} connections open in this \
-         process: lower Database.configure({{ connections }}), or raise the limit on open \
-         files)",
+        "offloop keeps up to {} connections open in this process: lower \
+         Database.configure({{ connections }}), or raise the limit on open files",
         crate::doze::connection_limit()
     )
+}
+
+/// An error of the operating system's, for a message: out of file
+/// descriptors, it says what to change, as a connection's open does.
+pub fn explain_os_error(error: &std::io::Error) -> String {
+    if out_of_descriptors(error) {
+        format!("{error} ({})", what_to_change())
+    } else {
+        error.to_string()
+    }
 }
 
 /// What follows SQLite's message when, the database file open, a file
@@ -292,7 +306,22 @@ pub fn compile_options() -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::read_only_uri;
+    use super::{explain_os_error, read_only_uri};
+
+    #[test]
+    fn out_of_descriptors_an_os_error_says_what_to_change() {
+        #[cfg(unix)]
+        let emfile = libc::EMFILE;
+        #[cfg(not(unix))]
+        let emfile = 4;
+        let explained = explain_os_error(&std::io::Error::from_raw_os_error(emfile));
+        assert!(
+            explained.contains("lower Database.configure({ connections }), or raise the limit"),
+            "{explained}"
+        );
+        let other = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        assert_eq!(explain_os_error(&other), other.to_string());
+    }
 
     #[test]
     fn readers_open_uri_filenames_read_only() {

@@ -75,7 +75,7 @@ pub use backup_steps::{open_stepped, StepReport, Stepped, SteppedBackup, Stepped
 pub use cancel::{CancelToken, Cancelled};
 pub use changes::{limit_defaults, Change, Changes};
 pub use codes::result_code_name;
-pub use connection::compile_options;
+pub use connection::{compile_options, explain_os_error};
 pub use database::{Database, WriterHandle};
 pub use doze::{
     configure_connections, configure_idle_close, connection_limit, default_connections, idle_close,

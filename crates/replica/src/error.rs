@@ -6,6 +6,8 @@ use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
+use offloop_engine::explain_os_error;
+
 use crate::fault::{Fault, StoreError};
 
 #[derive(Debug)]
@@ -77,7 +79,7 @@ impl fmt::Display for Error {
                 "restore: {} already exists (pass overwrite to replace it)",
                 p.display()
             ),
-            Error::Io { what, source } => write!(f, "{what}: {source}"),
+            Error::Io { what, source } => write!(f, "{what}: {}", explain_os_error(source)),
             Error::Panic(m) => write!(f, "replica thread panicked: {m}"),
             Error::State(m) => f.write_str(m),
         }

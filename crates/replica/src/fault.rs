@@ -72,7 +72,8 @@ impl StoreError {
     /// A failure of this machine's own file `path` (the file to upload),
     /// not of the replica.
     pub(crate) fn local(op: &'static str, path: &std::path::Path, e: std::io::Error) -> Self {
-        StoreError::new(Fault::Local, op, path.display().to_string(), e.to_string())
+        let cause = offloop_engine::explain_os_error(&e);
+        StoreError::new(Fault::Local, op, path.display().to_string(), cause)
     }
 
     /// An `object_store` error, sorted into its fault.

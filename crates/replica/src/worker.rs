@@ -13,6 +13,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use offloop_engine::explain_os_error;
 use offloop_ltx::Txid;
 
 use crate::backlog::Backlog;
@@ -215,7 +216,8 @@ impl Worker {
         let local = match opened {
             Ok(stager) => Local::Ready(Box::new(stager)),
             Err(e) => Local::Failed(format!(
-                "cannot keep replication state next to the database: {e}"
+                "cannot keep replication state next to the database: {}",
+                explain_os_error(&e)
             )),
         };
         *self.shared.local.lock().unwrap_or_else(|e| e.into_inner()) = local;
