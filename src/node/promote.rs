@@ -119,12 +119,7 @@ impl Promotion {
         if let Some(id) = owner.as_ref() {
             return Ok(id.clone());
         }
-        let id = promotion::holder(&self.path, url).map_err(|e| {
-            format!(
-                "cannot keep the lease holder's id next to the database: {}",
-                offloop_engine::explain_os_error(&e)
-            )
-        })?;
+        let id = promotion::holder(&self.path, url).map_err(|e| promotion::holder_unkept(&e))?;
         *owner = Some(id.clone());
         Ok(id)
     }

@@ -370,7 +370,7 @@ pub fn admit(lane: &WeakLane, doze: &Doze) -> bool {
     if connections_open() < limit {
         return admitted(doze);
     }
-    if waits >= WAIT_LOOKS || (asked == 0 && !any_closing() && !any_busy()) {
+    if waits >= WAIT_LOOKS || none_will_close(asked) {
         return admitted(doze);
     }
     // Under the queue's lock, as `connection_closed` pops it after the
@@ -413,14 +413,21 @@ fn wait_for_close(mut waiting: MutexGuard<'static, VecDeque<WeakLane>>, lane: &W
 /// `WAIT_LOOKS` looks in a row with none closing; when nothing can close
 /// (every connection holds state), the caller hears why.
 pub fn make_room(lane: &WeakLane, doze: &Doze) -> bool {
-    let give_up = doze.looks_without_close(&doze.short) >= WAIT_LOOKS
-        || (relieve(1) == 0 && !any_closing() && !any_busy());
+    let give_up =
+        doze.looks_without_close(&doze.short) >= WAIT_LOOKS || none_will_close(relieve(1));
     if give_up {
         doze.short.store(0, Ordering::Release);
         return false;
     }
     wait_for_close(waiting(), lane);
     true
+}
+
+/// Whether no connection will close for a waiting lane: none was asked
+/// just now (`asked`), none asked before is still closing, and none is
+/// running a job it could be asked to close after.
+fn none_will_close(asked: usize) -> bool {
+    asked == 0 && !any_closing() && !any_busy()
 }
 
 /// Whether a connection asked to close has not closed yet.

@@ -62,6 +62,15 @@ pub fn holder(db: &Path, url: &str) -> io::Result<String> {
     Ok(owner)
 }
 
+/// Why the holder's id (`holder`, or a writer's at its lease) could not
+/// be kept: out of file descriptors, with what to change.
+pub fn holder_unkept(error: &io::Error) -> String {
+    format!(
+        "cannot keep the lease holder's id next to the database: {}",
+        offloop_engine::explain_os_error(error)
+    )
+}
+
 /// Takes the replica's lease for `owner` with `ttl`: the lease, to give
 /// back with `Lease::release` if the promotion goes no further, or why
 /// not (`Refusal::Held` names the holder). `seen`: the lease object as

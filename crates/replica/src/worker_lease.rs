@@ -9,9 +9,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use offloop_engine::explain_os_error;
-
 use crate::lease::{Lease, Refusal};
+use crate::promotion::holder_unkept;
 use crate::rejoin::mark_writer;
 use crate::renewer::{holder_id, Renewer};
 use crate::store::Store;
@@ -25,12 +24,7 @@ impl Worker {
         let dir = state_dir(db);
         let owner = holder_id(&dir)
             .and_then(|owner| mark_writer(&dir, url).map(|()| owner))
-            .map_err(|e| {
-                format!(
-                    "cannot keep the lease holder's id next to the database: {}",
-                    explain_os_error(&e)
-                )
-            })?;
+            .map_err(|e| holder_unkept(&e))?;
         lease.set_owner(owner);
         let store = self.store().map_err(|e| format!("replica {url}: {e}"))?;
         lease.acquire(&*store).map_err(|refusal| match refusal {
@@ -71,12 +65,7 @@ impl Worker {
             }
             std::fs::create_dir_all(&dir)
         })();
-        made.map_err(|e| {
-            format!(
-                "cannot keep the lease holder's id next to the database: {}",
-                explain_os_error(&e)
-            )
-        })?;
+        made.map_err(|e| holder_unkept(&e))?;
         let taken = self.take_lease(lease, db);
         if taken.is_err() && fresh {
             let _ = remove_dir_if_present(&dir);
