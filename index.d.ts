@@ -406,6 +406,17 @@ export interface DatabaseStats {
    * the process: 'libuv' in Node, 'threadsafe-function' in Bun and Deno.
    */
   waker: 'libuv' | 'threadsafe-function';
+  /**
+   * Completions handed to this JS thread (the main thread or a worker),
+   * every database it uses together: drains a wake-up of its event loop
+   * started, and those a linger caught before the loop blocked.
+   */
+  drains: DrainStats;
+}
+
+export interface DrainStats {
+  woken: number;
+  lingered: number;
 }
 
 export type CheckpointMode = 'PASSIVE' | 'FULL' | 'RESTART' | 'TRUNCATE';

@@ -7,6 +7,8 @@
 // drained (src/node/drain.rs), so pending work keeps the process alive and
 // an idle database does not; nothing here needs to tell it.
 
+const { setImmediate } = require('node:timers');
+
 const native = require('../native.js');
 const { THROWN, errorFromNative } = require('./errors.js');
 const { host } = require('./host.js');
@@ -61,7 +63,29 @@ function track(decode, context, progress = null, timing = null) {
   });
   slots[id & mask] = { id, resolve, reject, decode, context, progress, timing, timer: null, armed: null, abortReason: undefined };
   live++;
+  if (lingersFromJs && !lingerQueued) {
+    lingerQueued = true;
+    setImmediate(lingerTurn);
+  }
   return { id, promise };
+}
+
+// Where the addon wakes the loop with a thread-safe function (Bun, Deno),
+// no hook tells it when the loop is about to block, so JS asks: a call
+// schedules an immediate, which runs once the loop has polled without
+// blocking, and there the addon looks for a due reply for a few
+// microseconds and drains it if it comes (src/node/linger.rs). A reply
+// caught there costs no wake-up of the loop; one that comes later wakes it
+// as before. In Node, libuv's prepare hook does this and nothing here runs.
+let lingersFromJs = false;
+let lingerQueued = false;
+
+function lingerTurn() {
+  lingerQueued = false;
+  if (native.linger() && !lingerQueued) {
+    lingerQueued = true;
+    setImmediate(lingerTurn);
+  }
 }
 
 /**
@@ -252,5 +276,6 @@ const join = (...arrays) => [].concat(...arrays);
 // event loop by it (src/node/waker.rs), and names it when it cannot work
 // there.
 native.init(drain, pack, join, ...host());
+lingersFromJs = native.waker() === 'threadsafe-function';
 
 module.exports = { native, track, forget, armCancel, restackAt };

@@ -24,7 +24,14 @@ function databaseStats(nativeDb) {
     restore: restoreStats(native.restoreStats(nativeDb)),
     follow: followStats(native.followStats(nativeDb)),
     waker: native.waker(),
+    drains: drainCounts(),
   };
+}
+
+/** This JS thread's drains: `{ woken, lingered }`. */
+function drainCounts() {
+  const [woken, lingered] = native.drains();
+  return { woken, lingered };
 }
 
 /**

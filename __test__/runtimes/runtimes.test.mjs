@@ -7,11 +7,13 @@
 // drizzle-example.mjs run each library's own getting-started example on
 // offloop's adapter, in Bun and in Node; load.cjs loads offloop where the
 // runtime refuses addons. A runtime that is not installed is skipped with
-// a message (an error under CI).
+// a message (an error under CI). linger.cjs checks that a quick reply is
+// caught before the loop blocks, in each runtime.
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -67,6 +69,16 @@ test('in Node, the scenario completes on the libuv wake-up', async () => {
   assert.equal((await nodeSeen()).waker, 'libuv');
 });
 
+// A linger needs a CPU besides the JS thread's: a process confined to one
+// never lingers (src/node/linger.rs).
+const lingerSkip = os.availableParallelism() < 2 && 'one CPU: no linger';
+
+test('in Node, a reply that comes within microseconds is drained by a linger before the loop blocks, not by a wake-up', { skip: lingerSkip }, async () => {
+  const child = await run(process.execPath, [], 'linger.cjs', [ENTRY, path.join(folder(), 'linger.db')]);
+  assert.equal(child.code, 0, child.stderr);
+  assert.deepEqual(JSON.parse(child.stdout), { waker: 'libuv', lingered: true, woken: true, wrong: 0 });
+});
+
 for (const runtime of RUNTIMES) {
   const executable = runtimesSupported() ? runtimeExecutable(runtime) : null;
   const missing = `${runtime.name} ${runtime.version} is not installed: run node scripts/test-tools.mjs`;
@@ -80,6 +92,13 @@ for (const runtime of RUNTIMES) {
       if (key !== 'waker') assert.deepEqual(seen[key], node[key], `${key} differs from Node's`);
     }
     assert.deepEqual(Object.keys(seen), Object.keys(node));
+  });
+
+  test(`${runtime.name}: a reply that comes within microseconds is drained by a linger before the loop blocks, not by a wake-up`, { skip: skip || lingerSkip }, async () => {
+    const child = await run(executable, runtime.args, 'linger.cjs', [ENTRY, path.join(folder(), 'linger.db')]);
+    assert.equal(child.signal, null, `the process did not exit by itself: ${child.stderr}`);
+    assert.equal(child.code, 0, child.stderr);
+    assert.deepEqual(JSON.parse(child.stdout), { waker: 'threadsafe-function', lingered: true, woken: true, wrong: 0 });
   });
 
   test(`${runtime.name}: an idle open database lets the process exit`, { skip }, async () => {

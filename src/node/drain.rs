@@ -21,9 +21,10 @@
 //! continuations are done: a lone awaited call, whose continuation makes
 //! the next call, leaves the handle referenced and costs no ref/unref.
 //!
-//! On the libuv path (see `waker`), before the loop blocks with a reply
-//! due, `Linger` may look for it for a few microseconds; a reply it catches
-//! is drained there, the same way. The other path has no linger.
+//! Before the loop blocks with a reply due, `Linger` may look for it for a
+//! few microseconds; a reply it catches is drained there, the same way. On
+//! the libuv path (see `waker`) libuv says when the loop is about to block;
+//! on the other, lib/calls.js asks from an immediate (`linger`).
 //!
 //! Teardown: an async cleanup hook closes the handles and tells Node when
 //! libuv is done with it (Node runs the loop until then), so a worker's loop
@@ -61,8 +62,20 @@ struct Environment {
     outstanding: Cell<usize>,
     /// Whether the waker's handle is referenced.
     referenced: Cell<bool>,
-    /// On the libuv path only.
+    /// Always there once `init` has succeeded; an option for teardown's
+    /// sake (closed once).
     linger: Option<Linger>,
+    /// Drains of at least one completion, by what started them: a wake-up
+    /// of the loop, or a linger that caught a reply (`drains`).
+    woken: Cell<f64>,
+    lingered: Cell<f64>,
+}
+
+/// How a drain came to run.
+#[derive(Clone, Copy)]
+enum Started {
+    Woken,
+    Lingered,
 }
 
 thread_local! {
@@ -124,7 +137,7 @@ pub fn init(cx: Cx, drain: Js, pack: Js, join: Js, runtime: &str, version: &str)
                 return Err(unusable(error));
             }
         },
-        WakePath::ThreadsafeFunction => None,
+        WakePath::ThreadsafeFunction => Some(Linger::asked_by_js()),
     };
     let added = match path {
         WakePath::Libuv => {
@@ -161,11 +174,34 @@ pub fn init(cx: Cx, drain: Js, pack: Js, join: Js, runtime: &str, version: &str)
         drain: drain_ref,
         context,
         outstanding: Cell::new(0),
+        woken: Cell::new(0.0),
+        lingered: Cell::new(0.0),
         referenced: Cell::new(false),
         linger,
     };
     ENVIRONMENT.with(|e| *e.borrow_mut() = Some(Rc::new(environment)));
     Ok(())
+}
+
+/// JS asks, from an immediate it scheduled when it made a call, before the
+/// loop may block (the thread-safe function's path, which has no prepare
+/// hook): looks for a due reply as `on_prepare` does, and drains it if it
+/// comes. `true` when it came and more replies are due, for JS to ask again
+/// on the loop's next turn. JS thread; on the libuv path it does nothing.
+pub fn linger() -> bool {
+    let Some(e) = current() else {
+        return false;
+    };
+    if WakePath::chosen() != Some(WakePath::ThreadsafeFunction) {
+        return false;
+    }
+    e.linger_and_drain() && e.outstanding.get() > 0
+}
+
+/// This environment's drains so far: `[woken, lingered]`, those a wake-up
+/// of the loop started and those a linger caught (none before `init`).
+pub fn drains() -> [f64; 2] {
+    current().map_or([0.0; 2], |e| [e.woken.get(), e.lingered.get()])
 }
 
 /// What the waker runs on the JS thread (under `catch_unwind`: the
@@ -176,7 +212,7 @@ struct Delivery;
 impl Woken for Delivery {
     fn woken() {
         if let Some(e) = current() {
-            e.deliver();
+            e.deliver(Started::Woken);
         }
     }
 }
@@ -186,22 +222,34 @@ unsafe extern "C" fn on_prepare(_handle: uv::Handle) {
     // A panic must not unwind into libuv.
     let _ = catch_unwind(AssertUnwindSafe(|| {
         if let Some(e) = current() {
-            let due = e.outstanding.get() > 0;
-            let caught = e
-                .linger
-                .as_ref()
-                .is_some_and(|linger| linger.wait(due, || !e.queue.is_empty()));
-            if caught {
-                e.deliver();
-            }
+            e.linger_and_drain();
         }
     }));
 }
 
 impl Environment {
-    fn deliver(&self) {
+    /// The loop is about to block: lingers for a due reply (see `Linger`)
+    /// and drains it if it comes. Whether it came.
+    fn linger_and_drain(&self) -> bool {
+        let due = self.outstanding.get() > 0;
+        let caught = self
+            .linger
+            .as_ref()
+            .is_some_and(|linger| linger.wait(due, || !self.queue.is_empty()));
+        if caught {
+            self.deliver(Started::Lingered);
+        }
+        caught
+    }
+
+    fn deliver(&self, started: Started) {
         let batch = self.queue.take(SLICE_WEIGHT);
         if !batch.is_empty() {
+            let count = match started {
+                Started::Woken => &self.woken,
+                Started::Lingered => &self.lingered,
+            };
+            count.set(count.get() + 1.0);
             if let Some(linger) = &self.linger {
                 linger.delivered();
             }

@@ -1,14 +1,21 @@
-//! `Linger`: a libuv prepare handle on a JS environment's event loop, whose
-//! callback runs each time the loop is about to block waiting for events.
-//! While a reply is due, and replies of late came within microseconds, the
-//! JS thread looks at its completion queue for up to `LINGER` there instead
-//! of blocking at once: on a VM whose idle vCPUs halt, a reply that lands
-//! after the loop blocked costs the wake-up of a halted vCPU (about 35 µs),
-//! several times the call itself. Whether to linger is the engine's `Pace`,
-//! as for a SQLite thread waiting for a job: only after a reply that came
-//! quickly, ever more rarely while lingers keep missing, and never in a
-//! process confined to one CPU. An environment with no reply due never
-//! lingers.
+//! `Linger`: while a reply is due, and replies of late came within
+//! microseconds, the JS thread looks at its completion queue for up to
+//! `LINGER` before its event loop blocks, instead of blocking at once: on a
+//! VM whose idle vCPUs halt, a reply that lands after the loop blocked
+//! costs the wake-up of a halted vCPU (about 35 µs), several times the call
+//! itself, and on the thread-safe function's path the host's own wake-up
+//! on top. Whether to linger is the engine's `Pace`, as for a SQLite thread
+//! waiting for a job: only after a reply that came quickly, ever more
+//! rarely while lingers keep missing, and never in a process confined to
+//! one CPU. An environment with no reply due never lingers.
+//!
+//! Where the loop is about to block is known two ways:
+//! - on the libuv path, a prepare handle, whose callback libuv runs each
+//!   time the loop is about to block (`Linger::open`);
+//! - on the thread-safe function's path (Bun, Deno), which has no such
+//!   hook, lib/calls.js schedules an immediate when it makes a call; an
+//!   immediate runs after the loop polled without blocking, and that is
+//!   where it asks (`Linger::asked_by_js`, `drain::linger`).
 //!
 //! It owns the handle and when to linger; what a caught reply does is the
 //! caller's (`drain`). It never keeps the loop alive: the handle is
@@ -36,7 +43,8 @@ const QUICK: Duration = Duration::from_micros(100);
 type Closed = Box<dyn FnOnce()>;
 
 pub struct Linger {
-    handle: uv::Handle,
+    /// The prepare handle, on the libuv path.
+    handle: Option<uv::Handle>,
     pace: Cell<Pace>,
     /// When the loop last blocked with a reply due, if that wait is to be
     /// measured.
@@ -70,10 +78,19 @@ impl Linger {
             uv::uv_unref(handle);
         }
         Ok(Linger {
-            handle,
+            handle: Some(handle),
             pace: Cell::new(Pace::new()),
             blocked_at: Cell::new(None),
         })
+    }
+
+    /// A linger with no handle: JS asks before the loop would block.
+    pub fn asked_by_js() -> Linger {
+        Linger {
+            handle: None,
+            pace: Cell::new(Pace::new()),
+            blocked_at: Cell::new(None),
+        }
     }
 
     /// The loop is about to block and a reply is `due`: looks for it
@@ -101,15 +118,18 @@ impl Linger {
     }
 
     /// Stops and closes the handle; `closed` runs once libuv is done with
-    /// it. JS thread only, once.
+    /// it (at once when there is none). JS thread only, once.
     pub fn close(&self, closed: Closed) {
+        let Some(handle) = self.handle else {
+            return closed();
+        };
         let data = Box::into_raw(Box::new(closed)) as *mut c_void;
         // SAFETY: on the loop's thread; `on_closed` reclaims `data` and
         // frees the handle.
         unsafe {
-            uv::uv_prepare_stop(self.handle);
-            uv::uv_handle_set_data(self.handle, data);
-            uv::uv_close(self.handle, Some(on_closed));
+            uv::uv_prepare_stop(handle);
+            uv::uv_handle_set_data(handle, data);
+            uv::uv_close(handle, Some(on_closed));
         }
     }
 }

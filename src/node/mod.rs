@@ -99,6 +99,20 @@ pub fn waker() -> Option<String> {
     waker::WakePath::chosen().map(|path| path.name().to_string())
 }
 
+/// Looks for a due reply before the loop may block, and drains it if it
+/// comes (the thread-safe function's path: lib/calls.js calls this from an
+/// immediate). `true` when one came and more are due.
+#[napi(catch_unwind)]
+pub fn linger() -> bool {
+    drain::linger()
+}
+
+/// This JS thread's drains so far, `[woken, lingered]` (`db.stats().drains`).
+#[napi(catch_unwind)]
+pub fn drains() -> Vec<f64> {
+    drain::drains().to_vec()
+}
+
 #[napi(catch_unwind)]
 pub fn sqlite_version() -> String {
     offloop_engine::sqlite_version().to_string()

@@ -96,6 +96,7 @@ await db.stopCheckpointer();
 const stats: DatabaseStats = db.stats();
 const restoring: RestoreStats | null = stats.restore;
 const pagesLeft: number = restoring === null ? 0 : restoring.pagesTotal - restoring.pagesLocal;
+const lingeredShare: number = stats.drains.lingered / (stats.drains.woken + stats.drains.lingered);
 await db.filled;
 const paged = await Database.open('paged.db', { replica: { url: 's3://bucket/app' }, restore: 'paged' });
 // @ts-expect-error: restore is 'paged' or 'full'
