@@ -417,3 +417,61 @@ test('out of file descriptors while other connections idle: the open (a reader, 
   assert.ok(peak < 120, `${peak} connections open`);
   assert.equal(left, 0);
 });
+
+test("a checkpointer's nudge that waited at the cap while the writer closed its idle connection opens nothing: that close copied the WAL", async () => {
+  // The tenant's checkpointer has run once, so after an idle close it
+  // opens again only for work. 15 databases then hold a connection each
+  // that cannot close (a TEMP table), and the cap is 16: opening them
+  // closed the tenant's two. The tenant's next write opens its writer (the
+  // 16th), and the commit nudges the checkpointer, which finds no room and
+  // asks the writer, idle now, to close. That close (the file's last
+  // connection) copied the WAL: the checkpointer must not open for the
+  // nudge, which would keep the file open while the tenant rests.
+  const dir = path.join(tmp.dir, 'stale-nudge');
+  const child = await runChild(
+    tmp.dir,
+    `
+    const { Database } = require(OFFLOOP);
+    const fs = require('node:fs');
+    Database.configure({ connections: 16, idleTimeout: 3600000 });
+    fs.mkdirSync(${JSON.stringify(dir)}, { recursive: true });
+    const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+    (async () => {
+      const tenant = await Database.open(${JSON.stringify(dir)} + '/tenant.db', { readers: 0, checkpoint: { thresholdFrames: 1 } });
+      await tenant.exec('CREATE TABLE t(v)');
+      await tenant.prepare('INSERT INTO t VALUES (?)').run(0);
+      while (tenant.stats().checkpoint.runs === 0) await sleep(5);
+      const pinned = [];
+      for (let i = 0; i < 15; i++) {
+        const db = await Database.open(${JSON.stringify(dir)} + '/pinned' + i + '.db', { readers: 0, checkpoint: false });
+        await db.exec('CREATE TEMP TABLE held(v)');
+        pinned.push(db);
+      }
+      const before = { connections: Database.stats().connections, runs: tenant.stats().checkpoint.runs };
+      await tenant.prepare('INSERT INTO t VALUES (?)').run(1);
+      for (let i = 0; i < 500 && Database.stats().connections > 15; i++) await sleep(10);
+      const seen = [];
+      for (let i = 0; i < 30; i++) {
+        seen.push(Database.stats().connections);
+        await sleep(10);
+      }
+      const { runs } = tenant.stats().checkpoint;
+      const wal = fs.existsSync(${JSON.stringify(dir)} + '/tenant.db-wal');
+      const values = (await tenant.prepare('SELECT v FROM t').all()).map((r) => r.v);
+      await Promise.all([...pinned, tenant].map((db) => db.close()));
+      console.log(JSON.stringify({ before, seen, runs, wal, values }));
+    })();
+    `,
+  );
+  assert.equal(child.code, 0, child.stderr);
+  const { before, seen, runs, wal, values } = JSON.parse(child.stdout);
+  assert.deepEqual(before, { connections: 15, runs: 1 });
+  // The writer closed for the checkpointer, and nothing opened after it.
+  assert.ok(
+    seen.every((n) => n === 15),
+    `connections over 300 ms: ${seen}`,
+  );
+  assert.equal(runs, 1);
+  assert.equal(wal, false);
+  assert.deepEqual(values, [0, 1]);
+});

@@ -186,25 +186,33 @@ impl Work for Checkpointer {
 }
 
 impl Checkpointer {
+    /// After an idle close, whether no work waits that needs a connection.
+    /// A nudge that waited (at the connection cap) until the writer closed
+    /// its idle connection is stale: that close copied the WAL, or a later
+    /// last close will. Opening for it would hold the file while a
+    /// replicated database rests; it is dropped.
+    fn nothing_to_open_for(&mut self) -> bool {
+        if !self.on_demand || !self.requests.is_empty() {
+            return false;
+        }
+        if self.departure.0.writer_dozing() {
+            self.nudges.take();
+        }
+        self.nudges.is_empty()
+    }
+
     /// Opens the connection once the writer has (and, after an idle close,
     /// once there is work); `None` before.
     fn open(&mut self) -> Option<CheckpointerState> {
         if let Err(error) = self.gate.get()? {
             return Some(CheckpointerState::Refusing(error));
         }
-        if self.on_demand && self.requests.is_empty() {
-            // A nudge that waited (at the connection cap) until the writer
-            // closed its idle connection is stale: that close copied the
-            // WAL, or a later last close will. Opening for it would hold
-            // the file while a replicated database rests.
-            if self.departure.0.writer_dozing() {
-                self.nudges.take();
-            }
-            if self.nudges.is_empty() {
-                return None;
-            }
+        if self.nothing_to_open_for() {
+            return None;
         }
-        if !doze::admit(&self.lane, &self.doze) {
+        // At the cap, `admit` may ask the writer itself to close, and
+        // admit this lane the moment it has: look again.
+        if !doze::admit(&self.lane, &self.doze) || self.nothing_to_open_for() {
             return None;
         }
         if self.on_demand {
