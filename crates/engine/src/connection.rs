@@ -53,14 +53,26 @@ fn what_to_change() -> String {
     )
 }
 
-/// An error of the operating system's, for a message: out of file
-/// descriptors, it says what to change, as a connection's open does.
-pub fn explain_os_error(error: &std::io::Error) -> String {
-    if out_of_descriptors(error) {
-        format!("{error} ({})", what_to_change())
-    } else {
-        error.to_string()
+/// An error, for a message: when it is, or was caused by, the operating
+/// system's out of file descriptors (an object store's error wraps the
+/// file's), it says what to change, as a connection's open does.
+pub fn explain_os_error(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = Some(error);
+    while let Some(e) = cause {
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            if out_of_descriptors(io) {
+                return format!("{error} ({})", what_to_change());
+            }
+            // An io::Error that carries another error hands out that
+            // error's source as its own, skipping the error itself.
+            if let Some(inner) = io.get_ref() {
+                cause = Some(inner);
+                continue;
+            }
+        }
+        cause = e.source();
     }
+    error.to_string()
 }
 
 /// What follows SQLite's message when, the database file open, a file
@@ -321,6 +333,13 @@ mod tests {
         );
         let other = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
         assert_eq!(explain_os_error(&other), other.to_string());
+        // Wrapped, as an object store wraps a file's error.
+        let wrapped = std::io::Error::other(std::io::Error::from_raw_os_error(emfile));
+        assert!(
+            explain_os_error(&wrapped).contains("raise the limit on open files"),
+            "{}",
+            explain_os_error(&wrapped)
+        );
     }
 
     #[test]

@@ -78,7 +78,7 @@ impl StoreError {
 
     /// An `object_store` error, sorted into its fault.
     pub(crate) fn from_backend(op: &'static str, object: &str, e: object_store::Error) -> Self {
-        let cause = e.to_string();
+        let cause = offloop_engine::explain_os_error(&e);
         let has = |codes: &[&str]| codes.iter().any(|c| cause.contains(c));
         let fault = if has(&["NoSuchBucket"]) {
             Fault::NoBucket
@@ -177,6 +177,51 @@ mod tests {
         );
         assert_eq!(sort(generic("InvalidAccessKeyId")), Fault::Denied);
         assert_eq!(sort(generic("connection refused")), Fault::Unavailable);
+    }
+
+    /// What a folder replica's store wraps the file's own error in: its
+    /// local error, whose source is the OS's.
+    #[derive(Debug)]
+    struct UnableToOpenFile(std::io::Error);
+
+    impl fmt::Display for UnableToOpenFile {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "Unable to open file b/x: {}", self.0)
+        }
+    }
+
+    impl std::error::Error for UnableToOpenFile {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_store_out_of_descriptors_says_what_to_change() {
+        const EMFILE: i32 = 24;
+        let emfile = || std::io::Error::from_raw_os_error(EMFILE);
+        for source in [
+            Box::new(UnableToOpenFile(emfile())) as Box<dyn std::error::Error + Send + Sync>,
+            Box::new(std::io::Error::other(emfile())),
+        ] {
+            let error = StoreError::from_backend(
+                "write",
+                "b/x",
+                object_store::Error::Generic {
+                    store: "LocalFileSystem",
+                    source,
+                },
+            );
+            assert_eq!(error.fault, Fault::Unavailable);
+            let text = error.to_string();
+            assert!(
+                text.contains("lower Database.configure({ connections }), or raise the limit"),
+                "{text}"
+            );
+        }
+        let other = StoreError::from_backend("write", "b/x", generic("connection refused"));
+        assert!(!other.to_string().contains("Database.configure"));
     }
 
     #[test]
