@@ -79,8 +79,7 @@ impl Linger {
         }
         Ok(Linger {
             handle: Some(handle),
-            pace: Cell::new(Pace::new()),
-            blocked_at: Cell::new(None),
+            ..Linger::asked_by_js()
         })
     }
 
